@@ -1,0 +1,44 @@
+//! # tools-core
+//!
+//! The contracts every agent-tools tool crate builds on. No tool lives here.
+//!
+//! - [`Tier`] and [`Surface`]: which tools a surface sees at all.
+//! - [`Tool`], [`ToolOutput`], [`ToolError`]: what a tool is, what it returns, how it fails.
+//! - [`Run`]: one conversation's workspace, configuration, cancellation and child processes.
+//! - [`Registry`]: the registration rule, per-surface listing, per-run serialisation of tools
+//!   that are not parallel-safe, and the guard chain (validate → approve → call → write observers).
+//! - [`Workspace`]: the path jail.
+//! - [`framing`], [`transport`], [`process`]: the `Content-Length` framing, the request/response
+//!   transport and the child-process lifecycle that the LSP and DAP clients share.
+//! - [`text`]: capped lists and visibly cut text.
+//!
+//! What this crate is not for: protocol specifics (LSP, DAP, MCP) and tool logic.
+
+mod config;
+mod error;
+pub mod framing;
+mod output;
+pub mod process;
+mod registry;
+mod run;
+pub mod testing;
+pub mod text;
+mod tier;
+mod tool;
+pub mod transport;
+mod workspace;
+
+pub use config::Config;
+pub use error::ToolError;
+pub use output::{Image, Section, ToolOutput};
+pub use registry::{
+    Approval, ApprovalRequest, Approver, AutoApprove, CallError, DoctorEntry, Invoker, Registry,
+    RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,
+};
+pub use run::{Run, RunOptions};
+pub use tier::{Surface, Tier};
+pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
+pub use workspace::Workspace;
+
+/// Re-exported so tool crates implement [`Tool`] with the same macro version.
+pub use async_trait::async_trait;

@@ -1,0 +1,195 @@
+//! The child-process lifecycle, written down once: every external process runs in its own
+//! process group, with stdin/stdout piped, stderr drained into a bounded log (a full pipe
+//! nobody reads would block the child), registered with its [`Run`] so closing the run
+//! kills it, and killed with its whole group when its owner drops.
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::text::BoundedBuffer;
+use crate::{Run, ToolError};
+
+/// Sends SIGKILL to a whole process group. Harmless if the group is gone.
+pub fn kill_group(pgid: i32) {
+    if pgid > 1 {
+        // SAFETY: killpg takes plain integers and has no memory-safety preconditions.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Sends `signal` to a whole process group.
+pub fn signal_group(pgid: i32, signal: i32) {
+    if pgid > 1 {
+        // SAFETY: as above.
+        unsafe {
+            libc::killpg(pgid, signal);
+        }
+    }
+}
+
+/// Whether any process of group `pgid` still exists.
+pub fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
+}
+
+/// The last bytes a child wrote to stderr (bounded).
+#[derive(Clone)]
+pub struct StderrLog(Arc<Mutex<BoundedBuffer>>);
+
+impl StderrLog {
+    fn new() -> Self {
+        StderrLog(Arc::new(Mutex::new(BoundedBuffer::new(
+            4 * 1024,
+            32 * 1024,
+        ))))
+    }
+    /// The kept text.
+    pub fn text(&self) -> String {
+        self.0.lock().map(|b| b.to_text()).unwrap_or_default()
+    }
+    /// The last `n` lines.
+    pub fn last_lines(&self, n: usize) -> String {
+        self.0.lock().map(|b| b.last_lines(n)).unwrap_or_default()
+    }
+}
+
+/// How stdin and stdout of a child are connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pipes {
+    /// stdin and stdout piped (protocol servers).
+    StdinStdout,
+    /// stdin from `/dev/null`, stdout piped.
+    StdoutOnly,
+    /// stdin from `/dev/null`, stdout to `/dev/null` (only stderr kept).
+    None,
+}
+
+/// A child process in its own group, killed with its group on drop.
+pub struct ChildProcess {
+    child: Child,
+    pgid: i32,
+    run: std::sync::Weak<Run>,
+    stderr: StderrLog,
+    /// The program as started, for messages.
+    pub program: String,
+}
+
+impl std::fmt::Debug for ChildProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildProcess")
+            .field("program", &self.program)
+            .field("pgid", &self.pgid)
+            .finish()
+    }
+}
+
+impl ChildProcess {
+    /// Spawns `cmd` in a new process group, registered with `run`. Stderr is always drained
+    /// into a bounded [`StderrLog`].
+    pub fn spawn(run: &Arc<Run>, mut cmd: Command, pipes: Pipes) -> Result<Self, ToolError> {
+        let program = format!("{:?}", cmd.as_std().get_program());
+        match pipes {
+            Pipes::StdinStdout => {
+                cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+            }
+            Pipes::StdoutOnly => {
+                cmd.stdin(Stdio::null()).stdout(Stdio::piped());
+            }
+            Pipes::None => {
+                cmd.stdin(Stdio::null()).stdout(Stdio::null());
+            }
+        }
+        cmd.stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| ToolError::not_available(format!("cannot start {program}: {e}")))?;
+        let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+        run.register_process_group(pgid);
+        let stderr = StderrLog::new();
+        if let Some(mut err) = child.stderr.take() {
+            let log = stderr.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                loop {
+                    match err.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            if let Ok(mut b) = log.0.lock() {
+                                b.push(&buf[..n]);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        Ok(ChildProcess {
+            child,
+            pgid,
+            run: Arc::downgrade(run),
+            stderr,
+            program,
+        })
+    }
+
+    /// The process id (and group id).
+    pub fn pid(&self) -> i32 {
+        self.pgid
+    }
+    /// Takes the piped stdin.
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.child.stdin.take()
+    }
+    /// Takes the piped stdout.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+    /// The stderr log.
+    pub fn stderr(&self) -> &StderrLog {
+        &self.stderr
+    }
+    /// The exit status if the child has exited, without waiting.
+    pub fn try_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+    /// Waits for the child to exit.
+    pub async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.child.wait().await
+    }
+    /// Waits up to `grace` for a clean exit, then kills the whole group. Idempotent.
+    pub async fn shutdown(
+        &mut self,
+        grace: std::time::Duration,
+    ) -> Option<std::process::ExitStatus> {
+        let status = match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(s)) => Some(s),
+            _ => None,
+        };
+        self.kill();
+        match status {
+            Some(s) => Some(s),
+            None => self.child.wait().await.ok(),
+        }
+    }
+    /// Kills the whole group now.
+    pub fn kill(&mut self) {
+        kill_group(self.pgid);
+        let _ = self.child.start_kill();
+        if let Some(run) = self.run.upgrade() {
+            run.forget_process_group(self.pgid);
+        }
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

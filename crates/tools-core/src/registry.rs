@@ -1,0 +1,603 @@
+//! The registry: the registration rule, per-surface listing, per-run serialisation of tools
+//! that are not parallel-safe, and the one guard chain every call passes through —
+//! validate → approve → call → write observers. Approval policy is decided here, never by
+//! `if`s inside tools.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::Progress;
+use crate::{CallCtx, Run, Section, Surface, Tier, Tool, ToolError, ToolOutput};
+
+/// A tool as a surface lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    /// Name.
+    pub name: String,
+    /// Tier.
+    pub tier: Tier,
+    /// Description for the model.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+    /// Whether calls may overlap.
+    pub parallel_safe: bool,
+}
+
+/// Runs after any call that reports `touched` files; its sections are appended to that
+/// call's output. Diagnostics on write is one such observer.
+#[async_trait::async_trait]
+pub trait WriteObserver: Send + Sync {
+    /// Inspects the files just written and returns sections to append (often none).
+    async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section>;
+}
+
+/// A request for permission to run a write or exec tool.
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest {
+    /// The tool.
+    pub tool: String,
+    /// Its tier.
+    pub tier: Tier,
+    /// The arguments as given.
+    pub args: Value,
+    /// The surface the call came through.
+    pub surface: Surface,
+}
+
+/// An approver's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// Go ahead.
+    Approved,
+    /// Refused, with a reason for the model.
+    Denied(String),
+}
+
+/// Decides whether write and exec calls may run. Read tools never ask.
+#[async_trait::async_trait]
+pub trait Approver: Send + Sync {
+    /// Decides one call.
+    async fn approve(&self, request: &ApprovalRequest) -> Approval;
+}
+
+/// Approves everything (the default: the surface already caps what is visible).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AutoApprove;
+
+#[async_trait::async_trait]
+impl Approver for AutoApprove {
+    async fn approve(&self, _request: &ApprovalRequest) -> Approval {
+        Approval::Approved
+    }
+}
+
+/// One line of `agent-tools doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoctorEntry {
+    /// The family, e.g. `lsp`.
+    pub family: String,
+    /// The resource, e.g. `python: pyright-langserver`.
+    pub resource: String,
+    /// Whether it is usable here.
+    pub ok: bool,
+    /// Why or why not (which marker, which binary, where looked).
+    pub detail: String,
+}
+
+/// A tool family wired into a run: its tools, its write observers and its doctor report.
+/// Each tool crate exposes one, constructed per run.
+#[async_trait::async_trait]
+pub trait ToolFamily: Send + Sync {
+    /// The family name (`fs`, `lsp`, `ast`, …).
+    fn name(&self) -> &str;
+    /// The tools it registers.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Write observers it contributes.
+    fn observers(&self) -> Vec<Arc<dyn WriteObserver>> {
+        Vec::new()
+    }
+    /// What it would use here and whether it can (the same discovery the tools use).
+    async fn doctor(&self) -> Vec<DoctorEntry> {
+        Vec::new()
+    }
+}
+
+/// Why [`Registry::call`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No such tool on this surface — also the answer for a tool hidden by the surface's tier.
+    #[error("unknown tool `{name}` on the {surface} surface")]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+        /// The surface.
+        surface: String,
+    },
+    /// The tool ran (or was refused by a guard) and failed.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+}
+
+/// Options for one call.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Progress sink.
+    pub progress: Progress,
+    /// Cancelled when the caller gives up; defaults to a child of the run's token.
+    pub cancel: Option<CancellationToken>,
+    /// Tools already on the call stack (bridged calls), to refuse re-entrance.
+    pub stack: Vec<String>,
+}
+
+/// Builds a [`Registry`] from a run's wired resources.
+pub struct RegistryBuilder {
+    run: Arc<Run>,
+    tools: Vec<Arc<dyn Tool>>,
+    observers: Vec<Arc<dyn WriteObserver>>,
+    families: Vec<Arc<dyn ToolFamily>>,
+    approver: Arc<dyn Approver>,
+}
+
+impl RegistryBuilder {
+    /// Starts a registry for `run`, approving everything until told otherwise.
+    pub fn new(run: Arc<Run>) -> Self {
+        RegistryBuilder {
+            run,
+            tools: Vec::new(),
+            observers: Vec::new(),
+            families: Vec::new(),
+            approver: Arc::new(AutoApprove),
+        }
+    }
+    /// Adds a family: its tools and observers.
+    pub fn family(mut self, family: Arc<dyn ToolFamily>) -> Self {
+        self.tools.extend(family.tools());
+        self.observers.extend(family.observers());
+        self.families.push(family);
+        self
+    }
+    /// Adds one tool (a harness's own, say).
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+    /// Adds a write observer.
+    pub fn observer(mut self, observer: Arc<dyn WriteObserver>) -> Self {
+        self.observers.push(observer);
+        self
+    }
+    /// Sets the approver for write and exec calls.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+    /// Builds the registry. Two tools with one name is an error.
+    pub fn build(self) -> Result<Arc<Registry>, ToolError> {
+        let mut by_name = BTreeMap::new();
+        let mut locks = HashMap::new();
+        for t in self.tools {
+            let name = t.name().to_string();
+            if !t.parallel_safe() {
+                locks.insert(name.clone(), tokio::sync::Mutex::new(()));
+            }
+            if by_name.insert(name.clone(), t).is_some() {
+                return Err(ToolError::internal(format!("two tools are named `{name}`")));
+            }
+        }
+        Ok(Arc::new_cyclic(|me| Registry {
+            me: me.clone(),
+            run: self.run,
+            tools: by_name,
+            locks,
+            observers: self.observers,
+            families: self.families,
+            approver: self.approver,
+        }))
+    }
+}
+
+/// One run's tools, serving any surface.
+pub struct Registry {
+    me: Weak<Registry>,
+    run: Arc<Run>,
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    locks: HashMap<String, tokio::sync::Mutex<()>>,
+    observers: Vec<Arc<dyn WriteObserver>>,
+    families: Vec<Arc<dyn ToolFamily>>,
+    approver: Arc<dyn Approver>,
+}
+
+impl Registry {
+    /// The run.
+    pub fn run(&self) -> &Arc<Run> {
+        &self.run
+    }
+
+    /// The tools `surface` sees, by name.
+    pub fn list(&self, surface: Surface) -> Vec<ToolInfo> {
+        self.tools
+            .values()
+            .filter(|t| surface.allows(t.tier()))
+            .map(|t| ToolInfo {
+                name: t.name().to_string(),
+                tier: t.tier(),
+                description: t.description(),
+                input_schema: t.input_schema(),
+                parallel_safe: t.parallel_safe(),
+            })
+            .collect()
+    }
+
+    /// The wired families, in wiring order.
+    pub fn families(&self) -> &[Arc<dyn ToolFamily>] {
+        &self.families
+    }
+
+    /// Every family's doctor report.
+    pub async fn doctor(&self) -> Vec<DoctorEntry> {
+        let mut out = Vec::new();
+        for f in &self.families {
+            out.extend(f.doctor().await);
+        }
+        out
+    }
+
+    /// An invoker calling tools of this run as `surface`.
+    pub fn invoker(&self, surface: Surface) -> Invoker {
+        Invoker {
+            registry: self.me.clone(),
+            surface,
+            stack: Vec::new(),
+        }
+    }
+
+    /// Calls `name` as `surface` through the guard chain.
+    pub async fn call(
+        &self,
+        surface: Surface,
+        name: &str,
+        args: Value,
+    ) -> Result<ToolOutput, CallError> {
+        self.call_with(surface, name, args, CallOptions::default())
+            .await
+    }
+
+    /// [`Registry::call`] with a progress sink, cancellation and call stack.
+    pub async fn call_with(
+        &self,
+        surface: Surface,
+        name: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> Result<ToolOutput, CallError> {
+        let unknown = || CallError::UnknownTool {
+            name: name.to_string(),
+            surface: surface.name.to_string(),
+        };
+        let tool = self.tools.get(name).ok_or_else(unknown)?;
+        if !surface.allows(tool.tier()) {
+            return Err(unknown());
+        }
+        if self.run.is_closed() {
+            return Err(ToolError::rejected("this run is closed; start a new one").into());
+        }
+        // Validate: the arguments are an object (each tool parses its own fields).
+        let args = match args {
+            Value::Null => Value::Object(Default::default()),
+            Value::Object(m) => Value::Object(m),
+            other => {
+                return Err(ToolError::invalid_args(format!(
+                    "the arguments of `{name}` must be a JSON object, got {other}"
+                ))
+                .into());
+            }
+        };
+        if !tool.parallel_safe() && opts.stack.iter().any(|s| s == name) {
+            return Err(ToolError::rejected(format!(
+                "`{name}` is already running further up this call (a bridged call into itself would deadlock); \
+                 call it directly instead"
+            ))
+            .into());
+        }
+        // Approve.
+        if tool.tier() > Tier::Read {
+            let req = ApprovalRequest {
+                tool: name.to_string(),
+                tier: tool.tier(),
+                args: args.clone(),
+                surface,
+            };
+            if let Approval::Denied(why) = self.approver.approve(&req).await {
+                return Err(ToolError::rejected(format!(
+                    "the operator did not approve `{name}`: {why}"
+                ))
+                .into());
+            }
+        }
+        // Call, serialised per run for tools that are not parallel-safe.
+        let mut stack = opts.stack.clone();
+        stack.push(name.to_string());
+        let ctx = CallCtx {
+            run: Arc::clone(&self.run),
+            surface,
+            invoker: Invoker {
+                registry: self.me.clone(),
+                surface,
+                stack,
+            },
+            progress: opts.progress.clone(),
+            cancel: opts
+                .cancel
+                .clone()
+                .unwrap_or_else(|| self.run.cancellation().child_token()),
+        };
+        let _guard = match self.locks.get(name) {
+            Some(lock) => Some(lock.lock().await),
+            None => None,
+        };
+        let mut out = tool.call(&ctx, args).await?;
+        drop(_guard);
+        // Write observers.
+        if !out.touched.is_empty() {
+            for obs in &self.observers {
+                let sections = obs.after_write(&ctx, &out.touched).await;
+                out.sections.extend(sections);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Calls other tools of the same run **as the same surface**, through the whole guard chain
+/// (approval and write observers included). The eval bridge uses it.
+#[derive(Clone)]
+pub struct Invoker {
+    registry: Weak<Registry>,
+    surface: Surface,
+    stack: Vec<String>,
+}
+
+impl std::fmt::Debug for Invoker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Invoker")
+            .field("surface", &self.surface)
+            .field("stack", &self.stack)
+            .finish()
+    }
+}
+
+impl Invoker {
+    /// An invoker bound to nothing; every call fails (for tools called outside a registry).
+    pub fn detached(surface: Surface) -> Self {
+        Invoker {
+            registry: Weak::new(),
+            surface,
+            stack: Vec::new(),
+        }
+    }
+    /// The surface calls go through.
+    pub fn surface(&self) -> Surface {
+        self.surface
+    }
+    /// Calls `name`. An unknown (or hidden) tool is a [`ToolError::NotAvailable`] here.
+    pub async fn call(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        self.call_with_progress(name, args, Progress::none()).await
+    }
+    /// [`Invoker::call`] forwarding progress.
+    pub async fn call_with_progress(
+        &self,
+        name: &str,
+        args: Value,
+        progress: Progress,
+    ) -> Result<ToolOutput, ToolError> {
+        let Some(reg) = self.registry.upgrade() else {
+            return Err(ToolError::not_available(
+                "no tool registry is attached to this call",
+            ));
+        };
+        let opts = CallOptions {
+            progress,
+            cancel: None,
+            stack: self.stack.clone(),
+        };
+        match reg.call_with(self.surface, name, args, opts).await {
+            Ok(o) => Ok(o),
+            Err(CallError::Tool(e)) => Err(e),
+            Err(e @ CallError::UnknownTool { .. }) => Err(ToolError::not_available(e.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, RunOptions};
+    use serde_json::json;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Echo {
+        name: &'static str,
+        tier: Tier,
+        parallel: bool,
+        inflight: AtomicUsize,
+        max_inflight: AtomicUsize,
+    }
+
+    impl Echo {
+        fn new(name: &'static str, tier: Tier, parallel: bool) -> Arc<Self> {
+            Arc::new(Echo {
+                name,
+                tier,
+                parallel,
+                inflight: 0.into(),
+                max_inflight: 0.into(),
+            })
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl Tool for Echo {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn tier(&self) -> Tier {
+            self.tier
+        }
+        fn description(&self) -> String {
+            "echo".into()
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type":"object"})
+        }
+        fn parallel_safe(&self) -> bool {
+            self.parallel
+        }
+        async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+            let n = self.inflight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.max_inflight.fetch_max(n, Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            self.inflight.fetch_sub(1, Ordering::SeqCst);
+            if let Some(inner) = args.get("bridge").and_then(Value::as_str) {
+                return ctx.invoker.call(inner, json!({})).await;
+            }
+            let mut out = ToolOutput::text(format!("{} ok", self.name));
+            if self.tier == Tier::Write {
+                out.touched.push(ctx.run.root().join("f"));
+            }
+            Ok(out)
+        }
+    }
+
+    struct Deny;
+    #[async_trait::async_trait]
+    impl Approver for Deny {
+        async fn approve(&self, _r: &ApprovalRequest) -> Approval {
+            Approval::Denied("no".into())
+        }
+    }
+
+    struct Note;
+    #[async_trait::async_trait]
+    impl WriteObserver for Note {
+        async fn after_write(&self, _ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
+            vec![Section::new("observed", format!("{} files", touched.len()))]
+        }
+    }
+
+    fn run() -> (tempfile::TempDir, Arc<Run>) {
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::new(RunOptions {
+            root: dir.path().into(),
+            conversation_id: "c".into(),
+            config: Config::empty(),
+        })
+        .unwrap();
+        (dir, run)
+    }
+
+    #[tokio::test]
+    async fn surfaces_hide_higher_tiers_entirely() {
+        let (_d, run) = run();
+        let reg = RegistryBuilder::new(run)
+            .tool(Echo::new("r", Tier::Read, true))
+            .tool(Echo::new("w", Tier::Write, true))
+            .tool(Echo::new("x", Tier::Exec, false))
+            .observer(Arc::new(Note))
+            .build()
+            .unwrap();
+        let names = |s| reg.list(s).into_iter().map(|t| t.name).collect::<Vec<_>>();
+        assert_eq!(names(Surface::FULL), vec!["r", "w", "x"]);
+        assert_eq!(names(Surface::PLAN), vec!["r"]);
+        assert_eq!(names(Surface::READ_ONLY), vec!["r"]);
+        let err = reg.call(Surface::PLAN, "w", json!({})).await.unwrap_err();
+        assert_eq!(
+            err,
+            reg.call(Surface::PLAN, "nope", json!({}))
+                .await
+                .unwrap_err()
+                .renamed("w")
+        );
+        let out = reg.call(Surface::FULL, "w", json!({})).await.unwrap();
+        assert_eq!(out.sections[0].body, "1 files");
+        assert!(matches!(
+            reg.call(Surface::FULL, "r", json!([1])).await,
+            Err(CallError::Tool(ToolError::InvalidArguments { .. }))
+        ));
+    }
+
+    impl CallError {
+        fn renamed(self, n: &str) -> CallError {
+            match self {
+                CallError::UnknownTool { surface, .. } => CallError::UnknownTool {
+                    name: n.into(),
+                    surface,
+                },
+                o => o,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn serialises_non_parallel_tools_and_refuses_reentrance() {
+        let (_d, run) = run();
+        let x = Echo::new("x", Tier::Exec, false);
+        let r = Echo::new("r", Tier::Read, true);
+        let reg = RegistryBuilder::new(run)
+            .tool(x.clone())
+            .tool(r.clone())
+            .build()
+            .unwrap();
+        let calls = (0..4).map(|_| reg.call(Surface::FULL, "x", json!({})));
+        futures::future::join_all(calls).await;
+        assert_eq!(x.max_inflight.load(Ordering::SeqCst), 1);
+        let calls = (0..4).map(|_| reg.call(Surface::FULL, "r", json!({})));
+        futures::future::join_all(calls).await;
+        assert!(r.max_inflight.load(Ordering::SeqCst) > 1);
+        // x bridging into x is refused, not a deadlock; x bridging into r works.
+        let err = reg
+            .call(Surface::FULL, "x", json!({"bridge":"x"}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CallError::Tool(ToolError::Rejected(_))));
+        let ok = reg
+            .call(Surface::FULL, "x", json!({"bridge":"r"}))
+            .await
+            .unwrap();
+        assert_eq!(ok.text, "r ok");
+    }
+
+    #[tokio::test]
+    async fn approver_gates_write_and_exec_only() {
+        let (_d, run) = run();
+        let reg = RegistryBuilder::new(run)
+            .tool(Echo::new("r", Tier::Read, true))
+            .tool(Echo::new("w", Tier::Write, true))
+            .approver(Arc::new(Deny))
+            .build()
+            .unwrap();
+        assert!(reg.call(Surface::FULL, "r", json!({})).await.is_ok());
+        assert!(matches!(
+            reg.call(Surface::FULL, "w", json!({})).await,
+            Err(CallError::Tool(ToolError::Rejected(_)))
+        ));
+        // A bridged call goes through the same approver.
+        let err = reg
+            .invoker(Surface::FULL)
+            .call("w", json!({}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::Rejected(_)));
+        // A bridged call to a hidden tool is refused.
+        let err = reg
+            .invoker(Surface::PLAN)
+            .call("w", json!({}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::NotAvailable(_)));
+    }
+}

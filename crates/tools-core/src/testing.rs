@@ -1,0 +1,79 @@
+//! Test support shared by every crate's suite: recording which real components a test
+//! exercised or had to skip, so `cargo xtask test` can print one table and, under `CI=true`,
+//! fail on a skip.
+//!
+//! Records go to the file named by `AGENT_TOOLS_COMPONENT_LOG` (set by `cargo xtask test`);
+//! without it they only go to stderr.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Finds `name` on `$PATH` (or as given, if it contains a `/`), as an executable file.
+pub fn which(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        let p = PathBuf::from(name);
+        return is_executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+fn record(line: &str) {
+    eprintln!("[component] {line}");
+    if let Some(path) = std::env::var_os("AGENT_TOOLS_COMPONENT_LOG")
+        && let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// Records that a test drove the real `component`.
+pub fn exercised(component: &str) {
+    record(&format!("exercised\t{component}\t-"));
+}
+
+/// Records that a test could not drive `component`, and why. Under `CI=true` this panics:
+/// CI installs every component the suite promises, so a skip there is a failure.
+pub fn skipped(component: &str, why: &str) {
+    record(&format!("skipped\t{component}\t{why}"));
+    if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
+        panic!("component `{component}` was skipped under CI=true: {why}");
+    }
+}
+
+/// Records a skip of a component that is best-effort everywhere (never fails CI).
+pub fn skipped_optional(component: &str, why: &str) {
+    record(&format!("optional-skip\t{component}\t{why}"));
+}
+
+/// Looks up `binary`; records `component` as exercised when found, else as skipped.
+/// Returns the path when found.
+pub fn require_binary(component: &str, binary: &str) -> Option<PathBuf> {
+    match which(binary) {
+        Some(p) => {
+            exercised(component);
+            Some(p)
+        }
+        None => {
+            skipped(
+                component,
+                &format!(
+                    "`{binary}` is not on PATH (run `cargo xtask setup` and source .tools/env.sh)"
+                ),
+            );
+            None
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! `cargo xtask setup | test | bench`.
+fn main() {}
