@@ -14,6 +14,7 @@
 //!
 //! What this crate is not for: protocol specifics (LSP, DAP, MCP) and tool logic.
 
+mod client;
 mod config;
 mod error;
 pub mod framing;
@@ -28,6 +29,7 @@ mod tool;
 pub mod transport;
 mod workspace;
 
+pub use client::{ElicitOutcome, Elicitor};
 pub use config::Config;
 pub use error::ToolError;
 pub use output::{Image, Section, ToolOutput};
