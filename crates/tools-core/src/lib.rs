@@ -34,7 +34,7 @@ pub use config::Config;
 pub use error::ToolError;
 pub use output::{Image, Section, ToolOutput};
 pub use registry::{
-    Approval, ApprovalRequest, Approver, AutoApprove, CallError, DoctorEntry, Invoker, Registry,
+    Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker, Registry,
     RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,
 };
 pub use run::{Run, RunOptions};

@@ -1,0 +1,241 @@
+//! The `agent-tools` binary: `mcp` (the main job), `tools`, `call`, `doctor`.
+
+#![deny(clippy::print_stdout)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agent_tools::{Toolbox, ToolboxOptions};
+use clap::{Parser, Subcommand};
+use tools_core::{CallError, Surface, ToolError};
+
+#[derive(Parser)]
+#[command(
+    name = "agent-tools",
+    version,
+    about = "Server-bound tools for coding agents, over MCP or one call at a time."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+struct RunArgs {
+    /// Workspace root (default: the current directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Configuration file (default: agent-tools.toml at the root, if present).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve one run over MCP on stdin/stdout.
+    Mcp {
+        #[command(flatten)]
+        run: RunArgs,
+        /// Which tools the client sees: full, plan or read-only.
+        #[arg(long, default_value = "full", value_parser = parse_surface)]
+        surface: Surface,
+    },
+    /// List the tools a surface sees, with tiers and schemas, as JSON.
+    Tools {
+        #[command(flatten)]
+        run: RunArgs,
+        /// full, plan or read-only.
+        #[arg(long, default_value = "full", value_parser = parse_surface)]
+        surface: Surface,
+    },
+    /// Open a run, make one call, print the result, close the run.
+    Call {
+        /// The tool name.
+        tool: String,
+        /// The arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        #[command(flatten)]
+        run: RunArgs,
+        /// full, plan or read-only.
+        #[arg(long, default_value = "full", value_parser = parse_surface)]
+        surface: Surface,
+        /// Print the structured result as JSON instead of the text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Report every backing resource: wired or not, and whether it can be used here.
+    Doctor {
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+fn parse_surface(s: &str) -> Result<Surface, String> {
+    Surface::parse(s).ok_or_else(|| format!("unknown surface `{s}`; use full, plan or read-only"))
+}
+
+fn options(run: &RunArgs) -> Result<ToolboxOptions, ToolError> {
+    let root = match &run.root {
+        Some(r) => r.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| ToolError::internal(format!("no current directory: {e}")))?,
+    };
+    let mut opts = ToolboxOptions::new(root);
+    opts.config_path = run.config.clone();
+    Ok(opts)
+}
+
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = stdout.write_all(b"\n");
+    }
+    let _ = stdout.flush();
+}
+
+async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
+    match cli.command {
+        Command::Mcp { run, surface } => {
+            let opts = options(&run)?;
+            // Fail fast on a bad root or configuration, before the client connects.
+            tools_core::Workspace::new(&opts.root)?;
+            tools_core::Config::load(&opts.root, opts.config_path.as_deref())?;
+            let factory: tools_mcp::RegistryFactory = Arc::new(move |elicitor| {
+                let mut opts = opts.clone();
+                opts.elicitor = elicitor;
+                Box::pin(async move { Ok(Arc::clone(Toolbox::open(opts).await?.registry())) })
+            });
+            tools_mcp::McpServer::new(surface, factory)
+                .serve_stdio()
+                .await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tools { run, surface } => {
+            let tb = Toolbox::open(options(&run)?).await?;
+            let list: Vec<_> = tb
+                .tools(surface)
+                .into_iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "name": t.name, "tier": t.tier, "parallel_safe": t.parallel_safe,
+                        "description": t.description, "input_schema": t.input_schema,
+                    })
+                })
+                .collect();
+            tb.close().await;
+            out(&serde_json::to_string_pretty(&list).unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call {
+            tool,
+            args,
+            run,
+            surface,
+            json,
+        } => {
+            let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {
+                ToolError::invalid("args", format!("--args is not valid JSON: {e}"))
+            })?;
+            let tb = Toolbox::open(options(&run)?).await?;
+            let result = tb.call(surface, &tool, args).await;
+            tb.close().await;
+            match result {
+                Ok(o) => {
+                    if json {
+                        out(&serde_json::to_string_pretty(
+                            &o.full_structured().unwrap_or_default(),
+                        )
+                        .unwrap_or_default());
+                    } else {
+                        out(&o.full_text());
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(CallError::Tool(e)) => {
+                    eprintln!("{e}");
+                    Ok(ExitCode::from(1))
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    Ok(ExitCode::from(2))
+                }
+            }
+        }
+        Command::Doctor { run } => {
+            let tb = Toolbox::open(options(&run)?).await?;
+            let mut text = format!(
+                "agent-tools {} at {}\nfamilies compiled in: {}\nconfiguration: {}\n",
+                env!("CARGO_PKG_VERSION"),
+                tb.run().root().display(),
+                agent_tools::COMPILED_FAMILIES.join(", "),
+                tb.run()
+                    .config()
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "defaults (no agent-tools.toml)".into()),
+            );
+            let wired: Vec<&str> = tb.registry().families().iter().map(|f| f.name()).collect();
+            for fam in agent_tools::COMPILED_FAMILIES {
+                if !wired.contains(fam) {
+                    text.push_str(&format!(
+                        "[{fam}] not wired for this run (its registration rule says no)\n"
+                    ));
+                }
+            }
+            let tools: Vec<String> = tb
+                .tools(Surface::FULL)
+                .into_iter()
+                .map(|t| format!("{} ({})", t.name, t.tier))
+                .collect();
+            text.push_str(&format!(
+                "tools on the full surface: {}\n",
+                tools.join(", ")
+            ));
+            for e in tb.doctor().await {
+                text.push_str(&format!(
+                    "[{}] {} {}: {}\n",
+                    e.family,
+                    if e.ok { "ok     " } else { "missing" },
+                    e.resource,
+                    e.detail
+                ));
+            }
+            tb.close().await;
+            out(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AGENT_TOOLS_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(main_async(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("agent-tools: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! # agent-tools
+//!
+//! The facade over the agent-tools families. Each family is a feature (`fs`, `lsp`, `ast`,
+//! `debug`, `eval`, `ask`, `vibe`, plus `mcp` for the server and the binary); a
+//! [`Toolbox`] wires every enabled family into one run and its registry.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use agent_tools::{Toolbox, ToolboxOptions};
+//! use tools_core::Surface;
+//! let dir = tempfile::tempdir().unwrap();
+//! let toolbox = Toolbox::open(ToolboxOptions::new(dir.path())).await.unwrap();
+//! let names: Vec<String> = toolbox.tools(Surface::PLAN).into_iter().map(|t| t.name).collect();
+//! assert!(names.contains(&"read".to_string()));
+//! assert!(!names.contains(&"write".to_string()));
+//! toolbox.close().await;
+//! # }
+//! ```
+
+mod families;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use tools_core;
+use tools_core::{
+    Approver, CallError, Config, DoctorEntry, Elicitor, Registry, RegistryBuilder, Run, RunOptions,
+    Surface, ToolError, ToolInfo, ToolOutput,
+};
+
+/// The families compiled into this build, in wiring order.
+pub const COMPILED_FAMILIES: &[&str] = families::COMPILED;
+
+/// How to open a [`Toolbox`].
+#[derive(Clone)]
+pub struct ToolboxOptions {
+    /// The workspace root.
+    pub root: PathBuf,
+    /// An explicit configuration file (else `agent-tools.toml` at the root, else defaults).
+    pub config_path: Option<PathBuf>,
+    /// An already parsed configuration; wins over `config_path`.
+    pub config: Option<Config>,
+    /// The conversation id (a fresh one when absent).
+    pub conversation_id: Option<String>,
+    /// Decides write and exec calls (default: approve; the surface already caps visibility).
+    pub approver: Option<Arc<dyn Approver>>,
+    /// The channel to a human behind an MCP client, when it declared elicitation.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// Ask questions on the controlling terminal (`--ask tty`).
+    pub ask_tty: bool,
+}
+
+impl ToolboxOptions {
+    /// Defaults for a workspace at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        ToolboxOptions {
+            root: root.into(),
+            config_path: None,
+            config: None,
+            conversation_id: None,
+            approver: None,
+            elicitor: None,
+            ask_tty: false,
+        }
+    }
+}
+
+/// One run with every enabled family wired into its registry.
+#[derive(Clone)]
+pub struct Toolbox {
+    registry: Arc<Registry>,
+}
+
+impl Toolbox {
+    /// Opens a run at `opts.root` and wires the families.
+    pub async fn open(opts: ToolboxOptions) -> Result<Toolbox, ToolError> {
+        let config = match &opts.config {
+            Some(c) => c.clone(),
+            None => Config::load(&opts.root, opts.config_path.as_deref())?,
+        };
+        let mut run_opts = RunOptions::at(&opts.root)?;
+        run_opts.config = config;
+        if let Some(id) = &opts.conversation_id {
+            run_opts.conversation_id = id.clone();
+        }
+        let run = Run::new(run_opts)?;
+        let mut builder = RegistryBuilder::new(Arc::clone(&run));
+        if let Some(a) = &opts.approver {
+            builder = builder.approver(Arc::clone(a));
+        }
+        builder = families::wire(builder, &run, &opts)?;
+        Ok(Toolbox {
+            registry: builder.build()?,
+        })
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+    /// The run.
+    pub fn run(&self) -> &Arc<Run> {
+        self.registry.run()
+    }
+    /// The tools `surface` sees.
+    pub fn tools(&self, surface: Surface) -> Vec<ToolInfo> {
+        self.registry.list(surface)
+    }
+    /// Calls a tool as `surface`.
+    pub async fn call(
+        &self,
+        surface: Surface,
+        name: &str,
+        args: serde_json::Value,
+    ) -> Result<ToolOutput, CallError> {
+        self.registry.call(surface, name, args).await
+    }
+    /// Every family's doctor report.
+    pub async fn doctor(&self) -> Vec<DoctorEntry> {
+        self.registry.doctor().await
+    }
+    /// Closes the run: shuts servers down and kills every child process group.
+    pub async fn close(&self) {
+        self.run().close().await;
+    }
+}

@@ -1,0 +1,124 @@
+//! `read`: line-numbered text with offset and limit, capped.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
+
+/// Lines returned when `limit` is not given.
+pub const DEFAULT_LIMIT: usize = 2000;
+/// The most lines one call returns.
+pub const MAX_LIMIT: usize = 5000;
+/// Longer lines are cut at this many characters.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Files larger than this are refused whole; read them in slices of lines instead.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    /// File to read, relative to the workspace root.
+    path: String,
+    /// First line to show, 1-based (default 1).
+    offset: Option<usize>,
+    /// How many lines to show (default 2000, at most 5000).
+    limit: Option<usize>,
+}
+
+pub(crate) struct ReadTool;
+
+#[tools_core::async_trait]
+impl Tool for ReadTool {
+    fn name(&self) -> &str {
+        "read"
+    }
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+    fn description(&self) -> String {
+        "Read a text file inside the workspace. Lines are numbered (1-based); use offset and limit \
+         to page through long files. Long lines are cut visibly."
+            .into()
+    }
+    fn input_schema(&self) -> Value {
+        schema_for::<ReadArgs>()
+    }
+    async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: ReadArgs = parse_args(args)?;
+        let ws = ctx.run.workspace();
+        let path = ws.resolve(&a.path)?;
+        let shown = ws.display(&path);
+        let meta = std::fs::metadata(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                ToolError::invalid("path", format!("`{shown}` does not exist"))
+            }
+            _ => ToolError::internal(format!("cannot stat `{shown}`: {e}")),
+        })?;
+        if meta.is_dir() {
+            return Err(ToolError::invalid(
+                "path",
+                format!("`{shown}` is a directory, not a file"),
+            ));
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(ToolError::invalid(
+                "path",
+                format!(
+                    "`{shown}` is {} bytes, over the {} byte cap",
+                    meta.len(),
+                    MAX_FILE_BYTES
+                ),
+            ));
+        }
+        let bytes = std::fs::read(&path)?;
+        if bytes.iter().take(8192).any(|b| *b == 0) {
+            return Err(ToolError::invalid(
+                "path",
+                format!("`{shown}` looks binary (it contains NUL bytes)"),
+            ));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let offset = a.offset.unwrap_or(1);
+        if offset == 0 {
+            return Err(ToolError::invalid(
+                "offset",
+                "offset is 1-based; use 1 for the first line",
+            ));
+        }
+        let limit = a.limit.unwrap_or(DEFAULT_LIMIT);
+        if limit == 0 || limit > MAX_LIMIT {
+            return Err(ToolError::invalid(
+                "limit",
+                format!("limit must be between 1 and {MAX_LIMIT}"),
+            ));
+        }
+        let total = text.lines().count();
+        if total > 0 && offset > total {
+            return Err(ToolError::invalid(
+                "offset",
+                format!("`{shown}` has only {total} lines"),
+            ));
+        }
+        let mut out = String::new();
+        let mut last = offset.saturating_sub(1);
+        for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
+            out.push_str(&format!(
+                "{:>6}\t{}\n",
+                i + 1,
+                tools_core::text::cut_text(line, MAX_LINE_CHARS)
+            ));
+            last = i + 1;
+        }
+        if total == 0 {
+            out.push_str("(empty file)\n");
+        } else if last < total {
+            out.push_str(&format!(
+                "… {} more lines not shown (of {total}); continue with offset {}\n",
+                total - last,
+                last + 1
+            ));
+        }
+        Ok(ToolOutput::text(out).with_structured(json!({
+            "path": shown, "first_line": offset, "last_line": last, "total_lines": total,
+        })))
+    }
+}

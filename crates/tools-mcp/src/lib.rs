@@ -1,0 +1,333 @@
+//! # tools-mcp
+//!
+//! Serves one run's [`Registry`], for one [`Surface`], over MCP (stdio), with rmcp. A thin
+//! adapter: every call goes through the registry's guard chain exactly as an embedding
+//! harness's call would.
+//!
+//! - `tools/list` lists exactly the surface's tools with their JSON Schemas and a tier
+//!   annotation (`readOnlyHint` for read tools, `destructiveHint` for write tools).
+//! - `tools/call` maps [`tools_core::ToolOutput`] to MCP content: the text (with observer
+//!   sections such as diagnostics on write appended), PNG images as image content, and the
+//!   structured result as `structuredContent`. A [`tools_core::ToolError`] is a tool result
+//!   with `isError: true` and the message written for the model; an unknown tool — including
+//!   one hidden by the surface's tier — is a protocol error (`-32602`, as the MCP spec asks).
+//! - Progress a tool reports while it runs becomes `notifications/progress` when the client
+//!   sent a progress token.
+//!
+//! ## When the registry is built
+//!
+//! The registry is built on the first `tools/list` or `tools/call`, not at start-up, because
+//! whether `ask_user` exists depends on the client: on handshake protocols (2025-06-18,
+//! 2025-11-25) the factory receives an [`Elicitor`] when the client declared the elicitation
+//! capability in `initialize`. On the newest protocol rmcp speaks (2026-07-28, no
+//! `initialize`, no server-to-client requests) the factory receives no elicitor, so a
+//! question gate must come from elsewhere (for example `--ask tty`).
+
+#![deny(clippy::print_stdout)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use futures::future::BoxFuture;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, ErrorCode, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+use tools_core::{
+    CallError, ElicitOutcome, Elicitor, Progress, ProgressSink, Registry, Surface, Tier, ToolError,
+    ToolOutput,
+};
+
+/// Builds the run's registry once the client is known. Receives an [`Elicitor`] when the
+/// client can show forms to a human.
+pub type RegistryFactory = Arc<
+    dyn Fn(Option<Arc<dyn Elicitor>>) -> BoxFuture<'static, Result<Arc<Registry>, ToolError>>
+        + Send
+        + Sync,
+>;
+
+/// An MCP server over one run.
+pub struct McpServer {
+    surface: Surface,
+    factory: RegistryFactory,
+    registry: Arc<OnceCell<Arc<Registry>>>,
+}
+
+impl McpServer {
+    /// A server for `surface` whose registry `factory` builds on first use.
+    pub fn new(surface: Surface, factory: RegistryFactory) -> Self {
+        McpServer {
+            surface,
+            factory,
+            registry: Arc::new(OnceCell::new()),
+        }
+    }
+
+    /// A server over an already built registry (no elicitation-dependent tools).
+    pub fn with_registry(surface: Surface, registry: Arc<Registry>) -> Self {
+        let cell = OnceCell::new();
+        let _ = cell.set(Arc::clone(&registry));
+        McpServer {
+            surface,
+            factory: Arc::new(move |_| Box::pin(std::future::ready(Ok(Arc::clone(&registry))))),
+            registry: Arc::new(cell),
+        }
+    }
+
+    /// The registry, if it has been built.
+    pub fn registry(&self) -> Option<&Arc<Registry>> {
+        self.registry.get()
+    }
+
+    async fn registry_for(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<&Arc<Registry>, McpError> {
+        self.registry
+            .get_or_try_init(|| async {
+                let elicitor = client_elicitor(ctx);
+                (self.factory)(elicitor).await
+            })
+            .await
+            .map_err(|e| {
+                McpError::internal_error(format!("could not start the tool run: {e}"), None)
+            })
+    }
+
+    /// Serves on stdin/stdout until the client disconnects, then closes the run.
+    pub async fn serve_stdio(self) -> Result<(), ToolError> {
+        let registry = Arc::clone(&self.registry);
+        let service = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| ToolError::internal(format!("MCP handshake failed: {e}")))?;
+        let result = service.waiting().await;
+        if let Some(reg) = registry.get() {
+            reg.run().close().await;
+        }
+        result
+            .map(|_| ())
+            .map_err(|e| ToolError::internal(format!("MCP server ended with an error: {e}")))
+    }
+}
+
+fn client_elicitor(ctx: &RequestContext<RoleServer>) -> Option<Arc<dyn Elicitor>> {
+    let caps = ctx.client_capabilities()?;
+    let elicitation = caps.elicitation.as_ref()?;
+    // Form mode is what questions need; a client declaring only URL mode cannot answer them.
+    if elicitation.form.is_none() && elicitation.url.is_some() {
+        return None;
+    }
+    let version = ctx
+        .protocol_version()
+        .unwrap_or(ProtocolVersion::V_2025_06_18);
+    if version.as_str() >= ProtocolVersion::V_2026_07_28.as_str() {
+        return None;
+    }
+    Some(Arc::new(PeerElicitor {
+        peer: ctx.peer.clone(),
+        version: version.as_str().to_string(),
+    }))
+}
+
+/// [`Elicitor`] over the client connection: `elicitation/create` form requests.
+struct PeerElicitor {
+    peer: Peer<RoleServer>,
+    version: String,
+}
+
+#[async_trait::async_trait]
+impl Elicitor for PeerElicitor {
+    fn protocol_version(&self) -> String {
+        self.version.clone()
+    }
+    async fn elicit(
+        &self,
+        message: String,
+        requested_schema: Value,
+        timeout: Duration,
+    ) -> Result<ElicitOutcome, ToolError> {
+        let schema: ElicitationSchema = serde_json::from_value(requested_schema).map_err(|e| {
+            ToolError::internal(format!(
+                "the question form is not a valid elicitation schema: {e}"
+            ))
+        })?;
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: schema,
+        };
+        let result = self
+            .peer
+            .create_elicitation_with_timeout(params, Some(timeout))
+            .await
+            .map_err(|e| match e {
+                rmcp::ServiceError::Timeout { .. } => {
+                    ToolError::timed_out(format!("nobody answered within {} s", timeout.as_secs()))
+                }
+                other => ToolError::not_available(format!(
+                    "the client could not show the question: {other}"
+                )),
+            })?;
+        Ok(match result.action {
+            ElicitationAction::Accept => {
+                ElicitOutcome::Accept(result.content.unwrap_or(Value::Null))
+            }
+            ElicitationAction::Decline => ElicitOutcome::Decline,
+            _ => ElicitOutcome::Cancel,
+        })
+    }
+}
+
+struct PeerProgress {
+    peer: Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+}
+
+impl ProgressSink for PeerProgress {
+    fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let mut v = json!({"progressToken": self.token, "progress": progress});
+        if let Some(t) = total {
+            v["total"] = json!(t);
+        }
+        if let Some(m) = message {
+            v["message"] = json!(m);
+        }
+        let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(v) else {
+            return;
+        };
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.notify_progress(param).await;
+        });
+    }
+}
+
+/// The MCP tool entry for one of ours.
+fn to_mcp_tool(info: &tools_core::ToolInfo) -> Option<rmcp::model::Tool> {
+    let annotations = match info.tier {
+        Tier::Read => json!({"readOnlyHint": true, "destructiveHint": false}),
+        Tier::Write => {
+            json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false})
+        }
+        Tier::Exec => {
+            json!({"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true})
+        }
+    };
+    let v = json!({
+        "name": info.name,
+        "description": info.description,
+        "inputSchema": info.input_schema,
+        "annotations": annotations,
+        "_meta": {"agent-tools/tier": info.tier.as_str(), "agent-tools/parallelSafe": info.parallel_safe},
+    });
+    serde_json::from_value(v)
+        .map_err(|e| tracing::error!("tool {} has an unusable schema: {e}", info.name))
+        .ok()
+}
+
+/// Maps a tool result to MCP content.
+pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
+    let v = match result {
+        Ok(out) => {
+            let mut content = vec![json!({"type": "text", "text": out.full_text()})];
+            for img in &out.images {
+                content.push(json!({
+                    "type": "image",
+                    "data": base64::engine::general_purpose::STANDARD.encode(&img.png),
+                    "mimeType": "image/png",
+                }));
+            }
+            let mut v = json!({"content": content, "isError": false});
+            if let Some(s) = out.full_structured() {
+                // structuredContent must be an object.
+                v["structuredContent"] = if s.is_object() {
+                    s
+                } else {
+                    json!({"result": s})
+                };
+            }
+            v
+        }
+        Err(e) => json!({
+            "content": [{"type": "text", "text": e.to_string()}],
+            "isError": true,
+            "structuredContent": {"error": {"kind": e.kind(), "message": e.to_string()}},
+        }),
+    };
+    serde_json::from_value(v).unwrap_or_else(|e| {
+        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+            "internal error: the result could not be encoded: {e}"
+        ))])
+    })
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info.name = "agent-tools".into();
+        info.server_info.version = env!("CARGO_PKG_VERSION").into();
+        info.instructions = Some(format!(
+            "agent-tools ({} surface): language-server queries by line and symbol, structural search and staged \
+             rewrite, a debugger, persistent kernels, file tools whose results include new diagnostics.",
+            self.surface
+        ));
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let reg = self.registry_for(&ctx).await?;
+        let tools = reg
+            .list(self.surface)
+            .iter()
+            .filter_map(to_mcp_tool)
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let reg = self.registry_for(&ctx).await?;
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let progress = match ctx.meta.get_progress_token() {
+            Some(token) => Progress::new(Arc::new(PeerProgress {
+                peer: ctx.peer.clone(),
+                token,
+            })),
+            None => Progress::none(),
+        };
+        let opts = tools_core::CallOptions {
+            progress,
+            cancel: Some(reg.run().cancellation().child_token()),
+            stack: Vec::new(),
+        };
+        let cancel = ctx.ct.clone();
+        let call = reg.call_with(self.surface, &request.name, args, opts);
+        let result = tokio::select! {
+            r = call => r,
+            _ = cancel.cancelled() => Err(CallError::Tool(ToolError::rejected("the client cancelled the call"))),
+        };
+        match result {
+            Ok(out) => Ok(to_call_result(Ok(out)).into()),
+            Err(CallError::Tool(e)) => Ok(to_call_result(Err(e)).into()),
+            Err(e @ CallError::UnknownTool { .. }) => Err(McpError::new(
+                ErrorCode::INVALID_PARAMS,
+                e.to_string(),
+                None,
+            )),
+        }
+    }
+}
