@@ -244,7 +244,7 @@ pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
                     "mimeType": "image/png",
                 }));
             }
-            let mut v = json!({"content": content, "isError": false});
+            let mut v = json!({"resultType": "complete", "content": content, "isError": false});
             if let Some(s) = out.full_structured() {
                 // structuredContent must be an object.
                 v["structuredContent"] = if s.is_object() {
@@ -256,6 +256,7 @@ pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
             v
         }
         Err(e) => json!({
+            "resultType": "complete",
             "content": [{"type": "text", "text": e.to_string()}],
             "isError": true,
             "structuredContent": {"error": {"kind": e.kind(), "message": e.to_string()}},

@@ -1,0 +1,59 @@
+"""Fixtures for the end-to-end suite: the built `agent-tools` binary driven through the
+official MCP Python SDK, as a real client drives it.
+
+- `AGENT_TOOLS_BIN` names the binary (set by `cargo xtask test`); else target/debug/agent-tools.
+- `mcp_session(root, surface=..., args=..., **client_kwargs)` opens a client session on a
+  fresh `agent-tools mcp` process serving `root` (async context manager).
+- `text(result)` joins a call result's text content.
+"""
+
+import contextlib
+import os
+import pathlib
+import subprocess
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def agent_tools_bin() -> str:
+    env = os.environ.get("AGENT_TOOLS_BIN")
+    if env:
+        return env
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    return str(target / "debug" / "agent-tools")
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def bin_path() -> str:
+    path = agent_tools_bin()
+    assert os.access(path, os.X_OK), f"build the binary first: {path} is missing"
+    return path
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(root, surface="full", args=(), env=None, **client_kwargs):
+    """A client session on `agent-tools mcp --root ROOT --surface SURFACE ARGS...`."""
+    params = StdioServerParameters(
+        command=agent_tools_bin(),
+        args=["mcp", "--root", str(root), "--surface", surface, *args],
+        env={**os.environ, **(env or {})},
+    )
+    async with Client(params, **client_kwargs) as client:
+        yield client
+
+
+def text(result) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+
+
+def run_cli(*args, cwd=None, check=True):
+    """Runs the binary with `args`, returning the completed process."""
+    return subprocess.run([agent_tools_bin(), *args], cwd=cwd, capture_output=True, text=True, check=check, timeout=120)
