@@ -1,2 +1,294 @@
 //! `cargo xtask setup | test | bench`.
-fn main() {}
+//!
+//! - `setup` installs, idempotently and only through this repository's files, everything the
+//!   test suite drives: `xtask/components/*.toml` list pip packages (into `.tools/venv`), npm
+//!   packages (into `.tools/node`) and Debian packages (apt-get, when missing). It writes
+//!   `.tools/env.sh`, which puts those tools first on `PATH`.
+//! - `test` runs setup, `cargo test --workspace`, and the end-to-end suite (`tests/e2e`,
+//!   pytest driving the built binary through the MCP Python SDK), then prints which real
+//!   components the tests exercised and which they skipped, and why. With `CI=true` a skip is
+//!   a failure (the tests themselves also fail on one).
+//! - `bench [FAMILY...]` runs each family's benchmark (`cargo bench -p tools-FAMILY --bench
+//!   FAMILY`), side by side with the tool a user would otherwise use.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Components {
+    #[serde(default)]
+    pip: Vec<String>,
+    #[serde(default)]
+    npm: Vec<String>,
+    #[serde(default)]
+    apt: Vec<String>,
+}
+
+type Result<T = (), E = String> = std::result::Result<T, E>;
+
+fn repo() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(Path::to_path_buf).unwrap_or(manifest)
+}
+
+fn tools_dir() -> PathBuf {
+    repo().join(".tools")
+}
+
+fn venv_bin() -> PathBuf {
+    tools_dir().join("venv/bin")
+}
+
+fn node_bin() -> PathBuf {
+    tools_dir().join("node/node_modules/.bin")
+}
+
+fn go_bin() -> PathBuf {
+    tools_dir().join("go/bin")
+}
+
+/// `PATH` with the project's tools first.
+fn tool_path() -> String {
+    let mut parts = vec![venv_bin().display().to_string(), node_bin().display().to_string(), go_bin().display().to_string()];
+    for extra in ["/usr/lib/go/bin", "/usr/lib/llvm-19/bin"] {
+        if Path::new(extra).is_dir() {
+            parts.push(extra.to_string());
+        }
+    }
+    parts.push(std::env::var("PATH").unwrap_or_default());
+    parts.join(":")
+}
+
+fn run(cmd: &mut Command) -> Result {
+    eprintln!("xtask: running {cmd:?}");
+    let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed with {status}")) }
+}
+
+fn load_components() -> Result<Components> {
+    let dir = repo().join("xtask/components");
+    let mut all = Components::default();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    entries.sort();
+    for p in entries {
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let c: Components = toml::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        all.pip.extend(c.pip);
+        all.npm.extend(c.npm);
+        all.apt.extend(c.apt);
+    }
+    Ok(all)
+}
+
+/// Skips a step whose inputs are unchanged since it last succeeded.
+fn stamped(name: &str, inputs: &[String], step: impl FnOnce() -> Result) -> Result {
+    let stamp = tools_dir().join(format!("stamp-{name}"));
+    let want = inputs.join("\n");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(want.as_str()) {
+        eprintln!("xtask: {name} is up to date");
+        return Ok(());
+    }
+    step()?;
+    std::fs::write(&stamp, want).map_err(|e| format!("cannot write {}: {e}", stamp.display()))
+}
+
+fn real_python() -> String {
+    // A pyenv shim re-resolves the interpreter on every start; use the real executable.
+    Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "python3".into())
+}
+
+fn setup() -> Result {
+    let c = load_components()?;
+    std::fs::create_dir_all(tools_dir()).map_err(|e| e.to_string())?;
+    // Debian packages first: language servers and adapters may come from them.
+    let apt: BTreeSet<_> = c.apt.iter().cloned().collect();
+    let missing: Vec<String> = apt
+        .iter()
+        .filter(|p| {
+            !Command::new("dpkg-query")
+                .args(["-W", "-f=${Status}", p])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+                .unwrap_or(false)
+        })
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        let sudo = |args: &[&str]| {
+            let mut cmd = if is_root() { Command::new(args[0]) } else { Command::new("sudo") };
+            if is_root() {
+                cmd.args(&args[1..]);
+            } else {
+                cmd.args(args);
+            }
+            cmd.env("DEBIAN_FRONTEND", "noninteractive");
+            cmd
+        };
+        run(&mut sudo(&["apt-get", "update", "-q"]))?;
+        let mut args = vec!["apt-get", "install", "-y", "-q", "--no-install-recommends"];
+        args.extend(missing.iter().map(String::as_str));
+        run(&mut sudo(&args))?;
+    }
+    if !venv_bin().join("python").exists() {
+        run(Command::new(real_python()).args(["-m", "venv"]).arg(tools_dir().join("venv")))?;
+    }
+    let pip: Vec<String> = c.pip.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    stamped("pip", &pip, || {
+        run(Command::new(venv_bin().join("python"))
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .args(&pip))
+    })?;
+    let npm: Vec<String> = c.npm.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    if !npm.is_empty() {
+        stamped("npm", &npm, || {
+            let prefix = tools_dir().join("node");
+            std::fs::create_dir_all(&prefix).map_err(|e| e.to_string())?;
+            run(Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+                .arg(&prefix)
+                .args(&npm))
+        })?;
+    }
+    let env = format!("export PATH=\"{}\"\n", tool_path().replace(&std::env::var("PATH").unwrap_or_default(), "$PATH"));
+    std::fs::write(tools_dir().join("env.sh"), env).map_err(|e| e.to_string())?;
+    eprintln!("xtask: setup done; `source .tools/env.sh` puts the tools on PATH");
+    Ok(())
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(repo()).env("PATH", tool_path());
+    cmd
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target"))
+}
+
+fn test(args: &[String]) -> Result {
+    setup()?;
+    let log = tools_dir().join("components.log");
+    let _ = std::fs::remove_file(&log);
+    let mut failures = Vec::new();
+    let mut unit = cargo();
+    unit.args(["test", "--workspace", "--all-features"]).env("AGENT_TOOLS_COMPONENT_LOG", &log);
+    unit.args(args);
+    if let Err(e) = run(&mut unit) {
+        failures.push(e);
+    }
+    let built = run(cargo().args(["build", "-p", "agent-tools"]));
+    match built {
+        Err(e) => failures.push(e),
+        Ok(()) => {
+            let mut e2e = Command::new(venv_bin().join("python"));
+            e2e.current_dir(repo())
+                .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/e2e"])
+                .env("PATH", tool_path())
+                .env("AGENT_TOOLS_BIN", target_dir().join("debug/agent-tools"))
+                .env("AGENT_TOOLS_COMPONENT_LOG", &log);
+            if let Err(e) = run(&mut e2e) {
+                failures.push(e);
+            }
+        }
+    }
+    let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
+    let skipped = component_table(&log);
+    if ci && skipped > 0 {
+        failures.push(format!("{skipped} promised components were skipped under CI=true"));
+    }
+    if failures.is_empty() {
+        eprintln!("xtask: all tests passed");
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
+}
+
+/// Prints the exercised / skipped table; returns how many promised components were skipped.
+fn component_table(log: &Path) -> usize {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut exercised = BTreeSet::new();
+    let mut skipped = std::collections::BTreeMap::new();
+    let mut optional = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let mut parts = line.splitn(3, '\t');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some("exercised"), Some(c), _) => {
+                exercised.insert(c.to_string());
+            }
+            (Some("skipped"), Some(c), Some(why)) => {
+                skipped.insert(c.to_string(), why.to_string());
+            }
+            (Some("optional-skip"), Some(c), Some(why)) => {
+                optional.insert(c.to_string(), why.to_string());
+            }
+            _ => {}
+        }
+    }
+    eprintln!("\nReal components\n{:<28} {}", "component", "result");
+    for c in &exercised {
+        eprintln!("{c:<28} exercised");
+    }
+    let mut promised_skips = 0;
+    for (c, why) in &skipped {
+        if !exercised.contains(c) {
+            promised_skips += 1;
+        }
+        eprintln!("{c:<28} SKIPPED: {why}");
+    }
+    for (c, why) in &optional {
+        eprintln!("{c:<28} skipped (best effort): {why}");
+    }
+    promised_skips
+}
+
+fn bench(args: &[String]) -> Result {
+    setup()?;
+    let families: Vec<String> = if args.is_empty() {
+        ["ast", "lsp", "debug", "eval", "ask", "vibe"]
+            .iter()
+            .filter(|f| repo().join(format!("crates/tools-{f}/benches/{f}.rs")).exists())
+            .map(|f| f.to_string())
+            .collect()
+    } else {
+        args.to_vec()
+    };
+    for f in families {
+        run(cargo().args(["bench", "-p", &format!("tools-{f}"), "--bench", &f]))?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("setup") => setup(),
+        Some("test") => test(&args[1..]),
+        Some("bench") => bench(&args[1..]),
+        _ => Err("usage: cargo xtask setup | test [-- cargo test args] | bench [FAMILY...]".into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
