@@ -51,7 +51,11 @@ fn go_bin() -> PathBuf {
 
 /// `PATH` with the project's tools first.
 fn tool_path() -> String {
-    let mut parts = vec![venv_bin().display().to_string(), node_bin().display().to_string(), go_bin().display().to_string()];
+    let mut parts = vec![
+        venv_bin().display().to_string(),
+        node_bin().display().to_string(),
+        go_bin().display().to_string(),
+    ];
     for extra in ["/usr/lib/go/bin", "/usr/lib/llvm-19/bin"] {
         if Path::new(extra).is_dir() {
             parts.push(extra.to_string());
@@ -63,8 +67,14 @@ fn tool_path() -> String {
 
 fn run(cmd: &mut Command) -> Result {
     eprintln!("xtask: running {cmd:?}");
-    let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed with {status}")) }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed with {status}"))
+    }
 }
 
 fn load_components() -> Result<Components> {
@@ -128,7 +138,11 @@ fn setup() -> Result {
         .collect();
     if !missing.is_empty() {
         let sudo = |args: &[&str]| {
-            let mut cmd = if is_root() { Command::new(args[0]) } else { Command::new("sudo") };
+            let mut cmd = if is_root() {
+                Command::new(args[0])
+            } else {
+                Command::new("sudo")
+            };
             if is_root() {
                 cmd.args(&args[1..]);
             } else {
@@ -143,33 +157,90 @@ fn setup() -> Result {
         run(&mut sudo(&args))?;
     }
     if !venv_bin().join("python").exists() {
-        run(Command::new(real_python()).args(["-m", "venv"]).arg(tools_dir().join("venv")))?;
+        run(Command::new(real_python())
+            .args(["-m", "venv"])
+            .arg(tools_dir().join("venv")))?;
     }
-    let pip: Vec<String> = c.pip.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    let pip: Vec<String> = c
+        .pip
+        .iter()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     stamped("pip", &pip, || {
         run(Command::new(venv_bin().join("python"))
             .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
             .args(&pip))
     })?;
-    let npm: Vec<String> = c.npm.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    let npm: Vec<String> = c
+        .npm
+        .iter()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     if !npm.is_empty() {
         stamped("npm", &npm, || {
             let prefix = tools_dir().join("node");
             std::fs::create_dir_all(&prefix).map_err(|e| e.to_string())?;
             run(Command::new("npm")
-                .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    "--prefix",
+                ])
                 .arg(&prefix)
                 .args(&npm))
         })?;
     }
-    let env = format!("export PATH=\"{}\"\n", tool_path().replace(&std::env::var("PATH").unwrap_or_default(), "$PATH"));
+    build_wheel()?;
+    let env = format!(
+        "export PATH=\"{}\"\n",
+        tool_path().replace(&std::env::var("PATH").unwrap_or_default(), "$PATH")
+    );
     std::fs::write(tools_dir().join("env.sh"), env).map_err(|e| e.to_string())?;
     eprintln!("xtask: setup done; `source .tools/env.sh` puts the tools on PATH");
     Ok(())
 }
 
+/// Builds the Python bindings (crates/tools-py) with maturin and installs the wheel into the
+/// test virtualenv. Cargo's incremental build makes a rebuild cheap when nothing changed.
+fn build_wheel() -> Result {
+    let wheels = tools_dir().join("wheels");
+    let _ = std::fs::remove_dir_all(&wheels);
+    run(Command::new(venv_bin().join("maturin"))
+        .current_dir(repo())
+        .args(["build", "-q", "-m", "crates/tools-py/Cargo.toml", "-o"])
+        .arg(&wheels)
+        .arg("-i")
+        .arg(venv_bin().join("python")))?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or("maturin built no wheel")?;
+    run(Command::new(venv_bin().join("python"))
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--force-reinstall",
+            "--no-deps",
+        ])
+        .arg(wheel))
+}
+
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
 }
 
 fn cargo() -> Command {
@@ -179,16 +250,95 @@ fn cargo() -> Command {
 }
 
 fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target"))
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target"))
+}
+
+/// The facade's family features, read from its manifest (every feature but `default`).
+fn facade_features() -> Result<Vec<String>> {
+    let path = repo().join("crates/agent-tools/Cargo.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let manifest: toml::Table =
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let features = manifest
+        .get("features")
+        .and_then(|f| f.as_table())
+        .cloned()
+        .unwrap_or_default();
+    Ok(features
+        .keys()
+        .filter(|k| *k != "default")
+        .cloned()
+        .collect())
+}
+
+/// The tool crates: every `crates/tools-*` folder.
+fn tool_crates() -> Result<Vec<String>> {
+    let mut out: Vec<String> = std::fs::read_dir(repo().join("crates"))
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("tools-"))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// The feature matrix: the facade with no default features, with each single feature and
+/// with all of them; then every tool crate's own tests alone. A crate that only builds inside
+/// the whole workspace, or a feature that drags in another family, fails here.
+fn matrix(log: &Path) -> Vec<String> {
+    let mut failures = Vec::new();
+    let features = match facade_features() {
+        Ok(f) => f,
+        Err(e) => return vec![e],
+    };
+    let mut combos: Vec<Vec<String>> = vec![vec![]];
+    combos.extend(features.iter().map(|f| vec![f.clone()]));
+    for combo in combos {
+        let mut cmd = cargo();
+        cmd.args([
+            "test",
+            "-p",
+            "agent-tools",
+            "--no-default-features",
+            "--lib",
+        ]);
+        if !combo.is_empty() {
+            cmd.args(["--features", &combo.join(",")]);
+        }
+        if let Err(e) = run(&mut cmd) {
+            failures.push(format!("matrix [{}]: {e}", combo.join(",")));
+        }
+    }
+    match tool_crates() {
+        Ok(crates) => {
+            for c in crates {
+                if let Err(e) = run(cargo()
+                    .args(["test", "-p", &c])
+                    .env("AGENT_TOOLS_COMPONENT_LOG", log))
+                {
+                    failures.push(format!("matrix [{c} alone]: {e}"));
+                }
+            }
+        }
+        Err(e) => failures.push(e),
+    }
+    failures
 }
 
 fn test(args: &[String]) -> Result {
+    let with_matrix = args.iter().any(|a| a == "--matrix");
+    let args: Vec<String> = args.iter().filter(|a| *a != "--matrix").cloned().collect();
+    let args = &args[..];
     setup()?;
     let log = tools_dir().join("components.log");
     let _ = std::fs::remove_file(&log);
     let mut failures = Vec::new();
     let mut unit = cargo();
-    unit.args(["test", "--workspace", "--all-features"]).env("AGENT_TOOLS_COMPONENT_LOG", &log);
+    unit.args(["test", "--workspace"])
+        .env("AGENT_TOOLS_COMPONENT_LOG", &log);
     unit.args(args);
     if let Err(e) = run(&mut unit) {
         failures.push(e);
@@ -199,7 +349,15 @@ fn test(args: &[String]) -> Result {
         Ok(()) => {
             let mut e2e = Command::new(venv_bin().join("python"));
             e2e.current_dir(repo())
-                .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/e2e"])
+                .args([
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "tests/e2e",
+                    "crates/tools-py/tests",
+                ])
                 .env("PATH", tool_path())
                 .env("AGENT_TOOLS_BIN", target_dir().join("debug/agent-tools"))
                 .env("AGENT_TOOLS_COMPONENT_LOG", &log);
@@ -208,10 +366,15 @@ fn test(args: &[String]) -> Result {
             }
         }
     }
+    if with_matrix {
+        failures.extend(matrix(&log));
+    }
     let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
     let skipped = component_table(&log);
     if ci && skipped > 0 {
-        failures.push(format!("{skipped} promised components were skipped under CI=true"));
+        failures.push(format!(
+            "{skipped} promised components were skipped under CI=true"
+        ));
     }
     if failures.is_empty() {
         eprintln!("xtask: all tests passed");
@@ -242,7 +405,7 @@ fn component_table(log: &Path) -> usize {
             _ => {}
         }
     }
-    eprintln!("\nReal components\n{:<28} {}", "component", "result");
+    eprintln!("\nReal components\n{:<28} result", "component");
     for c in &exercised {
         eprintln!("{c:<28} exercised");
     }
@@ -264,7 +427,11 @@ fn bench(args: &[String]) -> Result {
     let families: Vec<String> = if args.is_empty() {
         ["ast", "lsp", "debug", "eval", "ask", "vibe"]
             .iter()
-            .filter(|f| repo().join(format!("crates/tools-{f}/benches/{f}.rs")).exists())
+            .filter(|f| {
+                repo()
+                    .join(format!("crates/tools-{f}/benches/{f}.rs"))
+                    .exists()
+            })
             .map(|f| f.to_string())
             .collect()
     } else {
@@ -282,7 +449,10 @@ fn main() -> ExitCode {
         Some("setup") => setup(),
         Some("test") => test(&args[1..]),
         Some("bench") => bench(&args[1..]),
-        _ => Err("usage: cargo xtask setup | test [-- cargo test args] | bench [FAMILY...]".into()),
+        _ => Err(
+            "usage: cargo xtask setup | test [--matrix] [cargo test args] | bench [FAMILY...]"
+                .into(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
