@@ -92,7 +92,19 @@ impl std::fmt::Debug for ChildProcess {
 impl ChildProcess {
     /// Spawns `cmd` in a new process group, registered with `run`. Stderr is always drained
     /// into a bounded [`StderrLog`].
-    pub fn spawn(run: &Arc<Run>, mut cmd: Command, pipes: Pipes) -> Result<Self, ToolError> {
+    pub fn spawn(run: &Arc<Run>, cmd: Command, pipes: Pipes) -> Result<Self, ToolError> {
+        Self::spawn_with_stderr_tee(run, cmd, pipes, |_| {})
+    }
+
+    /// [`ChildProcess::spawn`], also handing every chunk of stderr to `tee` as it is drained
+    /// (for owners that keep a full log, such as background workers). The bounded
+    /// [`StderrLog`] is kept as well.
+    pub fn spawn_with_stderr_tee(
+        run: &Arc<Run>,
+        mut cmd: Command,
+        pipes: Pipes,
+        mut tee: impl FnMut(&[u8]) + Send + 'static,
+    ) -> Result<Self, ToolError> {
         let program = format!("{:?}", cmd.as_std().get_program());
         match pipes {
             Pipes::StdinStdout => {
@@ -125,6 +137,7 @@ impl ChildProcess {
                             if let Ok(mut b) = log.0.lock() {
                                 b.push(&buf[..n]);
                             }
+                            tee(&buf[..n]);
                         }
                     }
                 }
