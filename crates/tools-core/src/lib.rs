@@ -34,8 +34,8 @@ pub use config::Config;
 pub use error::ToolError;
 pub use output::{Image, Section, ToolOutput};
 pub use registry::{
-    Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker, Registry,
-    RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,
+    Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,
+    Registry, RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,
 };
 pub use run::{Run, RunOptions};
 pub use tier::{Surface, Tier};
