@@ -11,6 +11,8 @@ pub(crate) const COMPILED: &[&str] = &[
     // One line per family feature, in wiring order.
     #[cfg(feature = "fs")]
     "fs",
+    #[cfg(feature = "vibe")]
+    "vibe",
 ];
 
 /// Adds every enabled family to `builder`. A family whose registration rule says no (no
@@ -25,6 +27,12 @@ pub(crate) fn wire(
     #[cfg(feature = "fs")]
     {
         builder = builder.family(tools_fs::family(run));
+    }
+    #[cfg(feature = "vibe")]
+    {
+        if let Some(family) = tools_vibe::family(run)? {
+            builder = builder.family(family);
+        }
     }
     Ok(builder)
 }

@@ -64,11 +64,11 @@
 //! at 4000 characters in tool results; `vibe_list` shows 600 per worker and at most 50
 //! workers. Closing the run kills every worker; `vibe_wait` never outlives the run.
 //!
-//! Statuses: `running`, `stalled` (alive, but silent for `stall_seconds`; output brings it
-//! back to `running`; `vibe_wait` returns early on it), `done`, `failed` (terminal error
-//! event, non-zero exit, signal, or could not start — with the exit code and the output
-//! tail), `killed` (`vibe_kill`, a `vibe_send` restart, or the run closed), `timed out`.
-//! Elapsed time is that of the current round.
+//! Statuses: `running`; `stalled` (alive, but silent for `stall_seconds`; output brings it
+//! back to `running`; `vibe_wait` returns early when a worker stalls while it waits);
+//! `done`; `failed` (terminal error event, non-zero exit, signal, or could not start — with
+//! the exit code and the output tail); `killed` (`vibe_kill`, a `vibe_send` restart, or the
+//! run closed); `timed out`. Elapsed time is that of the current round.
 //!
 //! ## Running the example CLIs without prompts
 //!

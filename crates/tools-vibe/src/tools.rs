@@ -250,8 +250,8 @@ impl Tool for VibeWait {
     }
     fn description(&self) -> String {
         "Wait until a worker finishes (done, failed, killed, timed out) and return its result. \
-         Returns early if the worker stalls (no output for a while); on timeout returns the \
-         current status marked \"still running\"."
+         Returns early if the worker stalls while you wait (no output for a while); on timeout \
+         returns the current status marked \"still running\"."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -273,12 +273,17 @@ impl Tool for VibeWait {
         let deadline = start + timeout;
         let mut progress = tokio::time::interval(Duration::from_secs(5));
         progress.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        // A worker already stalled when the wait began is waited on normally, so that waiting
+        // again on a stalled worker does not return at once every time.
+        let mut stall_seen = worker.status() == Status::Stalled;
         let why = loop {
             let status = worker.status();
             if status.is_finished() {
                 break None;
             }
-            if status == Status::Stalled {
+            if status != Status::Stalled {
+                stall_seen = false;
+            } else if !stall_seen {
                 break Some(
                     "still running, but stalled: it has printed nothing for a while; \
                             vibe_kill it, vibe_send it a nudge, or wait again",

@@ -148,6 +148,19 @@ async fn the_stall_watchdog_marks_a_silent_worker() {
     let s = out.structured.unwrap();
     assert_eq!(s["status"], "stalled");
     assert_eq!(s["still_running"], true);
+    // Waiting again on a worker already stalled waits for real (here: until its timeout).
+    let again = f
+        .ok(
+            "vibe_wait",
+            json!({"worker_id": id, "timeout_seconds": 0.3}),
+        )
+        .await;
+    assert!(
+        again.text.starts_with("still running: the wait timed out"),
+        "{}",
+        again.text
+    );
+    assert!(again.text.contains("stalled"), "{}", again.text);
     let list = f.ok("vibe_list", json!({})).await;
     assert!(list.text.contains("stalled, round 1"), "{}", list.text);
     assert!(list.text.contains("no output for"), "{}", list.text);
