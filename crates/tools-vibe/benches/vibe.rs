@@ -50,7 +50,11 @@ async fn ours_once(reg: &Registry, n: usize) -> Result<Duration, Box<dyn std::er
     let mut ids = Vec::new();
     for _ in 0..n {
         let out = reg
-            .call(Surface::FULL, "vibe_spawn", json!({"brief": "b", "label": "bench"}))
+            .call(
+                Surface::FULL,
+                "vibe_spawn",
+                json!({"brief": "b", "label": "bench"}),
+            )
             .await?;
         let id = out
             .structured
@@ -60,9 +64,16 @@ async fn ours_once(reg: &Registry, n: usize) -> Result<Duration, Box<dyn std::er
     }
     for id in ids {
         let out = reg
-            .call(Surface::FULL, "vibe_wait", json!({"worker_id": id, "timeout_seconds": 30}))
+            .call(
+                Surface::FULL,
+                "vibe_wait",
+                json!({"worker_id": id, "timeout_seconds": 30}),
+            )
             .await?;
-        let status = out.structured.map(|s| s["status"].clone()).unwrap_or(Value::Null);
+        let status = out
+            .structured
+            .map(|s| s["status"].clone())
+            .unwrap_or(Value::Null);
         if status != "done" {
             return Err(format!("worker ended {status}").into());
         }
@@ -103,7 +114,9 @@ fn event_lines() -> Vec<Vec<u8>> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let dir = tempfile::tempdir()?;
     let root = dir.path().canonicalize()?;
     println!("tools-vibe benchmark (medians)");
