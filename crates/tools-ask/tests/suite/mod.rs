@@ -1,0 +1,5 @@
+mod approve;
+mod channel;
+mod elicitation;
+mod support;
+mod terminal;
