@@ -1,0 +1,113 @@
+//! The `[lsp]` section of `agent-tools.toml`. Every field has a default, so the tools work
+//! with no file at all; `servers.<language>` overrides or extends the built-in server table
+//! and `checkers.<language>` the project-checker table.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The `[lsp]` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LspConfig {
+    /// `false` leaves `lsp` and `lsp_rename` unregistered for the run.
+    pub enabled: bool,
+    /// Wait for one request's answer (default 20 000 ms).
+    pub request_timeout_ms: u64,
+    /// Wait for the server's `initialize` answer (default 30 000 ms).
+    pub start_timeout_ms: u64,
+    /// How long a query waits for the server's indexing progress to finish (default 20 000 ms).
+    pub index_wait_ms: u64,
+    /// Diagnostics on write: the longest wait for the new version's diagnostics (default 5 000 ms).
+    pub diagnostics_wait_ms: u64,
+    /// Diagnostics on write: the quiet window for follow-up publishes (default 250 ms).
+    pub diagnostics_quiet_ms: u64,
+    /// `diagnostics` with `"*"`: how long the project checker may run (default 300 000 ms).
+    pub checker_timeout_ms: u64,
+    /// Crashes of one server before it is left down until `reload` (default 3).
+    pub max_restarts: u32,
+    /// Documents kept open per server before the least recently used is closed (default 64).
+    pub max_open_documents: usize,
+    /// Overrides and additions to the server table, keyed by language (`python`, `c`, …).
+    pub servers: BTreeMap<String, ServerOverride>,
+    /// Overrides and additions to the project-checker table, keyed by language.
+    pub checkers: BTreeMap<String, CheckerOverride>,
+}
+
+impl Default for LspConfig {
+    fn default() -> Self {
+        LspConfig {
+            enabled: true,
+            request_timeout_ms: 20_000,
+            start_timeout_ms: 30_000,
+            index_wait_ms: 20_000,
+            diagnostics_wait_ms: 5_000,
+            diagnostics_quiet_ms: 250,
+            checker_timeout_ms: 300_000,
+            max_restarts: 3,
+            max_open_documents: 64,
+            servers: BTreeMap::new(),
+            checkers: BTreeMap::new(),
+        }
+    }
+}
+
+impl LspConfig {
+    /// The request timeout.
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_millis(self.request_timeout_ms.max(1))
+    }
+    /// The `initialize` timeout.
+    pub fn start_timeout(&self) -> Duration {
+        Duration::from_millis(self.start_timeout_ms.max(1))
+    }
+    /// The indexing wait.
+    pub fn index_wait(&self) -> Duration {
+        Duration::from_millis(self.index_wait_ms)
+    }
+    /// The diagnostics-on-write wait.
+    pub fn diagnostics_wait(&self) -> Duration {
+        Duration::from_millis(self.diagnostics_wait_ms)
+    }
+    /// The quiet window after a publish.
+    pub fn diagnostics_quiet(&self) -> Duration {
+        Duration::from_millis(self.diagnostics_quiet_ms)
+    }
+    /// The checker timeout.
+    pub fn checker_timeout(&self) -> Duration {
+        Duration::from_millis(self.checker_timeout_ms.max(1))
+    }
+}
+
+/// One language's server entry in `[lsp.servers.<language>]`. Fields left out keep the
+/// built-in value (or are empty for a new language).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerOverride {
+    /// One command (program and arguments); replaces the built-in candidates.
+    pub command: Option<Vec<String>>,
+    /// Several candidate commands, the first that resolves wins.
+    pub commands: Option<Vec<Vec<String>>>,
+    /// Root markers: file or directory names whose presence makes a folder a project root.
+    pub markers: Option<Vec<String>>,
+    /// File extensions (without the dot) this server handles.
+    pub extensions: Option<Vec<String>>,
+    /// Settings answered to `workspace/configuration` and sent with
+    /// `workspace/didChangeConfiguration`.
+    pub settings: Option<toml::Value>,
+    /// `initializationOptions` of `initialize`.
+    pub initialization_options: Option<toml::Value>,
+    /// `false` removes the language from the table.
+    pub enabled: Option<bool>,
+}
+
+/// One language's checker entry in `[lsp.checkers.<language>]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckerOverride {
+    /// Candidate commands, the first that resolves wins.
+    pub commands: Option<Vec<Vec<String>>>,
+    /// One command; replaces the built-in candidates.
+    pub command: Option<Vec<String>>,
+}

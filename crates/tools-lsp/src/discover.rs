@@ -1,0 +1,243 @@
+//! Discovery, shared by the tools, `status` and `doctor`: which root a file belongs to (the
+//! nearest folder above it, inside the workspace, holding one of the server's markers) and
+//! which binary a command resolves to (the project's own `.venv/bin`, `venv/bin` and
+//! `node_modules/.bin`, from the root up to the workspace root, before `$PATH`: a server
+//! from another environment answers about other packages).
+
+use std::path::{Path, PathBuf};
+
+use crate::table::{Candidate, ServerSpec};
+
+/// The project-local binary folders, in order of preference.
+pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.bin"];
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// The folders searched for a program, in order, for a project rooted at `root` inside
+/// `workspace`: the local binary folders of `root` and each parent up to `workspace`, then
+/// every `$PATH` entry.
+pub fn search_dirs(root: &Path, workspace: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let mut cur = Some(root);
+    while let Some(d) = cur {
+        for b in LOCAL_BIN_DIRS {
+            dirs.push(d.join(b));
+        }
+        if d == workspace || !d.starts_with(workspace) {
+            break;
+        }
+        cur = d.parent();
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    dirs
+}
+
+/// Resolves `program` (a bare name, or a path relative to `root`) for a project at `root`.
+pub fn resolve_program(program: &str, root: &Path, workspace: &Path) -> Option<PathBuf> {
+    if program.is_empty() {
+        return None;
+    }
+    if program.contains('/') {
+        let p = if Path::new(program).is_absolute() {
+            PathBuf::from(program)
+        } else {
+            root.join(program)
+        };
+        return is_executable(&p).then_some(p);
+    }
+    search_dirs(root, workspace)
+        .into_iter()
+        .map(|d| d.join(program))
+        .find(|p| is_executable(p))
+}
+
+/// The outcome of resolving a list of candidate commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// The first candidate whose program resolved.
+    Found {
+        /// The candidate.
+        candidate: Candidate,
+        /// Where its program is.
+        path: PathBuf,
+    },
+    /// None resolved.
+    Missing {
+        /// The program names looked for.
+        looked_for: Vec<String>,
+        /// A short description of where.
+        looked_in: String,
+    },
+}
+
+/// Resolves the first candidate that exists for a project at `root`.
+pub fn resolve(candidates: &[Candidate], root: &Path, workspace: &Path) -> Resolution {
+    for c in candidates {
+        if let Some(path) = resolve_program(c.program(), root, workspace) {
+            return Resolution::Found {
+                candidate: c.clone(),
+                path,
+            };
+        }
+    }
+    let rel = |p: &Path| {
+        p.strip_prefix(workspace)
+            .map(|r| {
+                if r.as_os_str().is_empty() {
+                    ".".to_string()
+                } else {
+                    r.display().to_string()
+                }
+            })
+            .unwrap_or_else(|_| p.display().to_string())
+    };
+    Resolution::Missing {
+        looked_for: candidates.iter().map(|c| c.program().to_string()).collect(),
+        looked_in: format!(
+            "{}/{{{}}} (and the same under each parent up to the workspace root), then $PATH",
+            rel(root),
+            LOCAL_BIN_DIRS.join(",")
+        ),
+    }
+}
+
+/// The nearest folder at or above `file`'s folder, inside `workspace`, holding one of
+/// `markers`.
+pub fn find_root(file: &Path, markers: &[String], workspace: &Path) -> Option<PathBuf> {
+    let mut cur = if file.is_dir() {
+        Some(file)
+    } else {
+        file.parent()
+    };
+    while let Some(d) = cur {
+        if !d.starts_with(workspace) {
+            return None;
+        }
+        if markers.iter().any(|m| d.join(m).exists()) {
+            return Some(d.to_path_buf());
+        }
+        if d == workspace {
+            return None;
+        }
+        cur = d.parent();
+    }
+    None
+}
+
+/// The server spec handling `file`, by extension.
+pub fn spec_for<'a>(table: &'a [ServerSpec], file: &Path) -> Option<&'a ServerSpec> {
+    let ext = file.extension()?.to_str()?;
+    table.iter().find(|s| s.handles(ext))
+}
+
+/// What one walk of the workspace saw: per language, how many files and which folders hold
+/// one of its markers.
+#[derive(Debug, Clone, Default)]
+pub struct WorkspaceScan {
+    /// Language → number of files with one of its extensions.
+    pub files: std::collections::BTreeMap<String, usize>,
+    /// Language → folders holding one of its markers (sorted, capped at 20).
+    pub roots: std::collections::BTreeMap<String, Vec<PathBuf>>,
+}
+
+/// Walks the workspace (honouring ignore files, at most 20 000 entries) to see which
+/// languages it holds and where their roots are.
+pub fn scan_workspace(table: &[ServerSpec], workspace: &Path) -> WorkspaceScan {
+    let mut scan = WorkspaceScan::default();
+    let walker = ignore::WalkBuilder::new(workspace)
+        .hidden(false)
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(n == ".git" || n == "node_modules" || n == ".venv" || n == "venv" || n == "target")
+        })
+        .max_depth(Some(12))
+        .build();
+    for entry in walker.flatten().take(20_000) {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().to_string();
+        for spec in table {
+            if spec.markers.contains(&name)
+                && let Some(parent) = path.parent()
+            {
+                let roots = scan.roots.entry(spec.language.clone()).or_default();
+                if !roots.iter().any(|r| r == parent) && roots.len() < 20 {
+                    roots.push(parent.to_path_buf());
+                }
+            }
+        }
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && let Some(spec) = spec_for(table, path)
+        {
+            *scan.files.entry(spec.language.clone()).or_default() += 1;
+        }
+    }
+    for r in scan.roots.values_mut() {
+        r.sort();
+    }
+    // `.git` also marks the workspace root itself (the walker skips the folder's contents).
+    if workspace.join(".git").exists() {
+        for spec in table
+            .iter()
+            .filter(|s| s.markers.iter().any(|m| m == ".git"))
+        {
+            let roots = scan.roots.entry(spec.language.clone()).or_default();
+            if !roots.iter().any(|r| r == workspace) {
+                roots.insert(0, workspace.to_path_buf());
+            }
+        }
+    }
+    scan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_nearest_markers_inside_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join("a/b")).unwrap();
+        std::fs::write(ws.join("go.mod"), "module x\n").unwrap();
+        std::fs::write(ws.join("a/go.mod"), "module y\n").unwrap();
+        let markers = vec!["go.mod".to_string()];
+        assert_eq!(
+            find_root(&ws.join("a/b/x.go"), &markers, &ws),
+            Some(ws.join("a"))
+        );
+        assert_eq!(find_root(&ws.join("x.go"), &markers, &ws), Some(ws.clone()));
+        assert_eq!(find_root(&ws.join("x.go"), &["nope".into()], &ws), None);
+    }
+
+    #[test]
+    fn local_bin_dirs_come_before_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join(".venv/bin")).unwrap();
+        let exe = ws.join(".venv/bin/sh");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(resolve_program("sh", &ws, &ws), Some(exe));
+        let c = vec![Candidate {
+            command: vec!["no-such-binary-here".into()],
+        }];
+        match resolve(&c, &ws, &ws) {
+            Resolution::Missing {
+                looked_for,
+                looked_in,
+            } => {
+                assert_eq!(looked_for, vec!["no-such-binary-here".to_string()]);
+                assert!(looked_in.contains(".venv/bin"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! # tools-lsp
+//!
+//! Language-server tools for coding agents:
+//!
+//! - `lsp` (tier read): definition, type definition, implementation, references, hover,
+//!   symbols, code actions, diagnostics (a file, or `"*"` for the project's own checker),
+//!   `status` and `reload`. Positions are a 1-based line plus a symbol substring of that
+//!   line, never a column; an ambiguous symbol is an error listing its occurrences.
+//! - `lsp_rename` (tier write): a project-wide rename, applied all or nothing.
+//! - Diagnostics on write: a [`WriteObserver`](tools_core::WriteObserver) that, after any
+//!   tool reports `touched` files, syncs them through their servers and appends only the
+//!   diagnostics that are new to this run (a per-run ledger keyed by severity, code and
+//!   message).
+//!
+//! Underneath: an LSP client over tools-core's transport ([`client`]), a server supervisor
+//! with a built-in table that `[lsp]` in `agent-tools.toml` overrides and extends
+//! ([`supervisor`], [`table`], [`config`]), and one server per (language, root), started
+//! only when a root marker exists *and* the binary resolves (project-local `.venv/bin`,
+//! `venv/bin`, `node_modules/.bin` before `$PATH`).
+//!
+//! Choices where the spec is silent: columns are printed in characters; a symbol that
+//! occurs as a whole identifier is preferred over substring occurrences; `reload` without
+//! `file` restarts every server started in the run; `"*"` runs the checker at the
+//! outermost roots of each language (at most four); unspecified diagnostic severity counts
+//! as an error.
+//!
+//! Not for: editing files other than through a rename, or applying server-initiated edits
+//! (`workspace/applyEdit` is answered "not applied").
+
+pub mod checker;
+pub mod client;
+pub mod config;
+pub mod discover;
+pub mod error;
+pub mod format;
+pub mod lsp_tool;
+pub mod position;
+pub mod query;
+pub mod supervisor;
+pub mod table;
+
+use std::sync::Arc;
+
+use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily, WriteObserver};
+
+pub use config::LspConfig;
+pub use lsp_tool::LspTool;
+pub use supervisor::ServerSupervisor;
+
+/// The `lsp` family of one run: the supervisor and the tools built on it.
+pub struct LspFamily {
+    sup: Arc<ServerSupervisor>,
+}
+
+impl LspFamily {
+    /// The supervisor (shared by the tools and the observer).
+    pub fn supervisor(&self) -> &Arc<ServerSupervisor> {
+        &self.sup
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolFamily for LspFamily {
+    fn name(&self) -> &str {
+        "lsp"
+    }
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        vec![Arc::new(LspTool::new(Arc::clone(&self.sup)))]
+    }
+    fn observers(&self) -> Vec<Arc<dyn WriteObserver>> {
+        Vec::new()
+    }
+    async fn doctor(&self) -> Vec<DoctorEntry> {
+        self.sup.doctor()
+    }
+}
+
+/// The family for `run`, configured from its `[lsp]` section. `Ok(None)` when the section
+/// says `enabled = false`; a malformed section is an error naming the field.
+pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
+    let cfg: LspConfig = run.config().section("lsp")?;
+    if !cfg.enabled {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(LspFamily {
+        sup: ServerSupervisor::new(run, cfg),
+    })))
+}

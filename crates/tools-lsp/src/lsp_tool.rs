@@ -1,0 +1,710 @@
+//! The `lsp` tool: language-server queries by file, line and symbol.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lsp_types::request::{
+    CodeActionRequest, DocumentSymbolRequest, GotoDefinition, GotoImplementation,
+    GotoTypeDefinition, HoverRequest, References, WorkspaceSymbolRequest,
+};
+use lsp_types::{
+    CodeActionContext, CodeActionParams, DocumentSymbolParams, DocumentSymbolResponse,
+    GotoDefinitionParams, HoverParams, PartialResultParams, Range, ReferenceContext,
+    ReferenceParams, TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
+    WorkspaceSymbolParams, WorkspaceSymbolResponse,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tools_core::text::cap_list;
+use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
+
+use crate::client::{LspClient, uri_to_path};
+use crate::error::LspError;
+use crate::format::{self, Renderer};
+use crate::query::{self, Prepared};
+use crate::supervisor::ServerSupervisor;
+
+/// Most references listed.
+pub const REFERENCES_CAP: usize = 50;
+/// Most workspace symbols listed.
+pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
+/// Most document symbols listed.
+pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
+/// Most locations listed for definition-like answers and diagnostics of one file.
+pub const LIST_CAP: usize = 100;
+
+/// The `lsp` actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LspAction {
+    /// Errors and warnings of `file`; `"*"` runs the project's own checker.
+    Diagnostics,
+    /// Where the symbol is declared.
+    Definition,
+    /// Where its type is declared.
+    TypeDefinition,
+    /// Concrete implementations.
+    Implementation,
+    /// Every use (capped at 50).
+    References,
+    /// Signature and doc comment.
+    Hover,
+    /// Workspace search with `query` (cap 100) or document symbols of `file` (cap 200).
+    Symbols,
+    /// Quick fixes offered at the symbol.
+    CodeActions,
+    /// Which servers run, for which roots, and why others do not.
+    Status,
+    /// Restart the server for `file`'s root (every started server without `file`).
+    Reload,
+}
+
+/// Arguments of `lsp`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LspArgs {
+    /// The action.
+    pub action: LspAction,
+    /// Workspace-relative path of the file (`"*"` for project-wide diagnostics).
+    pub file: Option<String>,
+    /// 1-based line number.
+    pub line: Option<u32>,
+    /// The symbol: a substring of that line naming what you ask about. Required for
+    /// navigation actions; a column is never guessed.
+    pub symbol: Option<String>,
+    /// Which occurrence (1-based) when `symbol` occurs more than once on the line.
+    pub occurrence: Option<u32>,
+    /// Workspace symbol search text (action `symbols`).
+    pub query: Option<String>,
+}
+
+/// The `lsp` tool.
+pub struct LspTool {
+    sup: Arc<ServerSupervisor>,
+}
+
+impl LspTool {
+    /// A tool over `sup`.
+    pub fn new(sup: Arc<ServerSupervisor>) -> Self {
+        LspTool { sup }
+    }
+}
+
+fn unsupported(client: &LspClient, what: &str) -> ToolError {
+    ToolError::not_available(format!(
+        "{} (the {} server) does not support {what}",
+        client.server, client.language
+    ))
+}
+
+fn tdpp(p: &Prepared) -> TextDocumentPositionParams {
+    TextDocumentPositionParams {
+        text_document: TextDocumentIdentifier {
+            uri: p.doc.uri.clone(),
+        },
+        position: p.pos,
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for LspTool {
+    fn name(&self) -> &str {
+        "lsp"
+    }
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+    fn description(&self) -> String {
+        "Ask the project's language server. Positions are `line` (1-based) plus `symbol`, a \
+         substring of that line naming what you ask about (pass `occurrence` when it occurs \
+         more than once); never a column. Actions: diagnostics (file, or \"*\" to run the \
+         project's own checker), definition, type_definition, implementation, references \
+         (cap 50), hover, symbols (`query` for a workspace search, cap 100; `file` for its \
+         outline, cap 200), code_actions, status (which servers run and why others do not), \
+         reload (restart the server for `file`'s root). Files are synced from disk before \
+         every query."
+            .into()
+    }
+    fn input_schema(&self) -> Value {
+        schema_for::<LspArgs>()
+    }
+    async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: LspArgs = parse_args(args)?;
+        let run = &ctx.run;
+        let sup = &self.sup;
+        match a.action {
+            LspAction::Status => {
+                let (text, s) = sup.status().await;
+                Ok(ToolOutput::text(text).with_structured(s))
+            }
+            LspAction::Reload => {
+                let path = match &a.file {
+                    Some(_) => Some(query::resolve_file(run, a.file.as_deref())?),
+                    None => None,
+                };
+                let lines = sup.reload(path.as_deref()).await?;
+                Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({"reloaded": lines})))
+            }
+            LspAction::Diagnostics => {
+                if a.file.as_deref() == Some("*") {
+                    let (text, s) = crate::checker::run_checkers(sup, run).await?;
+                    return Ok(ToolOutput::text(text).with_structured(s));
+                }
+                let path = query::resolve_file(run, a.file.as_deref())?;
+                file_diagnostics(sup, &path, ctx).await
+            }
+            LspAction::Symbols => {
+                if let Some(q) = &a.query {
+                    return workspace_symbols(sup, ctx, q, a.file.as_deref()).await;
+                }
+                if a.file.is_none() {
+                    return Err(ToolError::invalid(
+                        "query",
+                        "`symbols` needs `query` (workspace search) or `file` (its outline)",
+                    ));
+                }
+                let path = query::resolve_file(run, a.file.as_deref())?;
+                let client = sup.client_for(&path).await?;
+                if client.caps.document_symbol_provider.is_none() {
+                    return Err(unsupported(&client, "document symbols"));
+                }
+                let doc = query::synced(&client, &path).await?;
+                let params = DocumentSymbolParams {
+                    text_document: TextDocumentIdentifier {
+                        uri: doc.uri.clone(),
+                    },
+                    work_done_progress_params: WorkDoneProgressParams::default(),
+                    partial_result_params: PartialResultParams::default(),
+                };
+                let resp = query::with_warmup(
+                    &client,
+                    |r: &Option<DocumentSymbolResponse>| r.is_none(),
+                    || client.request::<DocumentSymbolRequest>(params.clone()),
+                )
+                .await?;
+                let mut r = Renderer::new(run.root(), client.encoding);
+                let mut lines = Vec::new();
+                let mut items = Vec::new();
+                match resp {
+                    None => {}
+                    Some(DocumentSymbolResponse::Flat(v)) => {
+                        for s in &v {
+                            let (l, j) = format::symbol_info_line(&mut r, s);
+                            lines.push(l);
+                            items.push(j);
+                        }
+                    }
+                    Some(DocumentSymbolResponse::Nested(v)) => {
+                        let mut flat = Vec::new();
+                        format::flatten_symbols(&v, None, 0, &mut flat);
+                        for (depth, s, container) in flat {
+                            let p = r.point(&path, s.selection_range.start);
+                            let detail = s
+                                .detail
+                                .as_ref()
+                                .filter(|d| !d.is_empty())
+                                .map(|d| format!(" — {}", tools_core::text::cut_text(d, 80)))
+                                .unwrap_or_default();
+                            lines.push(format!(
+                                "{}{} {}{detail}  {}",
+                                "  ".repeat(depth.min(8)),
+                                format::kind_name(s.kind),
+                                s.name,
+                                p.loc()
+                            ));
+                            items.push(json!({"name": s.name, "kind": format::kind_name(s.kind),
+                                "container": container, "location": p.json()}));
+                        }
+                    }
+                }
+                let total = lines.len();
+                if total == 0 {
+                    return Ok(ToolOutput::text(format!(
+                        "no symbols in {}",
+                        run.workspace().display(&path)
+                    ))
+                    .with_structured(json!({"symbols": [], "total": 0})));
+                }
+                let capped = cap_list(lines, DOCUMENT_SYMBOLS_CAP);
+                let mut text =
+                    format!("{total} symbol(s) in {}:\n", run.workspace().display(&path));
+                text.push_str(&capped.shown.join("\n"));
+                if let Some(m) = capped.more_line() {
+                    text.push('\n');
+                    text.push_str(&m);
+                }
+                items.truncate(DOCUMENT_SYMBOLS_CAP);
+                Ok(ToolOutput::text(text)
+                    .with_structured(json!({"symbols": items, "total": total})))
+            }
+            LspAction::Definition
+            | LspAction::TypeDefinition
+            | LspAction::Implementation
+            | LspAction::References
+            | LspAction::Hover
+            | LspAction::CodeActions => {
+                let p = query::prepare(
+                    run,
+                    sup,
+                    a.file.as_deref(),
+                    a.line,
+                    a.symbol.as_deref(),
+                    a.occurrence,
+                )
+                .await?;
+                positional(a.action, &p, ctx).await
+            }
+        }
+    }
+}
+
+async fn positional(
+    action: LspAction,
+    p: &Prepared,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let c = &p.client;
+    let caps = &c.caps;
+    let mut r = Renderer::new(ctx.run.root(), c.encoding);
+    let here = format!(
+        "`{}` at {}:{}",
+        p.symbol,
+        r.display(&p.path),
+        p.pos.line + 1
+    );
+    let gdp = GotoDefinitionParams {
+        text_document_position_params: tdpp(p),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    };
+    let locs = match action {
+        LspAction::Definition => {
+            if caps.definition_provider.is_none() {
+                return Err(unsupported(c, "definition"));
+            }
+            let resp = query::with_warmup(
+                c,
+                |v: &Option<lsp_types::GotoDefinitionResponse>| {
+                    format::locations(v.clone()).is_empty()
+                },
+                || c.request::<GotoDefinition>(gdp.clone()),
+            )
+            .await?;
+            format::locations(resp)
+        }
+        LspAction::TypeDefinition => {
+            if caps.type_definition_provider.is_none() {
+                return Err(unsupported(c, "type_definition"));
+            }
+            let resp = query::with_warmup(
+                c,
+                |v: &Option<lsp_types::GotoDefinitionResponse>| {
+                    format::locations(v.clone()).is_empty()
+                },
+                || c.request::<GotoTypeDefinition>(gdp.clone()),
+            )
+            .await?;
+            format::locations(resp)
+        }
+        LspAction::Implementation => {
+            if caps.implementation_provider.is_none() {
+                return Err(unsupported(c, "implementation"));
+            }
+            let resp = query::with_warmup(
+                c,
+                |v: &Option<lsp_types::GotoDefinitionResponse>| {
+                    format::locations(v.clone()).is_empty()
+                },
+                || c.request::<GotoImplementation>(gdp.clone()),
+            )
+            .await?;
+            format::locations(resp)
+        }
+        LspAction::References => {
+            if caps.references_provider.is_none() {
+                return Err(unsupported(c, "references"));
+            }
+            let params = ReferenceParams {
+                text_document_position: tdpp(p),
+                work_done_progress_params: WorkDoneProgressParams::default(),
+                partial_result_params: PartialResultParams::default(),
+                context: ReferenceContext {
+                    include_declaration: true,
+                },
+            };
+            let resp = query::with_warmup(
+                c,
+                |v: &Option<Vec<lsp_types::Location>>| v.as_ref().is_none_or(|v| v.is_empty()),
+                || c.request::<References>(params.clone()),
+            )
+            .await?;
+            let mut v = resp.unwrap_or_default();
+            v.sort_by(|a, b| {
+                (a.uri.as_str(), a.range.start.line, a.range.start.character).cmp(&(
+                    b.uri.as_str(),
+                    b.range.start.line,
+                    b.range.start.character,
+                ))
+            });
+            v.dedup();
+            v
+        }
+        LspAction::Hover => {
+            if caps.hover_provider.is_none() {
+                return Err(unsupported(c, "hover"));
+            }
+            let params = HoverParams {
+                text_document_position_params: tdpp(p),
+                work_done_progress_params: WorkDoneProgressParams::default(),
+            };
+            let resp = query::with_warmup(
+                c,
+                |v: &Option<lsp_types::Hover>| v.is_none(),
+                || c.request::<HoverRequest>(params.clone()),
+            )
+            .await?;
+            return Ok(match resp.map(|h| format::hover_text(&h.contents)) {
+                Some(t) if !t.is_empty() => {
+                    ToolOutput::text(t.clone()).with_structured(json!({"hover": t}))
+                }
+                _ => ToolOutput::text(format!("no hover information for {here}"))
+                    .with_structured(json!({"hover": null})),
+            });
+        }
+        LspAction::CodeActions => {
+            if caps.code_action_provider.is_none() {
+                return Err(unsupported(c, "code actions"));
+            }
+            let end = lsp_types::Position {
+                line: p.pos.line,
+                character: p.pos.character
+                    + crate::position::to_lsp_character(&p.symbol, p.symbol.len(), c.encoding),
+            };
+            let diagnostics: Vec<lsp_types::Diagnostic> = c
+                .published(&p.path)
+                .map(|pb| {
+                    pb.items
+                        .into_iter()
+                        .filter(|d| format::overlaps_line(&d.range, p.pos.line))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let params = CodeActionParams {
+                text_document: TextDocumentIdentifier {
+                    uri: p.doc.uri.clone(),
+                },
+                range: Range { start: p.pos, end },
+                context: CodeActionContext {
+                    diagnostics,
+                    only: None,
+                    trigger_kind: None,
+                },
+                work_done_progress_params: WorkDoneProgressParams::default(),
+                partial_result_params: PartialResultParams::default(),
+            };
+            let resp = c.request::<CodeActionRequest>(params).await?;
+            let actions = resp.unwrap_or_default();
+            if actions.is_empty() {
+                return Ok(
+                    ToolOutput::text(format!("no code actions offered for {here}"))
+                        .with_structured(json!({"actions": []})),
+                );
+            }
+            let mut lines = Vec::new();
+            let mut items = Vec::new();
+            for a in &actions {
+                let (l, j) = format::code_action_line(&r, a);
+                lines.push(format!("- {l}"));
+                items.push(j);
+            }
+            let total = lines.len();
+            let capped = cap_list(lines, LIST_CAP);
+            let mut text = format!(
+                "{total} code action(s) for {here}:\n{}",
+                capped.shown.join("\n")
+            );
+            if let Some(m) = capped.more_line() {
+                text.push('\n');
+                text.push_str(&m);
+            }
+            items.truncate(LIST_CAP);
+            return Ok(ToolOutput::text(text).with_structured(json!({"actions": items})));
+        }
+        _ => vec![],
+    };
+    let what = match action {
+        LspAction::Definition => "definition",
+        LspAction::TypeDefinition => "type definition",
+        LspAction::Implementation => "implementation",
+        _ => "reference",
+    };
+    if locs.is_empty() {
+        return Ok(ToolOutput::text(format!("no {what} found for {here}"))
+            .with_structured(json!({"locations": [], "total": 0})));
+    }
+    let cap = if action == LspAction::References {
+        REFERENCES_CAP
+    } else {
+        LIST_CAP
+    };
+    let total = locs.len();
+    let points: Vec<_> = locs.iter().filter_map(|l| r.location(l)).collect();
+    let capped = cap_list(points, cap);
+    let mut text = format!("{total} {what}(s) of {here}:\n");
+    text.push_str(
+        &capped
+            .shown
+            .iter()
+            .map(|pt| format!("{}  {}", pt.loc(), pt.text))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    if let Some(m) = capped.more_line() {
+        text.push('\n');
+        text.push_str(&m);
+    }
+    let items: Vec<Value> = capped.shown.iter().map(|p| p.json()).collect();
+    Ok(ToolOutput::text(text).with_structured(json!({"locations": items, "total": total})))
+}
+
+async fn file_diagnostics(
+    sup: &ServerSupervisor,
+    path: &std::path::Path,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let client = sup.client_for(path).await?;
+    client.wait_ready().await;
+    client.sync_open_docs().await?;
+    let before = client.publish_seq();
+    let doc = client.sync_file(path).await?;
+    let disp = ctx.run.workspace().display(path);
+    let items = if client.pulls_diagnostics() {
+        client.pull_diagnostics(&doc).await?
+    } else {
+        let wait = sup.config().index_wait().max(Duration::from_secs(2));
+        let existing = client
+            .published(path)
+            .filter(|p| !doc.changed && p.version.is_none_or(|v| v == doc.version));
+        match existing {
+            Some(p) => p.items,
+            None => match client.wait_publish(path, doc.version, before, wait).await {
+                Some(p) => {
+                    // Let a follow-up publish (a second analysis pass) land.
+                    tokio::time::sleep(sup.config().diagnostics_quiet()).await;
+                    client.published(path).map(|q| q.items).unwrap_or(p.items)
+                }
+                None if !client.is_alive() => {
+                    return Err(LspError::Died {
+                        server: client.server.clone(),
+                        method: "textDocument/publishDiagnostics".into(),
+                        detail: client.exit_detail().await,
+                    }
+                    .into());
+                }
+                None => {
+                    return Err(ToolError::timed_out(format!(
+                        "{} published no diagnostics for {disp} within {}s{}",
+                        client.server,
+                        wait.as_secs(),
+                        if client.indexing() {
+                            " (it is still indexing; try again shortly)"
+                        } else {
+                            ""
+                        }
+                    )));
+                }
+            },
+        }
+    };
+    let mut r = Renderer::new(ctx.run.root(), client.encoding);
+    if items.is_empty() {
+        return Ok(
+            ToolOutput::text(format!("no diagnostics in {disp} ({})", client.server))
+                .with_structured(json!({"diagnostics": [], "total": 0})),
+        );
+    }
+    let mut sorted = items;
+    sorted.sort_by_key(|d| {
+        (
+            d.severity.map(|s| format!("{s:?}")),
+            d.range.start.line,
+            d.range.start.character,
+        )
+    });
+    sorted.sort_by_key(|d| (d.range.start.line, d.range.start.character));
+    let total = sorted.len();
+    let mut lines = Vec::new();
+    let mut structured = Vec::new();
+    for d in &sorted {
+        let (pt, line) = r.diagnostic(path, d);
+        lines.push(line);
+        structured.push(json!({"path": pt.path, "line": pt.line, "col": pt.col,
+            "severity": format::severity_name(d.severity), "code": format::diagnostic_code(d), "message": d.message}));
+    }
+    let capped = cap_list(lines, LIST_CAP);
+    let mut text = format!(
+        "{total} diagnostic(s) in {disp}:\n{}",
+        capped.shown.join("\n")
+    );
+    if let Some(m) = capped.more_line() {
+        text.push('\n');
+        text.push_str(&m);
+    }
+    structured.truncate(LIST_CAP);
+    Ok(ToolOutput::text(text).with_structured(json!({"diagnostics": structured, "total": total})))
+}
+
+async fn workspace_symbols(
+    sup: &ServerSupervisor,
+    ctx: &CallCtx,
+    q: &str,
+    file: Option<&str>,
+) -> Result<ToolOutput, ToolError> {
+    let clients: Vec<Arc<LspClient>> = match file {
+        Some(_) => {
+            let path = query::resolve_file(&ctx.run, file)?;
+            vec![sup.client_for(&path).await?]
+        }
+        None => {
+            let mut v = sup.running();
+            if v.is_empty() {
+                // Start the servers the conjunction rule allows for the workspace's roots.
+                let scan = crate::discover::scan_workspace(sup.table(), sup.workspace());
+                let mut errors = Vec::new();
+                for spec in sup.table() {
+                    if scan.files.get(&spec.language).copied().unwrap_or(0) == 0 {
+                        continue;
+                    }
+                    for root in scan.roots.get(&spec.language).into_iter().flatten().take(2) {
+                        match sup
+                            .client_for(&root.join(format!(
+                                "_.{}",
+                                spec.extensions.first().map(String::as_str).unwrap_or("x")
+                            )))
+                            .await
+                        {
+                            Ok(c) => v.push(c),
+                            Err(e) => errors.push(e.to_string()),
+                        }
+                    }
+                }
+                if v.is_empty() {
+                    return Err(ToolError::not_available(format!(
+                        "no language server can run for a workspace symbol search{}",
+                        if errors.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {}", errors.join("; "))
+                        }
+                    )));
+                }
+            }
+            v
+        }
+    };
+    let mut lines = Vec::new();
+    let mut items = Vec::new();
+    let mut notes = Vec::new();
+    for c in &clients {
+        if c.caps.workspace_symbol_provider.is_none() {
+            notes.push(format!(
+                "{} does not support workspace symbol search",
+                c.server
+            ));
+            continue;
+        }
+        c.wait_ready().await;
+        let _ = c.sync_open_docs().await;
+        let params = WorkspaceSymbolParams {
+            query: q.to_string(),
+            work_done_progress_params: WorkDoneProgressParams::default(),
+            partial_result_params: PartialResultParams::default(),
+        };
+        let resp = match query::with_warmup(
+            c,
+            |v: &Option<WorkspaceSymbolResponse>| match v {
+                None => true,
+                Some(WorkspaceSymbolResponse::Flat(f)) => f.is_empty(),
+                Some(WorkspaceSymbolResponse::Nested(n)) => n.is_empty(),
+            },
+            || c.request::<WorkspaceSymbolRequest>(params.clone()),
+        )
+        .await
+        {
+            Ok(r) => r,
+            Err(LspError::Server { code: -32601, .. }) => {
+                notes.push(format!(
+                    "{} does not support workspace symbol search",
+                    c.server
+                ));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut r = Renderer::new(ctx.run.root(), c.encoding);
+        match resp {
+            None => {}
+            Some(WorkspaceSymbolResponse::Flat(v)) => {
+                for s in &v {
+                    let (l, j) = format::symbol_info_line(&mut r, s);
+                    lines.push(l);
+                    items.push(j);
+                }
+            }
+            Some(WorkspaceSymbolResponse::Nested(v)) => {
+                for s in &v {
+                    let (loc, pj) = match &s.location {
+                        lsp_types::OneOf::Left(l) => {
+                            let p = r.location(l);
+                            (
+                                p.as_ref().map(|p| p.loc()).unwrap_or_default(),
+                                p.map(|p| p.json()),
+                            )
+                        }
+                        lsp_types::OneOf::Right(w) => (
+                            uri_to_path(&w.uri)
+                                .map(|p| r.display(&p))
+                                .unwrap_or_default(),
+                            None,
+                        ),
+                    };
+                    let container = s
+                        .container_name
+                        .as_ref()
+                        .map(|c| format!(" (in {c})"))
+                        .unwrap_or_default();
+                    lines.push(format!(
+                        "{} {}{container}  {loc}",
+                        format::kind_name(s.kind),
+                        s.name
+                    ));
+                    items.push(json!({"name": s.name, "kind": format::kind_name(s.kind), "container": s.container_name, "location": pj}));
+                }
+            }
+        }
+    }
+    let total = lines.len();
+    let mut text = if total == 0 {
+        format!("no workspace symbols match `{q}`")
+    } else {
+        let capped = cap_list(lines, WORKSPACE_SYMBOLS_CAP);
+        let mut t = format!(
+            "{total} workspace symbol(s) match `{q}`:\n{}",
+            capped.shown.join("\n")
+        );
+        if let Some(m) = capped.more_line() {
+            t.push('\n');
+            t.push_str(&m);
+        }
+        t
+    };
+    for n in &notes {
+        text.push_str(&format!("\n(note: {n})"));
+    }
+    if total == 0 && !notes.is_empty() && notes.len() == clients.len() {
+        return Err(ToolError::not_available(notes.join("; ")));
+    }
+    items.truncate(WORKSPACE_SYMBOLS_CAP);
+    Ok(ToolOutput::text(text).with_structured(json!({"symbols": items, "total": total})))
+}

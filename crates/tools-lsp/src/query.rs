@@ -1,0 +1,144 @@
+//! What every positional query does first: resolve the file in the workspace jail, get (or
+//! start) its server, wait for indexing, sync the documents with the disk, and turn
+//! line + symbol into the server's position.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lsp_types::Position;
+use tools_core::{Run, ToolError};
+
+use crate::client::{DocState, LspClient};
+use crate::error::LspError;
+use crate::position::{find_symbol, line_of, to_lsp_character};
+use crate::supervisor::ServerSupervisor;
+
+/// A resolved positional query.
+pub struct Prepared {
+    /// The file.
+    pub path: PathBuf,
+    /// Its server.
+    pub client: Arc<LspClient>,
+    /// The synced document.
+    pub doc: DocState,
+    /// The server position of the symbol.
+    pub pos: Position,
+    /// The symbol as given.
+    pub symbol: String,
+}
+
+/// Resolves `file` (must be an existing file inside the workspace).
+pub fn resolve_file(run: &Run, file: Option<&str>) -> Result<PathBuf, ToolError> {
+    let Some(file) = file else {
+        return Err(ToolError::invalid("file", "this action needs `file`"));
+    };
+    let path = run.workspace().resolve(file)?;
+    if !path.exists() {
+        return Err(ToolError::invalid(
+            "file",
+            format!("`{file}` does not exist in the workspace"),
+        ));
+    }
+    if !path.is_file() {
+        return Err(ToolError::invalid(
+            "file",
+            format!("`{file}` is not a file"),
+        ));
+    }
+    Ok(path)
+}
+
+/// Syncs every open document and `path`, after waiting for indexing.
+pub async fn synced(client: &LspClient, path: &std::path::Path) -> Result<DocState, ToolError> {
+    client.wait_ready().await;
+    client.sync_open_docs().await?;
+    Ok(client.sync_file(path).await?)
+}
+
+/// The whole preamble of a positional query.
+pub async fn prepare(
+    run: &Run,
+    sup: &ServerSupervisor,
+    file: Option<&str>,
+    line: Option<u32>,
+    symbol: Option<&str>,
+    occurrence: Option<u32>,
+) -> Result<Prepared, ToolError> {
+    let path = resolve_file(run, file)?;
+    let Some(line) = line else {
+        return Err(ToolError::invalid(
+            "line",
+            "this action needs `line` (1-based) and `symbol` (a name on that line)",
+        ));
+    };
+    let Some(symbol) = symbol else {
+        return Err(ToolError::invalid(
+            "symbol",
+            "this action needs `symbol`: the name on that line to ask about (columns are never guessed)",
+        ));
+    };
+    if line == 0 {
+        return Err(ToolError::invalid(
+            "line",
+            "`line` is 1-based; the first line is 1",
+        ));
+    }
+    let client = sup.client_for(&path).await?;
+    let doc = synced(&client, &path).await?;
+    let n_lines = doc.text.split('\n').count();
+    let Some(text) = line_of(&doc.text, line as usize - 1).filter(|_| (line as usize) <= n_lines)
+    else {
+        return Err(ToolError::invalid(
+            "line",
+            format!(
+                "line {line} is past the end of {} ({} lines)",
+                run.workspace().display(&path),
+                n_lines
+            ),
+        ));
+    };
+    let byte =
+        find_symbol(text, line, symbol, occurrence).map_err(|m| ToolError::invalid("symbol", m))?;
+    let pos = Position {
+        line: line - 1,
+        character: to_lsp_character(text, byte, client.encoding),
+    };
+    Ok(Prepared {
+        path,
+        client,
+        doc,
+        pos,
+        symbol: symbol.to_string(),
+    })
+}
+
+/// Runs `f` and, while the server is young and answers empty (or "content modified"),
+/// tries again a few times: a server still loading its project answers nothing rather
+/// than waiting.
+pub async fn with_warmup<T, F, Fut>(
+    client: &LspClient,
+    is_empty: impl Fn(&T) -> bool,
+    f: F,
+) -> Result<T, LspError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, LspError>>,
+{
+    let mut tries = 0;
+    loop {
+        let r = f().await;
+        let retry = match &r {
+            Ok(v) => is_empty(v),
+            Err(LspError::Server { code, .. }) => *code == -32801 || *code == -32800,
+            Err(_) => false,
+        };
+        let young = client.started.elapsed() < Duration::from_secs(30);
+        if !retry || !young || tries >= 6 {
+            return r;
+        }
+        tries += 1;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        client.wait_ready().await;
+    }
+}

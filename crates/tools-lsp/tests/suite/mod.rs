@@ -1,0 +1,128 @@
+//! Shared helpers: a temporary project, a run with the lsp family wired into a registry,
+//! and calls through the registry's guard chain as a model would make them.
+
+mod clangd;
+mod failures;
+mod go;
+mod python;
+mod typescript;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tools_core::{
+    CallError, Config, Registry, RegistryBuilder, Run, RunOptions, Surface, ToolOutput,
+};
+
+pub struct Project {
+    pub dir: tempfile::TempDir,
+    pub run: Arc<Run>,
+    pub reg: Arc<Registry>,
+}
+
+impl Project {
+    pub fn new(files: &[(&str, &str)], config: &str) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let run = Run::new(RunOptions {
+            root: dir.path().into(),
+            conversation_id: "test".into(),
+            config: Config::parse(config).unwrap(),
+        })
+        .unwrap();
+        let fam = tools_lsp::family(&run).unwrap().unwrap();
+        let reg = RegistryBuilder::new(Arc::clone(&run))
+            .family(fam)
+            .build()
+            .unwrap();
+        Project { dir, run, reg }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.run.root().to_path_buf()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.root().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root().join(rel)).unwrap()
+    }
+
+    pub async fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, CallError> {
+        self.reg.call(Surface::FULL, tool, args).await
+    }
+
+    pub async fn lsp(&self, args: Value) -> Result<ToolOutput, CallError> {
+        self.call("lsp", args).await
+    }
+
+    /// The text of a successful `lsp` call; panics with the error otherwise.
+    pub async fn ok(&self, args: Value) -> String {
+        match self.lsp(args.clone()).await {
+            Ok(o) => {
+                if std::env::var_os("LSP_TEST_ECHO").is_some() {
+                    eprintln!(">>> {args}\n{}\n", o.full_text());
+                }
+                o.full_text()
+            }
+            Err(e) => panic!("lsp {args} failed: {e}"),
+        }
+    }
+
+    /// The error text of a failing `lsp` call; panics on success.
+    pub async fn err(&self, args: Value) -> CallError {
+        match self.lsp(args.clone()).await {
+            Ok(o) => panic!("lsp {args} succeeded unexpectedly: {}", o.full_text()),
+            Err(e) => e,
+        }
+    }
+
+    /// Pids of the servers running now (from `status`).
+    pub async fn server_pids(&self) -> Vec<i32> {
+        let out = self.lsp(json!({"action": "status"})).await.unwrap();
+        out.structured.unwrap()["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["pid"].as_i64().map(|p| p as i32))
+            .collect()
+    }
+
+    /// Closes the run and checks that no server process is left.
+    pub async fn close_and_check(self) {
+        let pids = self.server_pids().await;
+        self.run.close().await;
+        for pid in pids {
+            let mut gone = false;
+            for _ in 0..50 {
+                if !tools_core::process::group_alive(pid) {
+                    gone = true;
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            assert!(gone, "server process group {pid} survived the run's close");
+        }
+    }
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Whether `needle` is in `hay`, with the text shown on failure.
+#[track_caller]
+pub fn has(hay: &str, needle: &str) {
+    assert!(hay.contains(needle), "expected {needle:?} in:\n{hay}");
+}
