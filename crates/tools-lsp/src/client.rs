@@ -125,6 +125,7 @@ pub struct LspClient {
     request_timeout: Duration,
     index_wait: Duration,
     max_open: usize,
+    opened_once: AtomicBool,
 }
 
 impl std::fmt::Debug for LspClient {
@@ -367,6 +368,7 @@ impl LspClient {
             request_timeout: launch.request_timeout,
             index_wait: launch.index_wait,
             max_open: launch.max_open_documents.max(1),
+            opened_once: AtomicBool::new(false),
         }))
     }
 
@@ -541,6 +543,33 @@ impl LspClient {
             if tokio::time::timeout(left, rx.changed()).await.is_err() {
                 return false;
             }
+        }
+    }
+
+    /// After the first document is opened, servers often begin loading the project
+    /// (typescript-language-server reports it only then): wait briefly for that progress
+    /// to show up, then for it to end, and (push servers) for the first publish for that
+    /// document, the sign it was analysed: tsserver answers a definition with the import
+    /// line until then. Once per server, bounded by the indexing wait (at most 8 s).
+    pub async fn settle_after_first_open(&self, doc: &DocState) {
+        if self.opened_once.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let mut rx = self.shared.events.subscribe();
+        let _ = tokio::time::timeout(Duration::from_millis(400), async {
+            while !self.shared.progress_seen.load(Ordering::SeqCst) {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+        self.wait_ready().await;
+        if !self.pulls_diagnostics()
+            && let Some(path) = uri_to_path(&doc.uri)
+        {
+            let bound = self.index_wait.min(Duration::from_secs(8));
+            let _ = self.wait_publish(&path, doc.version, 0, bound).await;
         }
     }
 

@@ -478,6 +478,7 @@ async fn file_diagnostics(
     client.sync_open_docs().await?;
     let before = client.publish_seq();
     let doc = client.sync_file(path).await?;
+    client.settle_after_first_open(&doc).await;
     let disp = ctx.run.workspace().display(path);
     let items = if client.pulls_diagnostics() {
         client.pull_diagnostics(&doc).await?

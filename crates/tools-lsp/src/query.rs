@@ -53,7 +53,9 @@ pub fn resolve_file(run: &Run, file: Option<&str>) -> Result<PathBuf, ToolError>
 pub async fn synced(client: &LspClient, path: &std::path::Path) -> Result<DocState, ToolError> {
     client.wait_ready().await;
     client.sync_open_docs().await?;
-    Ok(client.sync_file(path).await?)
+    let doc = client.sync_file(path).await?;
+    client.settle_after_first_open(&doc).await;
+    Ok(doc)
 }
 
 /// The whole preamble of a positional query.
