@@ -13,6 +13,8 @@ pub(crate) const COMPILED: &[&str] = &[
     "fs",
     #[cfg(feature = "vibe")]
     "vibe",
+    #[cfg(feature = "ask")]
+    "ask",
 ];
 
 /// Adds every enabled family to `builder`. A family whose registration rule says no (no
@@ -34,5 +36,48 @@ pub(crate) fn wire(
             builder = builder.family(family);
         }
     }
+    #[cfg(feature = "ask")]
+    {
+        // The gate: the harness's own, else the terminal when asked for, else the MCP
+        // client's elicitation when it declared the capability. None: no ask_user, and
+        // `--approve ask` denies (fail-closed).
+        let gate: Option<Arc<dyn tools_ask::QuestionGate>> =
+            match (&opts.question_gate, &opts.elicitor) {
+                (Some(g), _) => Some(Arc::clone(g)),
+                (None, _) if opts.ask_tty => Some(Arc::new(tools_ask::TerminalGate::new())),
+                (None, Some(e)) => Some(Arc::new(tools_ask::ElicitationGate::new(Arc::clone(e)))),
+                (None, None) => None,
+            };
+        let mode = match opts.approve {
+            crate::ApproveMode::Auto => None,
+            crate::ApproveMode::Ask => Some(tools_ask::ApproveMode::Ask),
+            crate::ApproveMode::Deny => Some(tools_ask::ApproveMode::Deny),
+        };
+        if let Some(mode) = mode {
+            builder = builder.approver(Arc::new(tools_ask::approver(run, mode, gate.clone())?));
+        }
+        if let Some(family) = tools_ask::family(run, gate)? {
+            builder = builder.family(family);
+        }
+    }
+    #[cfg(not(feature = "ask"))]
+    if opts.approve != crate::ApproveMode::Auto {
+        // Without the ask family there is no permission card; refuse rather than approve.
+        builder = builder.approver(Arc::new(DenyAll));
+    }
     Ok(builder)
+}
+
+/// Refuses every write and exec call (`--approve` other than `auto` in a build without `ask`).
+#[cfg(not(feature = "ask"))]
+struct DenyAll;
+
+#[cfg(not(feature = "ask"))]
+#[tools_core::async_trait]
+impl tools_core::Approver for DenyAll {
+    async fn approve(&self, _request: &tools_core::ApprovalRequest) -> tools_core::Approval {
+        tools_core::Approval::Denied(
+            "this build has no permission cards (feature `ask` is off), so write and exec calls are refused".into(),
+        )
+    }
 }

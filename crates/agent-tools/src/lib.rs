@@ -48,6 +48,25 @@ pub struct ToolboxOptions {
     pub elicitor: Option<Arc<dyn Elicitor>>,
     /// Ask questions on the controlling terminal (`--ask tty`).
     pub ask_tty: bool,
+    /// What happens to write and exec calls (`--approve`); anything but `Auto` replaces
+    /// `approver`.
+    pub approve: ApproveMode,
+    /// A question gate of the embedding harness (wins over `ask_tty` and `elicitor`).
+    #[cfg(feature = "ask")]
+    pub question_gate: Option<Arc<dyn tools_ask::QuestionGate>>,
+}
+
+/// What the approver does for write and exec calls (`--approve ask|auto|deny`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApproveMode {
+    /// Approve everything (the surface already caps what is visible).
+    #[default]
+    Auto,
+    /// Show a yes/no permission card through the run's question gate; deny when no human
+    /// is attached (fail-closed). Needs the `ask` feature.
+    Ask,
+    /// Deny every write and exec call.
+    Deny,
 }
 
 impl ToolboxOptions {
@@ -61,6 +80,9 @@ impl ToolboxOptions {
             approver: None,
             elicitor: None,
             ask_tty: false,
+            approve: ApproveMode::Auto,
+            #[cfg(feature = "ask")]
+            question_gate: None,
         }
     }
 }

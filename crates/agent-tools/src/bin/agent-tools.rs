@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agent_tools::{Toolbox, ToolboxOptions};
+use agent_tools::{ApproveMode, Toolbox, ToolboxOptions};
 use clap::{Parser, Subcommand};
 use tools_core::{CallError, Surface, ToolError};
 
@@ -41,6 +41,14 @@ enum Command {
         /// Which tools the client sees: full, plan or read-only.
         #[arg(long, default_value = "full", value_parser = parse_surface)]
         surface: Surface,
+        /// Where `ask_user` questions go besides the client's elicitation: `tty` draws them
+        /// on the controlling terminal.
+        #[arg(long, value_parser = ["tty"])]
+        ask: Option<String>,
+        /// Write and exec calls: `auto` runs them, `deny` refuses them, `ask` shows a yes/no
+        /// card through the question gate (refused when no human is attached).
+        #[arg(long, default_value = "auto", value_parser = parse_approve)]
+        approve: ApproveMode,
     },
     /// List the tools a surface sees, with tiers and schemas, as JSON.
     Tools {
@@ -73,6 +81,17 @@ enum Command {
     },
 }
 
+fn parse_approve(s: &str) -> Result<ApproveMode, String> {
+    match s {
+        "auto" => Ok(ApproveMode::Auto),
+        "ask" => Ok(ApproveMode::Ask),
+        "deny" => Ok(ApproveMode::Deny),
+        other => Err(format!(
+            "unknown approval mode `{other}`; use ask, auto or deny"
+        )),
+    }
+}
+
 fn parse_surface(s: &str) -> Result<Surface, String> {
     Surface::parse(s).ok_or_else(|| format!("unknown surface `{s}`; use full, plan or read-only"))
 }
@@ -88,6 +107,14 @@ fn options(run: &RunArgs) -> Result<ToolboxOptions, ToolError> {
     Ok(opts)
 }
 
+/// Options for the one-shot commands: questions are drawn on the controlling terminal (a
+/// call without one fails at once).
+fn cli_options(run: &RunArgs) -> Result<ToolboxOptions, ToolError> {
+    let mut opts = options(run)?;
+    opts.ask_tty = true;
+    Ok(opts)
+}
+
 fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
@@ -99,8 +126,15 @@ fn out(text: &str) {
 
 async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
     match cli.command {
-        Command::Mcp { run, surface } => {
-            let opts = options(&run)?;
+        Command::Mcp {
+            run,
+            surface,
+            ask,
+            approve,
+        } => {
+            let mut opts = options(&run)?;
+            opts.ask_tty = ask.as_deref() == Some("tty");
+            opts.approve = approve;
             // Fail fast on a bad root or configuration, before the client connects.
             tools_core::Workspace::new(&opts.root)?;
             tools_core::Config::load(&opts.root, opts.config_path.as_deref())?;
@@ -115,7 +149,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { run, surface } => {
-            let tb = Toolbox::open(options(&run)?).await?;
+            let tb = Toolbox::open(cli_options(&run)?).await?;
             let list: Vec<_> = tb
                 .tools(surface)
                 .into_iter()
@@ -140,7 +174,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {
                 ToolError::invalid("args", format!("--args is not valid JSON: {e}"))
             })?;
-            let tb = Toolbox::open(options(&run)?).await?;
+            let tb = Toolbox::open(cli_options(&run)?).await?;
             let result = tb.call(surface, &tool, args).await;
             tb.close().await;
             match result {
@@ -166,7 +200,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             }
         }
         Command::Doctor { run } => {
-            let tb = Toolbox::open(options(&run)?).await?;
+            let tb = Toolbox::open(cli_options(&run)?).await?;
             let mut text = format!(
                 "agent-tools {} at {}\nfamilies compiled in: {}\nconfiguration: {}\n",
                 env!("CARGO_PKG_VERSION"),
