@@ -113,7 +113,9 @@ use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
 
 pub use config::{BRIEF_PLACEHOLDER, DEFAULT_TIER, ResultFormat, TierConfig, VibeConfig};
 pub use events::{EventMeaning, EventReader, Terminal};
-pub use worker::{RESULT_CAP, Status, Worker, WorkerList, WorkerSnapshot, worker_cwd};
+pub use worker::{
+    MAX_ARG_BRIEF, MAX_BRIEF, RESULT_CAP, Status, Worker, WorkerList, WorkerSnapshot, worker_cwd,
+};
 
 use tools::{Shared, VibeKill, VibeList, VibeSend, VibeSpawn, VibeWait};
 

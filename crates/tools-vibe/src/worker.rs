@@ -260,17 +260,22 @@ impl Worker {
     /// first. Returns the new round number.
     pub async fn send(self: &Arc<Self>, run: &Arc<Run>, message: &str) -> Result<u32, ToolError> {
         let mut control = self.control.lock().await;
-        self.stop_round(&mut control, StopReason::Superseded).await;
-        let (brief, round) = {
-            let mut s = self.lock();
-            let mut brief = s.brief.clone();
+        // Check the extended brief before stopping anything: a refused message must leave the
+        // running round alone.
+        let brief = {
+            let mut brief = self.lock().brief.clone();
             brief.push_str("\n\n");
             brief.push_str(message);
-            check_brief_size(&self.config, &brief)?;
+            brief
+        };
+        check_brief_size(&self.config, &brief, "message")?;
+        self.stop_round(&mut control, StopReason::Superseded).await;
+        let round = {
+            let mut s = self.lock();
             s.brief = brief.clone();
             let round = s.round + 1;
             s.reset_for_round(round);
-            (brief, round)
+            round
         };
         match start_round(self, run, &brief, round) {
             Ok(h) => {
@@ -409,7 +414,7 @@ impl WorkerList {
         label: &str,
         max_running: usize,
     ) -> Result<Arc<Worker>, ToolError> {
-        check_brief_size(config, brief)?;
+        check_brief_size(config, brief, "brief")?;
         let mut list = self.lock();
         let running = list.iter().filter(|w| !w.status().is_finished()).count();
         if running >= max_running {
@@ -460,7 +465,7 @@ impl WorkerList {
     }
 }
 
-fn check_brief_size(config: &TierConfig, brief: &str) -> Result<(), ToolError> {
+fn check_brief_size(config: &TierConfig, brief: &str, field: &str) -> Result<(), ToolError> {
     let (cap, how) = if config.brief_in_args() {
         (MAX_ARG_BRIEF, "in a command argument")
     } else {
@@ -468,16 +473,16 @@ fn check_brief_size(config: &TierConfig, brief: &str) -> Result<(), ToolError> {
     };
     if brief.len() > cap {
         return Err(ToolError::invalid(
-            "brief",
+            field,
             format!(
-                "the brief is {} bytes; at most {cap} bytes can be passed {how}; write the details \
+                "the brief would be {} bytes; at most {cap} bytes can be passed {how}; write the details \
                  to a file in the workspace and point the worker at it",
                 brief.len()
             ),
         ));
     }
     if brief.contains('\0') {
-        return Err(ToolError::invalid("brief", "the brief contains a NUL byte"));
+        return Err(ToolError::invalid(field, "the brief contains a NUL byte"));
     }
     Ok(())
 }

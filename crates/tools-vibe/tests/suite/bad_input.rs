@@ -197,3 +197,33 @@ fn no_vibe_table_means_no_tools() {
         .unwrap();
     assert!(err.to_string().contains("vibe"), "{err}");
 }
+
+#[tokio::test]
+async fn an_oversized_brief_is_refused_and_the_running_round_survives() {
+    let Some(f) = fixture() else { return };
+    let big = "x".repeat(tools_vibe::MAX_ARG_BRIEF + 1);
+    let (field, msg) = invalid_field(
+        f.call("vibe_spawn", json!({"brief": big, "label": "l"}))
+            .await,
+    );
+    assert_eq!(field.as_deref(), Some("brief"));
+    assert!(msg.contains("write the details to a file"), "{msg}");
+
+    let gate = f.path("gate");
+    let id = f.spawn(&format!("gate={}", gate.display()), "fast").await;
+    let (field, _) = invalid_field(
+        f.call("vibe_send", json!({"worker_id": id, "message": big}))
+            .await,
+    );
+    assert_eq!(field.as_deref(), Some("message"));
+    let e = f.entry(&id).await;
+    assert_eq!(
+        (e["status"].as_str(), e["round"].as_i64()),
+        (Some("running"), Some(1))
+    );
+    std::fs::write(&gate, "").unwrap();
+    let done = f
+        .ok("vibe_wait", json!({"worker_id": id, "timeout_seconds": 60}))
+        .await;
+    assert_eq!(done.structured.unwrap()["status"], "done");
+}

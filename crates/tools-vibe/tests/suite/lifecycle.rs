@@ -107,6 +107,15 @@ async fn short_wait_on_a_long_worker_says_still_running() {
     let Some(f) = fixture() else { return };
     let gate = f.path("never");
     let id = f.spawn(&format!("gate={}", gate.display()), "fast").await;
+    // Once it has printed something, so the tail is not empty.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while f.entry(&id).await["tail"] == "" {
+        assert!(
+            Instant::now() < deadline,
+            "the worker never printed anything"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let out = f
         .ok(
             "vibe_wait",
