@@ -216,6 +216,17 @@ impl QuestionGate for ElicitationGate {
             multi_select: self.modern(),
         }
     }
+    fn status(&self) -> Result<String, String> {
+        Ok(format!(
+            "cards are MCP elicitation forms (protocol {}; multi-select {})",
+            self.elicitor.protocol_version(),
+            if self.modern() {
+                "offered"
+            } else {
+                "not offered: it needs 2025-11-25"
+            }
+        ))
+    }
     async fn ask(&self, card: &Card, timeout: Duration) -> Result<Reply, GateError> {
         let (message, schema) = form_for(card, self.modern());
         // The client may hold the request past our timeout; bound it here as well.

@@ -40,6 +40,10 @@ pub trait QuestionGate: Send + Sync {
     fn name(&self) -> &str;
     /// What this gate can show (may depend on the client, e.g. its protocol version).
     fn abilities(&self) -> GateAbilities;
+    /// For `doctor`: whether a human can be reached now, and how cards are shown.
+    fn status(&self) -> Result<String, String> {
+        Ok(format!("cards go to the `{}` gate", self.name()))
+    }
     /// Shows `card` and waits up to `timeout` for the reply.
     async fn ask(&self, card: &Card, timeout: Duration) -> Result<Reply, GateError>;
 }

@@ -198,23 +198,9 @@ impl ToolFamily for AskFamily {
         vec![self.tool.clone() as Arc<dyn Tool>]
     }
     async fn doctor(&self) -> Vec<DoctorEntry> {
-        let (ok, detail) = match self.gate.name() {
-            "terminal" => match TerminalGate::new().probe() {
-                Ok(()) => (true, "cards are drawn on /dev/tty".to_string()),
-                Err(e) => (false, format!("{e}; ask_user calls will fail at once")),
-            },
-            "mcp-elicitation" => (
-                true,
-                format!(
-                    "cards are MCP elicitation forms (multi-select {})",
-                    if self.gate.abilities().multi_select {
-                        "offered"
-                    } else {
-                        "not offered: client before 2025-11-25"
-                    }
-                ),
-            ),
-            other => (true, format!("cards go to the `{other}` gate")),
+        let (ok, detail) = match self.gate.status() {
+            Ok(d) => (true, d),
+            Err(d) => (false, d),
         };
         vec![DoctorEntry {
             family: "ask".into(),

@@ -294,6 +294,12 @@ impl QuestionGate for TerminalGate {
     fn abilities(&self) -> GateAbilities {
         GateAbilities { multi_select: true }
     }
+    fn status(&self) -> Result<String, String> {
+        match self.probe() {
+            Ok(()) => Ok(format!("cards are drawn on {}", self.path.display())),
+            Err(e) => Err(format!("{e}; ask_user calls will fail at once")),
+        }
+    }
     async fn ask(&self, card: &Card, timeout: Duration) -> Result<Reply, GateError> {
         // Fail at once without a terminal, before queueing behind another card.
         self.probe()?;

@@ -231,3 +231,36 @@ async fn registration_needs_a_gate_and_config_is_checked() {
     let doctor = reg.doctor().await;
     assert_eq!(doctor[0].resource, "question gate: channel");
 }
+
+#[tokio::test]
+async fn a_cancelled_call_withdraws_its_card() {
+    let (_d, run) = run_with("");
+    let (gate, mut cards) = ChannelGate::channel(1);
+    let reg = registry(&run, Arc::new(gate));
+    // A child of the run's token: what a caller that gives up cancels.
+    let cancel = run.cancellation().child_token();
+    let opts = tools_core::CallOptions {
+        cancel: Some(cancel.clone()),
+        ..Default::default()
+    };
+    let call = tokio::spawn({
+        let reg = reg.clone();
+        async move {
+            reg.call_with(
+                Surface::FULL,
+                "ask_user",
+                json!({"question": "wait?"}),
+                opts,
+            )
+            .await
+        }
+    });
+    let pending = cards.recv().await.unwrap();
+    cancel.cancel();
+    let e = tool_err(call.await.unwrap());
+    assert!(
+        matches!(&e, ToolError::Rejected(m) if m.contains("card #1 was withdrawn")),
+        "{e:?}"
+    );
+    assert!(!pending.reply(Reply::Skipped { how: "late".into() }));
+}

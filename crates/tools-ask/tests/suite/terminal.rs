@@ -217,3 +217,80 @@ async fn typeahead_does_not_answer_the_card() {
         })
     );
 }
+
+#[tokio::test]
+async fn a_hung_up_terminal_is_unavailable() {
+    tools_core::testing::exercised("pseudo-terminal");
+    let mut master: libc::c_int = -1;
+    let mut slave: libc::c_int = -1;
+    // SAFETY: openpty fills the two out-parameters; the optional ones are null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: both descriptors were just returned by openpty and are owned here.
+    let (master, slave) = unsafe {
+        use std::os::fd::FromRawFd;
+        (
+            std::os::fd::OwnedFd::from_raw_fd(master),
+            std::os::fd::OwnedFd::from_raw_fd(slave),
+        )
+    };
+    let path = std::fs::read_link(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&slave)
+    ))
+    .unwrap();
+    let (_d, run) = run_with("");
+    let reg = registry(&run, Arc::new(TerminalGate::with_device(&path)));
+    let call = tokio::spawn({
+        let reg = reg.clone();
+        async move {
+            reg.call(
+                Surface::FULL,
+                "ask_user",
+                json!({"question": "still there?"}),
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The human's side goes away: the terminal hangs up.
+    drop(master);
+    match call.await.unwrap() {
+        Err(CallError::Tool(ToolError::NotAvailable(m))) => {
+            assert!(m.contains("card #1 could not be shown"), "{m}");
+            assert!(m.contains("terminal"), "{m}");
+        }
+        other => panic!("{other:?}"),
+    }
+    drop(slave);
+}
+
+#[tokio::test]
+async fn doctor_reports_the_terminal() {
+    let (_d, run) = run_with("");
+    let pty = Pty::open();
+    let reg = registry(&run, Arc::new(TerminalGate::with_device(&pty.slave_path)));
+    let d = reg.doctor().await;
+    assert!(d[0].ok, "{d:?}");
+    assert!(
+        d[0].detail.contains("cards are drawn on /dev/pts/"),
+        "{d:?}"
+    );
+    let reg = registry(
+        &run,
+        Arc::new(TerminalGate::with_device("/nonexistent/tty")),
+    );
+    let d = reg.doctor().await;
+    assert!(
+        !d[0].ok && d[0].detail.contains("will fail at once"),
+        "{d:?}"
+    );
+}
