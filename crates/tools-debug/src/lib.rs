@@ -1,0 +1,86 @@
+//! # tools-debug
+//!
+//! The `debug` tool: a Debug Adapter Protocol client, the adapter table and a supervisor that
+//! keeps one debug session per conversation.
+//!
+//! - [`protocol`]: DAP over tools-core's `Transport` (`Dap` protocol): typed requests from
+//!   `dap-types` with unset optional fields stripped, tolerant event decoding, and the
+//!   `runInTerminal` reverse request answered by running the process ourselves.
+//! - [`adapters`]: debugpy (preferring the project's `.venv`/`venv` Python), lldb-dap
+//!   (including Debian's versioned `lldb-dap-NN`), delve (DAP over TCP), dart; overridable in
+//!   `[debug.adapters.<id>]`; usable only when a root marker **and** the binary are found.
+//! - [`session`]: one live session — the start-up order, bounded waits, teardown.
+//! - [`supervisor`]: the session rules (one per conversation, a hard TTL, second launch
+//!   rejected, crashed or hung adapter cleared) and every operation.
+//! - [`tool`]: the `debug` tool itself (tier `exec`, not parallel-safe).
+//!
+//! Choices where the spec is silent: a session whose program has ended no longer blocks a
+//! new `launch`; `continue` on a program that is still running keeps waiting for the next
+//! stop; breakpoints are kept across sessions; `attach` never kills the debuggee.
+//!
+//! What this crate is not for: building the program (use `gcc -g`, `go build`, …) or
+//! language-server queries.
+
+pub mod adapters;
+pub mod config;
+pub mod error;
+pub mod protocol;
+mod report;
+pub mod session;
+pub mod supervisor;
+pub mod tool;
+
+use std::sync::Arc;
+
+use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
+
+pub use config::DebugConfig;
+pub use supervisor::DebugSupervisor;
+pub use tool::DebugTool;
+
+/// The `debug` family of one run: the `debug` tool over a [`DebugSupervisor`].
+pub struct DebugFamily {
+    tool: Arc<DebugTool>,
+}
+
+impl DebugFamily {
+    /// The supervisor (for embedders that drive sessions directly).
+    pub fn supervisor(&self) -> &Arc<DebugSupervisor> {
+        self.tool.supervisor()
+    }
+}
+
+#[tools_core::async_trait]
+impl ToolFamily for DebugFamily {
+    fn name(&self) -> &str {
+        "debug"
+    }
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        vec![self.tool.clone() as Arc<dyn Tool>]
+    }
+    async fn doctor(&self) -> Vec<DoctorEntry> {
+        self.tool.supervisor().doctor().await
+    }
+}
+
+/// The `debug` family for `run`, configured from the `[debug]` section. `Ok(None)` when
+/// `[debug] enabled = false`. The session is ended (adapter and debuggee killed) when the
+/// run closes.
+pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
+    let config: DebugConfig = run.config().section("debug")?;
+    if !config.enabled {
+        return Ok(None);
+    }
+    let supervisor = DebugSupervisor::new(run, config)?;
+    let weak = Arc::downgrade(&supervisor);
+    run.on_close(move || {
+        Box::pin(async move {
+            if let Some(s) = weak.upgrade() {
+                s.shutdown().await;
+            }
+        })
+    });
+    Ok(Some(Arc::new(DebugFamily {
+        tool: Arc::new(DebugTool::new(supervisor)),
+    })))
+}

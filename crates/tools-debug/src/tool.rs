@@ -1,0 +1,244 @@
+//! The `debug` tool: one tool with an `operation` parameter over the run's
+//! [`DebugSupervisor`]. Tier `exec`, not parallel-safe (a session is state across calls).
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
+
+use crate::adapters::AdapterId;
+use crate::session::Resume;
+use crate::supervisor::{AttachTarget, DebugSupervisor};
+
+/// The operations of the `debug` tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// Which adapters are usable here, and why not.
+    Adapters,
+    /// Whether a session runs, and where it stopped.
+    Status,
+    /// Set the breakpoints of `file` to `lines` (empty clears); may be set before launch.
+    Breakpoints,
+    /// Start `program` with `args`, stop at the breakpoints.
+    Launch,
+    /// Connect to a running debuggee (`port`, `pid` or `vm_service_uri`).
+    Attach,
+    /// Run to the next stop.
+    Continue,
+    /// Stop the program where it is.
+    Pause,
+    /// Step over one line.
+    StepOver,
+    /// Step into a call.
+    StepIn,
+    /// Step out of the current function.
+    StepOut,
+    /// Thread ids and names.
+    Threads,
+    /// Frames of a thread (cap 30).
+    Stack,
+    /// Scopes of `frame_id`.
+    Scopes,
+    /// Children of `reference` (cap 50; values cut at 400 characters).
+    Variables,
+    /// Evaluate `expression` in `frame_id` (default: the top frame of the stopped thread).
+    Evaluate,
+    /// The debuggee's stdout/stderr so far (bounded).
+    Output,
+    /// End the session, kill the adapter and the debuggee.
+    Terminate,
+}
+
+/// Arguments of `debug`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DebugArgs {
+    /// What to do.
+    pub operation: Operation,
+    /// `breakpoints`: the source file (workspace-relative).
+    pub file: Option<String>,
+    /// `breakpoints`: 1-based lines; empty clears the file.
+    pub lines: Option<Vec<u64>>,
+    /// `launch`: a script (.py, .dart), a Go package folder or .go file, or an ELF executable.
+    pub program: Option<String>,
+    /// `launch`: the program's arguments.
+    pub args: Option<Vec<String>>,
+    /// `launch`/`attach`: force an adapter (`debugpy`, `lldb`, `delve`, `dart`) instead of
+    /// choosing from the program.
+    pub adapter: Option<String>,
+    /// `attach` (debugpy): the port of `python -m debugpy --listen PORT`.
+    pub port: Option<u16>,
+    /// `attach`: host of `port` (default 127.0.0.1).
+    pub host: Option<String>,
+    /// `attach` (delve, lldb): the process id.
+    pub pid: Option<u32>,
+    /// `attach` (dart): the VM-service URI the program printed.
+    pub vm_service_uri: Option<String>,
+    /// `attach`: pause right after attaching (debugpy does not suspend on attach by itself).
+    pub suspend: Option<bool>,
+    /// `continue`, steps, `pause`, `stack`: the thread (default: the last stopped thread).
+    pub thread_id: Option<u64>,
+    /// `scopes`, `evaluate`: the frame (from `stack` or a stop report).
+    pub frame_id: Option<u64>,
+    /// `variables`: a reference from `scopes`, `variables` or `evaluate`.
+    pub reference: Option<u64>,
+    /// `evaluate`: the expression.
+    pub expression: Option<String>,
+    /// `launch`, `attach`, `continue`, steps: how long to wait for the next stop (default 30 s)
+    /// before answering "still running".
+    pub timeout_seconds: Option<u64>,
+}
+
+/// The `debug` tool of one run.
+pub struct DebugTool {
+    supervisor: Arc<DebugSupervisor>,
+}
+
+impl DebugTool {
+    /// A tool over `supervisor`.
+    pub fn new(supervisor: Arc<DebugSupervisor>) -> Self {
+        DebugTool { supervisor }
+    }
+
+    /// The supervisor behind it.
+    pub fn supervisor(&self) -> &Arc<DebugSupervisor> {
+        &self.supervisor
+    }
+
+    /// Runs one call with parsed arguments.
+    pub async fn run(&self, a: DebugArgs) -> Result<ToolOutput, ToolError> {
+        let sup = &self.supervisor;
+        let adapter = match &a.adapter {
+            None => None,
+            Some(s) => Some(AdapterId::parse(s).ok_or_else(|| {
+                ToolError::invalid(
+                    "adapter",
+                    format!("unknown adapter `{s}`; use debugpy, lldb, delve or dart"),
+                )
+            })?),
+        };
+        match a.operation {
+            Operation::Adapters => sup.adapters().await,
+            Operation::Status => sup.status().await,
+            Operation::Breakpoints => {
+                let file = a
+                    .file
+                    .ok_or_else(|| ToolError::invalid("file", "`breakpoints` needs `file`"))?;
+                let lines = a.lines.ok_or_else(|| {
+                    ToolError::invalid(
+                        "lines",
+                        "`breakpoints` needs `lines` (an empty list clears the file)",
+                    )
+                })?;
+                sup.breakpoints(&file, lines).await
+            }
+            Operation::Launch => {
+                let program = a
+                    .program
+                    .ok_or_else(|| ToolError::invalid("program", "`launch` needs `program`"))?;
+                sup.launch(
+                    &program,
+                    a.args.unwrap_or_default(),
+                    adapter,
+                    a.timeout_seconds,
+                )
+                .await
+            }
+            Operation::Attach => {
+                let t = AttachTarget {
+                    adapter,
+                    port: a.port,
+                    host: a.host,
+                    pid: a.pid,
+                    vm_service_uri: a.vm_service_uri,
+                    suspend: a.suspend.unwrap_or(false),
+                };
+                sup.attach(t, a.timeout_seconds).await
+            }
+            Operation::Continue => {
+                sup.resume(Resume::Continue, a.thread_id, a.timeout_seconds)
+                    .await
+            }
+            Operation::StepOver => {
+                sup.resume(Resume::StepOver, a.thread_id, a.timeout_seconds)
+                    .await
+            }
+            Operation::StepIn => {
+                sup.resume(Resume::StepIn, a.thread_id, a.timeout_seconds)
+                    .await
+            }
+            Operation::StepOut => {
+                sup.resume(Resume::StepOut, a.thread_id, a.timeout_seconds)
+                    .await
+            }
+            Operation::Pause => sup.pause(a.thread_id).await,
+            Operation::Threads => sup.threads().await,
+            Operation::Stack => sup.stack(a.thread_id).await,
+            Operation::Scopes => {
+                let f = a.frame_id.ok_or_else(|| {
+                    ToolError::invalid("frame_id", "`scopes` needs `frame_id` (from `stack`)")
+                })?;
+                sup.scopes(f).await
+            }
+            Operation::Variables => {
+                let r = a.reference.ok_or_else(|| {
+                    ToolError::invalid(
+                        "reference",
+                        "`variables` needs `reference` (from `scopes` or `variables`)",
+                    )
+                })?;
+                sup.variables(r).await
+            }
+            Operation::Evaluate => {
+                let e = a
+                    .expression
+                    .filter(|e| !e.trim().is_empty())
+                    .ok_or_else(|| {
+                        ToolError::invalid(
+                            "expression",
+                            "`evaluate` needs a non-empty `expression`",
+                        )
+                    })?;
+                sup.evaluate(&e, a.frame_id).await
+            }
+            Operation::Output => sup.output().await,
+            Operation::Terminate => sup.terminate().await,
+        }
+    }
+}
+
+#[tools_core::async_trait]
+impl Tool for DebugTool {
+    fn name(&self) -> &str {
+        "debug"
+    }
+    fn tier(&self) -> Tier {
+        Tier::Exec
+    }
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+    fn description(&self) -> String {
+        "Debugger control over the Debug Adapter Protocol: breakpoints, launch, step, inspect. \
+One session per conversation (hard TTL 30 min); a second launch/attach is rejected until you `terminate`. \
+Typical flow: `breakpoints` (file, lines) → `launch` (program) → the stop report (reason, path:line, source line, \
+frames with frame_id) → `scopes` (frame_id) → `variables` (reference) / `evaluate` (expression) → `step_over` / \
+`step_in` / `step_out` / `continue` → `terminate`. `continue`, the steps and `launch` wait up to `timeout_seconds` \
+(default 30) and then answer \"still running\" so that `pause` can stop a loop. \
+Adapters (`adapters` says which are usable here and why not): debugpy for .py, delve for Go packages, lldb for ELF \
+executables (build C with `gcc -g`), dart for .dart. \
+Attach: debugpy attaches to `port` of `python -m debugpy --listen PORT` and does not suspend (pass `suspend: true` \
+for a stopped state); delve and lldb attach to `pid`; dart to `vm_service_uri`."
+            .into()
+    }
+    fn input_schema(&self) -> Value {
+        schema_for::<DebugArgs>()
+    }
+    async fn call(&self, _ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: DebugArgs = parse_args(args)?;
+        self.run(a).await
+    }
+}

@@ -1,0 +1,5 @@
+//! The integration suite: every test drives a real debug adapter through the `debug` tool,
+//! via the registry as a harness would.
+
+mod common;
+mod python;
