@@ -34,6 +34,7 @@ pub mod discover;
 pub mod error;
 pub mod format;
 pub mod lsp_tool;
+pub mod observer;
 pub mod position;
 pub mod query;
 pub mod supervisor;
@@ -50,12 +51,17 @@ pub use supervisor::ServerSupervisor;
 /// The `lsp` family of one run: the supervisor and the tools built on it.
 pub struct LspFamily {
     sup: Arc<ServerSupervisor>,
+    observer: Arc<observer::DiagnosticsOnWrite>,
 }
 
 impl LspFamily {
     /// The supervisor (shared by the tools and the observer).
     pub fn supervisor(&self) -> &Arc<ServerSupervisor> {
         &self.sup
+    }
+    /// The diagnostics-on-write observer (one ledger per run).
+    pub fn observer(&self) -> &Arc<observer::DiagnosticsOnWrite> {
+        &self.observer
     }
 }
 
@@ -68,7 +74,7 @@ impl ToolFamily for LspFamily {
         vec![Arc::new(LspTool::new(Arc::clone(&self.sup)))]
     }
     fn observers(&self) -> Vec<Arc<dyn WriteObserver>> {
-        Vec::new()
+        vec![Arc::clone(&self.observer) as Arc<dyn WriteObserver>]
     }
     async fn doctor(&self) -> Vec<DoctorEntry> {
         self.sup.doctor()
@@ -82,7 +88,9 @@ pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> 
     if !cfg.enabled {
         return Ok(None);
     }
+    let sup = ServerSupervisor::new(run, cfg);
     Ok(Some(Arc::new(LspFamily {
-        sup: ServerSupervisor::new(run, cfg),
+        observer: Arc::new(observer::DiagnosticsOnWrite::new(Arc::clone(&sup))),
+        sup,
     })))
 }

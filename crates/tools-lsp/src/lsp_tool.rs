@@ -475,9 +475,9 @@ async fn file_diagnostics(
 ) -> Result<ToolOutput, ToolError> {
     let client = sup.client_for(path).await?;
     client.wait_ready().await;
-    client.sync_open_docs().await?;
     let before = client.publish_seq();
     let doc = client.sync_file(path).await?;
+    client.sync_open_docs().await?;
     client.settle_after_first_open(&doc).await;
     let disp = ctx.run.workspace().display(path);
     let items = if client.pulls_diagnostics() {

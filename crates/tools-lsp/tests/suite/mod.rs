@@ -4,6 +4,7 @@
 mod clangd;
 mod failures;
 mod go;
+mod on_write;
 mod python;
 mod typescript;
 
@@ -38,6 +39,7 @@ impl Project {
         let fam = tools_lsp::family(&run).unwrap().unwrap();
         let reg = RegistryBuilder::new(Arc::clone(&run))
             .family(fam)
+            .tool(Arc::new(TestWrite))
             .build()
             .unwrap();
         Project { dir, run, reg }
@@ -112,6 +114,61 @@ impl Project {
             }
             assert!(gone, "server process group {pid} survived the run's close");
         }
+    }
+}
+
+/// A harness's own write tool: writes `text` to `path` and reports it as touched, so the
+/// registry runs the write observers on it.
+pub struct TestWrite;
+
+#[tools_core::async_trait]
+impl tools_core::Tool for TestWrite {
+    fn name(&self) -> &str {
+        "test_write"
+    }
+    fn tier(&self) -> tools_core::Tier {
+        tools_core::Tier::Write
+    }
+    fn description(&self) -> String {
+        "writes a file".into()
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    async fn call(
+        &self,
+        ctx: &tools_core::CallCtx,
+        args: Value,
+    ) -> Result<ToolOutput, tools_core::ToolError> {
+        let path = ctx
+            .run
+            .workspace()
+            .resolve(args["path"].as_str().unwrap())?;
+        std::fs::create_dir_all(path.parent().unwrap())?;
+        std::fs::write(&path, args["text"].as_str().unwrap())?;
+        Ok(ToolOutput::text(format!("wrote {}", path.display())).with_touched([path]))
+    }
+}
+
+impl Project {
+    /// Writes through the registry (so diagnostics on write run); returns the
+    /// `diagnostics` section's body, if any.
+    pub async fn write_tool(&self, rel: &str, text: &str) -> Option<String> {
+        let out = self
+            .call("test_write", json!({"path": rel, "text": text}))
+            .await
+            .unwrap();
+        if std::env::var_os("LSP_TEST_ECHO").is_some() {
+            eprintln!(
+                ">>> write {rel} {:?}\n{}\n",
+                std::time::SystemTime::now(),
+                out.full_text()
+            );
+        }
+        out.sections
+            .iter()
+            .find(|s| s.title == "diagnostics")
+            .map(|s| s.body.clone())
     }
 }
 

@@ -1,0 +1,114 @@
+//! Diagnostics on write through a real server: only new diagnostics, keyed without
+//! position; gone ones counted; other files' breakage reported; no noise without a server.
+
+use serde_json::json;
+use tools_core::testing::require_binary;
+
+use super::{Project, has};
+
+async fn ledger_sequence(
+    p: &Project,
+    file: &str,
+    v1: &str,
+    v2: &str,
+    v3: &str,
+    v4: &str,
+    first: &str,
+    second: &str,
+) {
+    // 1. An error appears: reported.
+    let s = p.write_tool(file, v1).await.expect("a diagnostics section");
+    has(&s, first);
+    has(&s, "new diagnostic(s)");
+    // 2. The same error four lines lower: not reported again.
+    let s = p.write_tool(file, v2).await;
+    assert!(s.as_deref().is_none_or(|s| !s.contains(first)), "{s:?}");
+    // 3. A different error added: only that one.
+    let s = p.write_tool(file, v3).await.expect("a diagnostics section");
+    has(&s, second);
+    assert!(!s.contains(first), "{s}");
+    // 4. Everything fixed: nothing new, one line saying how many are gone.
+    let s = p.write_tool(file, v4).await.expect("a diagnostics section");
+    assert!(!s.contains("new diagnostic"), "{s}");
+    has(&s, "2 earlier-reported diagnostic(s) are gone");
+}
+
+#[tokio::test]
+async fn pyright_reports_only_new_diagnostics_on_write() {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let p = Project::new(
+        &[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"d\"\nversion = \"0\"\n",
+            ),
+            ("lib.py", "def helper(x: int) -> int:\n    return x + 1\n"),
+            ("app.py", "from lib import helper\n\nprint(helper(1))\n"),
+        ],
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
+    );
+    ledger_sequence(
+        &p,
+        "mod.py",
+        "x = 1\nprint(undefined_one)\n",
+        "x = 1\n\n\n\n\nprint(undefined_one)\n",
+        "x = 1\n\n\n\n\nprint(undefined_one)\nprint(undefined_two)\n",
+        "x = 1\nprint(x)\n",
+        "\"undefined_one\" is not defined",
+        "\"undefined_two\" is not defined",
+    )
+    .await;
+    // Cross-file: app.py is open in the server; breaking lib.py breaks app.py.
+    p.ok(json!({"action": "diagnostics", "file": "app.py"}))
+        .await;
+    let s = p
+        .write_tool(
+            "lib.py",
+            "def renamed_helper(x: int) -> int:\n    return x + 1\n",
+        )
+        .await
+        .expect("a diagnostics section");
+    has(&s, "app.py:1:");
+    has(&s, "helper");
+    // A file with no server: the write result is unchanged.
+    assert_eq!(p.write_tool("notes.txt", "hello\n").await, None);
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn clangd_reports_only_new_diagnostics_on_write() {
+    if require_binary("clangd", "clangd").is_none() {
+        return;
+    }
+    let p = Project::new(&[("compile_flags.txt", "-std=c11\n")], "");
+    ledger_sequence(
+        &p,
+        "m.c",
+        "int f(void) { return nope; }\n",
+        "\n\n\n\nint f(void) { return nope; }\n",
+        "\n\n\n\nint f(void) { return nope; }\nint g(void) { return other; }\n",
+        "int f(void) { return 0; }\n",
+        "Use of undeclared identifier 'nope'",
+        "Use of undeclared identifier 'other'",
+    )
+    .await;
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn diagnostics_pending_while_the_server_cannot_answer() {
+    // A server that never publishes: the write reports "pending", not silence.
+    let script = super::fixture("fake_lsp.py");
+    let p = Project::new(
+        &[("fake.toml", "")],
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 500\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"init-only\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
+            script.display().to_string()
+        ),
+    );
+    let s = p.write_tool("a.fake", "x\n").await.expect("a section");
+    has(&s, "diagnostics pending");
+    p.close_and_check().await;
+}
