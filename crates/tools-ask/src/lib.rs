@@ -59,16 +59,30 @@
 //!
 //! ## The newest MCP protocol (2026-07-28)
 //!
-//! rmcp 3.11 also speaks the 2026-07-28 protocol, which has no `initialize` and no
-//! server-to-client requests: elicitation there goes through an `input_required` result of
-//! `tools/call` (the client answers the embedded request and retries the call with the
-//! responses), not through `elicitation/create` while the call waits. The blocking
-//! [`tools_core::Elicitor`] contract cannot ride on that flow, so on such a connection the
-//! server is handed no elicitor: `ask_user` is **not listed** (unless `--ask tty` is set)
-//! and `--approve ask` **denies** every write and exec call (no gate). The MCP Python SDK
-//! 2.3 picks 2026-07-28 in its default `mode="auto"` against our server; a client that
-//! wants question cards connects with `mode="legacy"` (the `initialize` handshake,
-//! 2025-11-25) and an `elicitation_callback`.
+//! rmcp 3.11 also speaks 2026-07-28, which has no `initialize` and no server-to-client
+//! requests. Elicitation there is a multi-round-trip call: `tools/call` answers with an
+//! `input_required` result carrying the `elicitation/create` request and an opaque
+//! `requestState`; the client answers it and retries the same call with `inputResponses`
+//! (rmcp: `CallToolResponse::InputRequired`, sent only to peers on 2026-07-28 or newer).
+//! What happens today, checked with the MCP Python SDK 2.3 against our binary:
+//!
+//! - In its default `mode="auto"` the SDK negotiates 2026-07-28 with our server. It does
+//!   send its capabilities (elicitation included) in every request's `_meta`, and its
+//!   `call_tool` would drive `input_required` rounds through the `elicitation_callback`.
+//! - Our MCP server does not produce `input_required` results: a question waits inside the
+//!   call on the blocking [`tools_core::Elicitor`], which needs a server-to-client request.
+//!   So on 2026-07-28 the server hands the run **no elicitor**: `ask_user` is **absent**
+//!   from `tools/list` (unless `--ask tty` gives the terminal as the gate), and
+//!   `--approve ask` **denies** every write and exec call, saying no human is attached.
+//!   Nothing blocks and nothing is approved by accident.
+//! - With `mode="legacy"` (the `initialize` handshake, 2025-11-25) and an
+//!   `elicitation_callback`, everything above works: questions, multi-select, permission
+//!   cards. A client pinned to 2025-06-18 gets single-choice forms.
+//!
+//! Supporting elicitation on 2026-07-28 belongs in the MCP server, not here: park the
+//! running call when its elicitor is asked, answer `input_required` with the form and a
+//! handle as `requestState`, and resume the parked call with the retry's `inputResponses`.
+//! The gates in this crate would not change.
 //!
 //! ## Use this crate on its own
 //!
