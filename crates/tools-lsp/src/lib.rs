@@ -37,6 +37,7 @@ pub mod lsp_tool;
 pub mod observer;
 pub mod position;
 pub mod query;
+pub mod rename;
 pub mod supervisor;
 pub mod table;
 
@@ -71,7 +72,10 @@ impl ToolFamily for LspFamily {
         "lsp"
     }
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        vec![Arc::new(LspTool::new(Arc::clone(&self.sup)))]
+        vec![
+            Arc::new(LspTool::new(Arc::clone(&self.sup))),
+            Arc::new(rename::LspRenameTool::new(Arc::clone(&self.sup))),
+        ]
     }
     fn observers(&self) -> Vec<Arc<dyn WriteObserver>> {
         vec![Arc::clone(&self.observer) as Arc<dyn WriteObserver>]

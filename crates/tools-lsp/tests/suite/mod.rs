@@ -6,6 +6,7 @@ mod failures;
 mod go;
 mod on_write;
 mod python;
+mod rename;
 mod typescript;
 
 use std::path::{Path, PathBuf};

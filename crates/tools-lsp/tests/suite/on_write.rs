@@ -6,6 +6,7 @@ use tools_core::testing::require_binary;
 
 use super::{Project, has};
 
+#[allow(clippy::too_many_arguments)]
 async fn ledger_sequence(
     p: &Project,
     file: &str,

@@ -1,0 +1,576 @@
+//! `lsp_rename`: a project-wide rename through the language server, applied all or
+//! nothing.
+//!
+//! `prepareRename` first where the server offers it (a refusal changes nothing), then
+//! `textDocument/rename`. The `WorkspaceEdit` — `changes` or `documentChanges`, including
+//! create / rename / delete file operations — is planned in memory against the files'
+//! current content, checked again just before writing (any change since rejects the whole
+//! rename), written atomically file by file, and restored if a write fails part-way.
+//! Files the server's references name but its edit does not cover are reported, never
+//! silently skipped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use lsp_types::request::{PrepareRenameRequest, References, Rename};
+use lsp_types::{
+    DocumentChangeOperation, DocumentChanges, OneOf, PartialResultParams, PrepareRenameResponse,
+    ReferenceContext, ReferenceParams, RenameParams, ResourceOp, TextDocumentIdentifier,
+    TextDocumentPositionParams, TextEdit, WorkDoneProgressParams, WorkspaceEdit,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tools_core::{CallCtx, Run, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
+
+use crate::client::{LspClient, uri_to_path};
+use crate::error::LspError;
+use crate::position::{Encoding, offset_of};
+use crate::query;
+use crate::supervisor::ServerSupervisor;
+
+/// Arguments of `lsp_rename`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameArgs {
+    /// Workspace-relative path of the file where the symbol is.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// Substring of that line identifying the symbol.
+    pub symbol: String,
+    /// The new name.
+    pub new_name: String,
+    /// Which occurrence (1-based) when `symbol` occurs more than once on the line.
+    pub occurrence: Option<u32>,
+}
+
+/// Test hook: when set in the run's state to N > 0, the N-th file write of a rename fails,
+/// so the restore path can be exercised against a real server's edit.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct InjectWriteFailure(pub AtomicUsize);
+
+/// The `lsp_rename` tool.
+pub struct LspRenameTool {
+    sup: Arc<ServerSupervisor>,
+}
+
+impl LspRenameTool {
+    /// A tool over `sup`.
+    pub fn new(sup: Arc<ServerSupervisor>) -> Self {
+        LspRenameTool { sup }
+    }
+}
+
+/// One file's planned end state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Final {
+    Text(String),
+    Absent,
+}
+
+struct Plan {
+    /// Path → content when planned (None = absent), to re-check before writing.
+    original: BTreeMap<PathBuf, Option<String>>,
+    /// Path → final state.
+    finals: BTreeMap<PathBuf, Final>,
+    /// Path → number of text edits.
+    edits: BTreeMap<PathBuf, usize>,
+    created: Vec<PathBuf>,
+    deleted: Vec<PathBuf>,
+}
+
+fn read_opt(p: &Path) -> Result<Option<String>, ToolError> {
+    match std::fs::read(p) {
+        Ok(b) => String::from_utf8(b).map(Some).map_err(|_| {
+            ToolError::rejected(format!(
+                "{} is not UTF-8 text; nothing was changed",
+                p.display()
+            ))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ToolError::internal(format!(
+            "cannot read {}: {e}",
+            p.display()
+        ))),
+    }
+}
+
+fn jail(run: &Run, uri: &lsp_types::Uri) -> Result<PathBuf, ToolError> {
+    let p = uri_to_path(uri).ok_or_else(|| {
+        ToolError::rejected(format!(
+            "the server's edit names a non-file URI {}; nothing was changed",
+            uri.as_str()
+        ))
+    })?;
+    run.workspace().resolve(&p.to_string_lossy()).map_err(|_| {
+        ToolError::rejected(format!(
+            "the server's edit touches {}, outside the workspace; nothing was changed",
+            p.display()
+        ))
+    })
+}
+
+fn apply_text_edits(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<String, String> {
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|e| {
+            let s = offset_of(text, e.range.start.line, e.range.start.character, enc);
+            let t = offset_of(text, e.range.end.line, e.range.end.character, enc);
+            (s, t.max(s), e.new_text.as_str())
+        })
+        .collect();
+    spans.sort_by_key(|s| (s.0, s.1));
+    for w in spans.windows(2) {
+        if w[1].0 < w[0].1 {
+            return Err("the server sent overlapping edits".into());
+        }
+    }
+    let mut out = text.to_string();
+    for (s, t, new) in spans.into_iter().rev() {
+        out.replace_range(s..t, new);
+    }
+    Ok(out)
+}
+
+impl Plan {
+    fn state(&mut self, p: &Path) -> Result<Option<String>, ToolError> {
+        if let Some(f) = self.finals.get(p) {
+            return Ok(match f {
+                Final::Text(t) => Some(t.clone()),
+                Final::Absent => None,
+            });
+        }
+        let cur = read_opt(p)?;
+        self.original
+            .entry(p.to_path_buf())
+            .or_insert_with(|| cur.clone());
+        Ok(cur)
+    }
+    fn set(&mut self, p: &Path, f: Final) -> Result<(), ToolError> {
+        self.state(p)?;
+        self.finals.insert(p.to_path_buf(), f);
+        Ok(())
+    }
+    fn edit(&mut self, p: &Path, edits: &[TextEdit], enc: Encoding) -> Result<(), ToolError> {
+        let Some(text) = self.state(p)? else {
+            return Err(ToolError::rejected(format!(
+                "the server's edit changes {}, which does not exist; nothing was changed",
+                p.display()
+            )));
+        };
+        let new = apply_text_edits(&text, edits, enc).map_err(|m| {
+            ToolError::rejected(format!("{m} for {}; nothing was changed", p.display()))
+        })?;
+        *self.edits.entry(p.to_path_buf()).or_default() += edits.len();
+        self.set(p, Final::Text(new))
+    }
+}
+
+async fn plan_edit(run: &Run, client: &LspClient, edit: &WorkspaceEdit) -> Result<Plan, ToolError> {
+    let mut plan = Plan {
+        original: BTreeMap::new(),
+        finals: BTreeMap::new(),
+        edits: BTreeMap::new(),
+        created: Vec::new(),
+        deleted: Vec::new(),
+    };
+    let enc = client.encoding;
+    let unwrap = |v: &[OneOf<TextEdit, lsp_types::AnnotatedTextEdit>]| -> Vec<TextEdit> {
+        v.iter()
+            .map(|e| match e {
+                OneOf::Left(t) => t.clone(),
+                OneOf::Right(a) => a.text_edit.clone(),
+            })
+            .collect()
+    };
+    match &edit.document_changes {
+        Some(DocumentChanges::Edits(v)) => {
+            for e in v {
+                let p = jail(run, &e.text_document.uri)?;
+                plan.edit(&p, &unwrap(&e.edits), enc)?;
+            }
+        }
+        Some(DocumentChanges::Operations(ops)) => {
+            for op in ops {
+                match op {
+                    DocumentChangeOperation::Edit(e) => {
+                        let p = jail(run, &e.text_document.uri)?;
+                        plan.edit(&p, &unwrap(&e.edits), enc)?;
+                    }
+                    DocumentChangeOperation::Op(ResourceOp::Create(c)) => {
+                        let p = jail(run, &c.uri)?;
+                        let exists = plan.state(&p)?.is_some();
+                        let o = c.options.as_ref();
+                        if exists && !o.and_then(|o| o.overwrite).unwrap_or(false) {
+                            if o.and_then(|o| o.ignore_if_exists).unwrap_or(false) {
+                                continue;
+                            }
+                            return Err(ToolError::rejected(format!(
+                                "the server's edit creates {}, which exists; nothing was changed",
+                                run.workspace().display(&p)
+                            )));
+                        }
+                        plan.set(&p, Final::Text(String::new()))?;
+                        plan.created.push(p);
+                    }
+                    DocumentChangeOperation::Op(ResourceOp::Rename(r)) => {
+                        let from = jail(run, &r.old_uri)?;
+                        let to = jail(run, &r.new_uri)?;
+                        if from.is_dir() {
+                            return Err(ToolError::rejected(
+                                "the server's edit renames a folder, which this tool does not apply; nothing was changed",
+                            ));
+                        }
+                        let Some(text) = plan.state(&from)? else {
+                            return Err(ToolError::rejected(format!(
+                                "the server's edit renames {}, which does not exist; nothing was changed",
+                                run.workspace().display(&from)
+                            )));
+                        };
+                        let o = r.options.as_ref();
+                        if plan.state(&to)?.is_some()
+                            && !o.and_then(|o| o.overwrite).unwrap_or(false)
+                        {
+                            if o.and_then(|o| o.ignore_if_exists).unwrap_or(false) {
+                                continue;
+                            }
+                            return Err(ToolError::rejected(format!(
+                                "the server's edit renames onto {}, which exists; nothing was changed",
+                                run.workspace().display(&to)
+                            )));
+                        }
+                        plan.set(&from, Final::Absent)?;
+                        plan.set(&to, Final::Text(text))?;
+                        plan.deleted.push(from);
+                        plan.created.push(to);
+                    }
+                    DocumentChangeOperation::Op(ResourceOp::Delete(d)) => {
+                        let p = jail(run, &d.uri)?;
+                        if p.is_dir() {
+                            return Err(ToolError::rejected(
+                                "the server's edit deletes a folder, which this tool does not apply; nothing was changed",
+                            ));
+                        }
+                        if plan.state(&p)?.is_none() {
+                            if d.options
+                                .as_ref()
+                                .and_then(|o| o.ignore_if_not_exists)
+                                .unwrap_or(false)
+                            {
+                                continue;
+                            }
+                            return Err(ToolError::rejected(format!(
+                                "the server's edit deletes {}, which does not exist; nothing was changed",
+                                run.workspace().display(&p)
+                            )));
+                        }
+                        plan.set(&p, Final::Absent)?;
+                        plan.deleted.push(p);
+                    }
+                }
+            }
+        }
+        None => {
+            if let Some(changes) = &edit.changes {
+                let mut sorted: Vec<_> = changes.iter().collect();
+                sorted.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+                for (uri, edits) in sorted {
+                    let p = jail(run, uri)?;
+                    plan.edit(&p, edits, enc)?;
+                }
+            }
+        }
+    }
+    Ok(plan)
+}
+
+fn write_atomic(p: &Path, text: &str) -> std::io::Result<()> {
+    let dir = p.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.rename-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    if let Ok(meta) = std::fs::metadata(p) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, p).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Writes the plan: re-checks every file against what was planned, then writes each
+/// atomically; on a failure part-way, restores every file already written.
+fn commit(run: &Run, plan: &Plan) -> Result<(), ToolError> {
+    for (p, orig) in &plan.original {
+        if read_opt(p)? != *orig {
+            return Err(ToolError::rejected(format!(
+                "{} changed while the rename was being prepared; nothing was changed — try again",
+                run.workspace().display(p)
+            )));
+        }
+    }
+    let fail_at = run
+        .state(InjectWriteFailure::default)
+        .0
+        .load(Ordering::SeqCst);
+    let mut done: Vec<&PathBuf> = Vec::new();
+    let mut n = 0usize;
+    let mut result = Ok(());
+    for (p, f) in &plan.finals {
+        if plan.original.get(p).map(|o| o.as_deref())
+            == Some(match f {
+                Final::Text(t) => Some(t.as_str()),
+                Final::Absent => None,
+            })
+        {
+            continue;
+        }
+        n += 1;
+        let r = if fail_at == n {
+            Err(std::io::Error::other("injected write failure"))
+        } else {
+            match f {
+                Final::Text(t) => write_atomic(p, t),
+                Final::Absent => std::fs::remove_file(p),
+            }
+        };
+        if let Err(e) = r {
+            result = Err(format!(
+                "writing {} failed: {e}",
+                run.workspace().display(p)
+            ));
+            break;
+        }
+        done.push(p);
+    }
+    if let Err(why) = result {
+        let mut unrestored = Vec::new();
+        for p in done.into_iter().rev() {
+            let r = match plan.original.get(p) {
+                Some(Some(t)) => write_atomic(p, t),
+                Some(None) => std::fs::remove_file(p),
+                None => Ok(()),
+            };
+            if r.is_err() {
+                unrestored.push(run.workspace().display(p));
+            }
+        }
+        return Err(if unrestored.is_empty() {
+            ToolError::internal(format!(
+                "{why}; every file already written was restored, so nothing changed"
+            ))
+        } else {
+            ToolError::internal(format!(
+                "{why}; these files could not be restored: {}",
+                unrestored.join(", ")
+            ))
+        });
+    }
+    Ok(())
+}
+
+/// Files the server's references name that its edit leaves untouched.
+async fn uncovered(client: &LspClient, p: &query::Prepared, plan: &Plan) -> Vec<PathBuf> {
+    if client.caps.references_provider.is_none() {
+        return Vec::new();
+    }
+    let params = ReferenceParams {
+        text_document_position: TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier {
+                uri: p.doc.uri.clone(),
+            },
+            position: p.pos,
+        },
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+        context: ReferenceContext {
+            include_declaration: true,
+        },
+    };
+    let Ok(Some(refs)) = client.request::<References>(params).await else {
+        return Vec::new();
+    };
+    let files: BTreeSet<PathBuf> = refs.iter().filter_map(|l| uri_to_path(&l.uri)).collect();
+    files
+        .into_iter()
+        .filter(|f| !plan.finals.contains_key(f) && !plan.edits.contains_key(f))
+        .collect()
+}
+
+#[async_trait::async_trait]
+impl Tool for LspRenameTool {
+    fn name(&self) -> &str {
+        "lsp_rename"
+    }
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+    fn description(&self) -> String {
+        "Rename a symbol across the project through its language server. Give `file`, `line` \
+         (1-based), `symbol` (a substring of that line; `occurrence` when it occurs more than \
+         once) and `new_name`. All or nothing: every file is checked and written atomically, \
+         restored on a failure part-way; a rename the server refuses changes nothing."
+            .into()
+    }
+    fn input_schema(&self) -> Value {
+        schema_for::<RenameArgs>()
+    }
+    async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: RenameArgs = parse_args(args)?;
+        if a.new_name.trim().is_empty() {
+            return Err(ToolError::invalid("new_name", "`new_name` is empty"));
+        }
+        let run = &ctx.run;
+        let p = query::prepare(
+            run,
+            &self.sup,
+            Some(&a.file),
+            Some(a.line),
+            Some(&a.symbol),
+            a.occurrence,
+        )
+        .await?;
+        let c = &p.client;
+        let Some(provider) = &c.caps.rename_provider else {
+            return Err(ToolError::not_available(format!(
+                "{} does not support rename",
+                c.server
+            )));
+        };
+        let here = format!("`{}` at {}:{}", a.symbol, a.file, a.line);
+        let tdpp = TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier {
+                uri: p.doc.uri.clone(),
+            },
+            position: p.pos,
+        };
+        if matches!(provider, OneOf::Right(o) if o.prepare_provider == Some(true)) {
+            match c.request::<PrepareRenameRequest>(tdpp.clone()).await {
+                Ok(None) => {
+                    return Err(ToolError::rejected(format!(
+                        "{} says there is no symbol it can rename at {here}; nothing was changed",
+                        c.server
+                    )));
+                }
+                Ok(Some(PrepareRenameResponse::DefaultBehavior {
+                    default_behavior: false,
+                })) => {
+                    return Err(ToolError::rejected(format!(
+                        "{} cannot rename {here}; nothing was changed",
+                        c.server
+                    )));
+                }
+                Ok(Some(_)) => {}
+                Err(LspError::Server { message, .. }) => {
+                    return Err(ToolError::rejected(format!(
+                        "{} refused to rename {here}: {message}; nothing was changed",
+                        c.server
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let params = RenameParams {
+            text_document_position: tdpp,
+            new_name: a.new_name.clone(),
+            work_done_progress_params: WorkDoneProgressParams::default(),
+        };
+        let edit = match c.request::<Rename>(params).await {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                return Err(ToolError::rejected(format!(
+                    "{} returned no edit for renaming {here} (not a symbol it can rename?); nothing was changed",
+                    c.server
+                )));
+            }
+            Err(LspError::Server { message, .. }) => {
+                return Err(ToolError::rejected(format!(
+                    "{} refused to rename {here} to `{}`: {message}; nothing was changed",
+                    c.server, a.new_name
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let plan = plan_edit(run, c, &edit).await?;
+        if plan.finals.is_empty() {
+            return Err(ToolError::rejected(format!(
+                "{} returned an empty edit for renaming {here}; nothing was changed",
+                c.server
+            )));
+        }
+        let missed = uncovered(c, &p, &plan).await;
+        commit(run, &plan)?;
+        // Tell the servers what changed on disk and bring open documents up to date.
+        let mut changes: Vec<(PathBuf, u8)> = Vec::new();
+        for path in plan.finals.keys() {
+            let kind = if plan.deleted.contains(path) && !path.exists() {
+                3
+            } else if plan.created.contains(path) {
+                1
+            } else {
+                2
+            };
+            changes.push((path.clone(), kind));
+        }
+        let _ = c.files_changed(&changes).await;
+        let _ = c.sync_open_docs().await;
+        let total: usize = plan.edits.values().sum();
+        let mut lines = vec![format!(
+            "renamed {here} to `{}`: {total} edit(s) in {} file(s)",
+            a.new_name,
+            plan.finals.len()
+        )];
+        let mut files = Vec::new();
+        for path in plan.finals.keys() {
+            let disp = run.workspace().display(path);
+            let what = if plan.deleted.contains(path) && !path.exists() {
+                "deleted".to_string()
+            } else if plan.created.contains(path) {
+                "created".to_string()
+            } else {
+                format!("{} edit(s)", plan.edits.get(path).copied().unwrap_or(0))
+            };
+            lines.push(format!("  {disp}: {what}"));
+            files.push(json!({"path": disp, "change": what}));
+        }
+        if !missed.is_empty() {
+            let list: Vec<String> = missed.iter().map(|m| run.workspace().display(m)).collect();
+            lines.push(format!(
+                "WARNING: {} references the symbol in {} file(s) its rename did not cover: {} — check and edit them by hand",
+                c.server,
+                list.len(),
+                list.join(", ")
+            ));
+        }
+        let touched: Vec<PathBuf> = plan.finals.keys().cloned().collect();
+        Ok(ToolOutput::text(lines.join("\n"))
+            .with_structured(json!({"edits": total, "files": files, "uncovered": missed.iter().map(|m| run.workspace().display(m)).collect::<Vec<_>>()}))
+            .with_touched(touched))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::{Position, Range};
+
+    #[test]
+    fn text_edits_apply_back_to_front_and_refuse_overlaps() {
+        let t = "héllo old\nold again\n";
+        let e = |l, a, b, s: &str| TextEdit {
+            range: Range::new(Position::new(l, a), Position::new(l, b)),
+            new_text: s.into(),
+        };
+        let out =
+            apply_text_edits(t, &[e(1, 0, 3, "new"), e(0, 6, 9, "new")], Encoding::Utf16).unwrap();
+        assert_eq!(out, "héllo new\nnew again\n");
+        assert!(apply_text_edits(t, &[e(0, 0, 5, "x"), e(0, 3, 6, "y")], Encoding::Utf16).is_err());
+    }
+}
