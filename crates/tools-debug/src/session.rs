@@ -134,8 +134,9 @@ pub struct Session {
     pub started: Instant,
     /// When its hard TTL ends.
     pub deadline: Instant,
-    /// The adapter process.
-    pub process: ChildProcess,
+    /// The adapter process (none when we connected to an adapter the debuggee runs itself,
+    /// as `python -m debugpy --listen` does).
+    pub process: Option<ChildProcess>,
     /// The DAP client.
     pub client: DapClient,
     caps: dap_types::Capabilities,
@@ -166,7 +167,30 @@ async fn spawn_adapter(
     run: &Arc<Run>,
     plan: &StartPlan,
     bounds: Bounds,
-) -> std::result::Result<(ChildProcess, DapClient), ToolError> {
+) -> std::result::Result<(Option<ChildProcess>, DapClient), ToolError> {
+    if let (
+        AdapterId::Debugpy,
+        StartKind::Attach {
+            port: Some(port),
+            host,
+            ..
+        },
+    ) = (plan.adapter, &plan.kind)
+    {
+        // `python -m debugpy --listen` runs its own adapter on that port: connect to it.
+        let addr = format!("{host}:{port}");
+        let stream = tokio::time::timeout(bounds.request, tokio::net::TcpStream::connect(&addr))
+            .await
+            .map_err(|_| ToolError::timed_out(format!("connecting to {addr} took longer than {}s", bounds.request.as_secs())))?
+            .map_err(|e| {
+                ToolError::not_available(format!(
+                    "nothing accepts connections at {addr} ({e}); start the program with `python -m debugpy --listen {addr} script.py`"
+                ))
+            })?;
+        let _ = stream.set_nodelay(true);
+        let (r, w) = stream.into_split();
+        return Ok((None, DapClient::start(r, w, run, bounds.request)));
+    }
     let mut cmd = tokio::process::Command::new(&plan.adapter_program);
     cmd.args(&plan.adapter_args).current_dir(&plan.project_dir);
     if plan.adapter.uses_tcp() {
@@ -218,14 +242,14 @@ async fn spawn_adapter(
                 });
             }
         });
-        Ok((proc, client))
+        Ok((Some(proc), client))
     } else {
         let mut proc = ChildProcess::spawn(run, cmd, Pipes::StdinStdout)?;
         let (Some(stdin), Some(stdout)) = (proc.take_stdin(), proc.take_stdout()) else {
             return Err(ToolError::internal("the adapter's stdio was not piped"));
         };
         let client = DapClient::start(stdout, stdin, run, bounds.request);
-        Ok((proc, client))
+        Ok((Some(proc), client))
     }
 }
 
@@ -288,10 +312,11 @@ fn launch_arguments(plan: &StartPlan, scratch_binary: &Option<PathBuf>) -> Value
             pid,
             vm_service_uri,
         } => match plan.adapter {
-            AdapterId::Debugpy => json!({
-                "name": "agent-tools", "type": "python", "request": "attach",
-                "connect": {"host": host, "port": port}, "justMyCode": true,
-            }),
+            // We talk to the debuggee's own adapter (`--listen`): no `connect` needed.
+            AdapterId::Debugpy => {
+                let _ = (host, port);
+                json!({"name": "agent-tools", "type": "python", "request": "attach", "justMyCode": true})
+            }
             AdapterId::Lldb => json!({
                 "name": "agent-tools", "type": "lldb-dap", "request": "attach", "pid": pid,
             }),
@@ -519,8 +544,8 @@ impl Session {
     async fn failure_detail(&mut self, e: &Error) -> ToolError {
         // Give a dying adapter a moment so its exit status and last words are in.
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let status = self.process.try_status();
-        let stderr = self.process.stderr().last_lines(8);
+        let status = self.adapter_exit();
+        let stderr = self.adapter_stderr(8);
         let output = self
             .client
             .with(|s| s.output.last_lines(8))
@@ -779,7 +804,20 @@ impl Session {
 
     /// Whether the adapter process has exited, and how.
     pub fn adapter_exit(&mut self) -> Option<std::process::ExitStatus> {
-        self.process.try_status()
+        self.process.as_mut().and_then(|p| p.try_status())
+    }
+
+    /// The last `n` lines the adapter wrote to stderr (empty when it is not our process).
+    pub fn adapter_stderr(&self, n: usize) -> String {
+        self.process
+            .as_ref()
+            .map(|p| p.stderr().last_lines(n))
+            .unwrap_or_default()
+    }
+
+    /// The adapter's process id, when it is our process.
+    pub fn adapter_pid(&self) -> Option<i32> {
+        self.process.as_ref().map(|p| p.pid())
     }
 
     /// Ends the session: `disconnect` (terminating the debuggee unless we attached), close
@@ -800,7 +838,9 @@ impl Session {
                 .await;
             self.client.transport().close_writer().await;
         }
-        let _ = self.process.shutdown(Duration::from_millis(500)).await;
+        if let Some(p) = self.process.as_mut() {
+            let _ = p.shutdown(Duration::from_millis(500)).await;
+        }
         let (pid, children) = self
             .client
             .update(|s| (s.debuggee_pid, std::mem::take(&mut s.terminal_children)))
@@ -809,7 +849,7 @@ impl Session {
         if !self.attached
             && let Some(pid) = pid
         {
-            kill_debuggee(pid, self.process.pid());
+            kill_debuggee(pid, self.adapter_pid().unwrap_or(0));
         }
         if let Some(bin) = &self.scratch_binary {
             let _ = std::fs::remove_file(bin);

@@ -282,7 +282,7 @@ impl DebugSupervisor {
 
     fn crash_error(&self, s: &mut Session, failed: Option<&Error>) -> ToolError {
         let status = s.adapter_exit();
-        let stderr = s.process.stderr().last_lines(6);
+        let stderr = s.adapter_stderr(6);
         let what = match (failed, status) {
             (Some(e @ Error::Timeout { .. }), _) => format!("stopped answering ({e})"),
             (_, Some(st)) => format!("exited unexpectedly ({st})"),
@@ -1198,7 +1198,8 @@ impl DebugSupervisor {
                 };
                 lines.push(line);
                 st = json!({"state": state, "adapter": s.adapter.as_str(), "target": s.target,
-                    "ttl_left_s": left.as_secs(), "elapsed_s": s.started.elapsed().as_secs()});
+                    "ttl_left_s": left.as_secs(), "elapsed_s": s.started.elapsed().as_secs(),
+                    "adapter_pid": s.adapter_pid(), "debuggee_pid": s.client.with(|x| x.debuggee_pid).flatten()});
             }
         }
         let bps = self.breakpoint_summary(&inner);

@@ -122,3 +122,13 @@ pub fn has_debugpy() -> bool {
 pub fn exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// Kills a test-owned child on drop.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -56,4 +56,256 @@ async fn breakpoint_stack_variables_evaluate_steps_and_exit_code() {
         "{}",
         out.text
     );
+    let frame = s["location"]["frame_id"].as_u64().unwrap();
+
+    let stack = fx.ok(json!({"operation":"stack"})).await;
+    let names: Vec<&str> = structured(&stack)["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["helper", "main", "<module>"]);
+
+    let scopes = fx.ok(json!({"operation":"scopes","frame_id":frame})).await;
+    let locals = structured(&scopes)["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Locals")
+        .unwrap()["reference"]
+        .as_u64()
+        .unwrap();
+    let vars = fx
+        .ok(json!({"operation":"variables","reference":locals}))
+        .await;
+    let vs = structured(&vars)["variables"].as_array().unwrap().clone();
+    let n = vs.iter().find(|v| v["name"] == "n").unwrap();
+    assert_eq!(n["value"], "20");
+    let data = vs.iter().find(|v| v["name"] == "data").unwrap();
+    let data_ref = data["reference"].as_u64().unwrap();
+    assert!(data_ref > 0);
+    let children = fx
+        .ok(json!({"operation":"variables","reference":data_ref}))
+        .await;
+    let cs = structured(&children)["variables"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let items = cs.iter().find(|v| v["name"] == "'items'").unwrap();
+    assert_eq!(items["value"], "[1, 2, 3]");
+    let nested = cs.iter().find(|v| v["name"] == "'nested'").unwrap();
+    let nested_children = fx
+        .ok(json!({"operation":"variables","reference":nested["reference"]}))
+        .await;
+    assert!(
+        nested_children.text.contains("'k'"),
+        "{}",
+        nested_children.text
+    );
+    assert!(
+        nested_children.text.contains("[4, 5]"),
+        "{}",
+        nested_children.text
+    );
+
+    let ev = fx
+        .ok(json!({"operation":"evaluate","expression":"n * 2 + len(data['items'])"}))
+        .await;
+    assert_eq!(structured(&ev)["result"], "43");
+    let ev = fx
+        .ok(json!({"operation":"evaluate","expression":"n","frame_id":frame}))
+        .await;
+    assert_eq!(structured(&ev)["result"], "20");
+    let bad = fx
+        .err(json!({"operation":"evaluate","expression":"no_such_name"}))
+        .await;
+    assert!(bad.to_string().contains("no_such_name"), "{bad}");
+
+    let step = fx.ok(json!({"operation":"step_in"})).await;
+    let st = structured(&step);
+    assert_eq!(st["reason"], "step");
+    assert_eq!(st["location"]["function"], "compute");
+    assert_eq!(st["location"]["line"], line_of(APP, "L_total"));
+    let step = fx.ok(json!({"operation":"step_over"})).await;
+    assert_eq!(
+        structured(&step)["location"]["line"],
+        line_of(APP, "L_doubled")
+    );
+    let step = fx.ok(json!({"operation":"step_out"})).await;
+    let st = structured(&step);
+    assert_eq!(st["reason"], "step");
+    assert_eq!(st["location"]["function"], "helper");
+
+    let status = fx.status().await;
+    assert_eq!(status["state"], "stopped");
+    let debuggee = status["debuggee_pid"].as_i64().unwrap();
+    let adapter = status["adapter_pid"].as_i64().unwrap();
+
+    // debugpy treats `sys.exit` with a non-zero code as an uncaught exception and stops.
+    let exit = fx.ok(json!({"operation":"continue"})).await;
+    let x = structured(&exit);
+    assert_eq!(x["reason"], "exception");
+    assert!(
+        x["exception"].as_str().unwrap().contains("SystemExit"),
+        "{x}"
+    );
+    let end = fx.ok(json!({"operation":"continue"})).await;
+    let e = structured(&end);
+    assert_eq!(e["state"], "terminated");
+    assert_eq!(e["exit_code"], 3);
+    assert!(end.text.contains("result 42"), "{}", end.text);
+    let out = fx.ok(json!({"operation":"output"})).await;
+    assert!(out.text.contains("result 42"), "{}", out.text);
+    // An ended program: inspection is refused with a clear message.
+    let err = fx.err(json!({"operation":"stack"})).await;
+    assert!(err.to_string().contains("ended"), "{err}");
+    fx.ok(json!({"operation":"terminate"})).await;
+    assert!(gone(debuggee).await, "debuggee {debuggee} still alive");
+    assert!(gone(adapter).await, "adapter {adapter} still alive");
+    assert_eq!(fx.status().await["state"], "none");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_uncaught_exception_stops_with_its_message() {
+    if !has_debugpy() {
+        return;
+    }
+    let fx = Fixture::new("");
+    fx.write("requirements.txt", "");
+    fx.write(
+        "boom.py",
+        "def f(x):\n    raise ValueError(f'boom {x}')  # L_raise\n\nf(7)\n",
+    );
+    let out = fx
+        .ok(json!({"operation":"launch","program":"boom.py"}))
+        .await;
+    let s = structured(&out);
+    assert_eq!(s["state"], "stopped");
+    assert_eq!(s["reason"], "exception");
+    assert_eq!(s["location"]["line"], 2);
+    let exc = s["exception"].as_str().unwrap();
+    assert!(
+        exc.contains("ValueError") && exc.contains("boom 7"),
+        "{exc}"
+    );
+    let end = fx.ok(json!({"operation":"continue"})).await;
+    assert_eq!(structured(&end)["state"], "terminated");
+    assert_eq!(structured(&end)["exit_code"], 1);
+    assert!(end.text.contains("ValueError"), "{}", end.text);
+}
+
+pub const LOOP: &str = r#"import time
+counter = 0
+
+
+def spin():
+    global counter
+    while True:
+        counter += 1  # L_loop
+        if counter % 100000 == 0:
+            time.sleep(0.001)
+
+
+print("spinning", flush=True)
+spin()
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pause_stops_an_infinite_loop_after_still_running() {
+    if !has_debugpy() {
+        return;
+    }
+    let fx = Fixture::new("");
+    fx.write("setup.py", "");
+    fx.write("spin.py", LOOP);
+    let out = fx
+        .ok(json!({"operation":"launch","program":"spin.py","timeout_seconds":1}))
+        .await;
+    assert_eq!(structured(&out)["state"], "running");
+    assert!(out.text.contains("still running"), "{}", out.text);
+    assert!(out.text.contains("spinning"), "{}", out.text);
+    // Steps are refused while it runs; continue keeps waiting.
+    let err = fx.err(json!({"operation":"step_over"})).await;
+    assert!(err.to_string().contains("pause"), "{err}");
+    let again = fx
+        .ok(json!({"operation":"continue","timeout_seconds":1}))
+        .await;
+    assert_eq!(structured(&again)["state"], "running");
+    let paused = fx.ok(json!({"operation":"pause"})).await;
+    let p = structured(&paused);
+    assert_eq!(p["state"], "stopped");
+    assert_eq!(p["reason"], "pause");
+    assert_eq!(p["location"]["function"], "spin");
+    let ev = fx
+        .ok(json!({"operation":"evaluate","expression":"counter > 0"}))
+        .await;
+    assert_eq!(structured(&ev)["result"], "True");
+    let threads = fx.ok(json!({"operation":"threads"})).await;
+    assert!(threads.text.contains("thread"), "{}", threads.text);
+    let again = fx.ok(json!({"operation":"pause"})).await;
+    assert!(again.text.contains("already stopped"), "{}", again.text);
+    let status = fx.status().await;
+    let debuggee = status["debuggee_pid"].as_i64().unwrap();
+    // Running again at terminate time: both processes still end.
+    fx.ok(json!({"operation":"continue","timeout_seconds":1}))
+        .await;
+    fx.ok(json!({"operation":"terminate"})).await;
+    assert!(gone(debuggee).await, "debuggee {debuggee} left behind");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attach_to_a_listening_debuggee_and_suspend_it() {
+    if !has_debugpy() {
+        return;
+    }
+    let fx = Fixture::new("");
+    fx.write("pyproject.toml", "");
+    let script = fx.write("served.py", &LOOP.replace("spinning", "ready"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let python = tools_core::testing::which("python3").unwrap();
+    let mut child = std::process::Command::new(python)
+        .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}")])
+        .arg(&script)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut guard = KillOnDrop(child);
+    // The script prints once debugpy listens (it listens before running the script).
+    let line = tokio::task::spawn_blocking(move || {
+        let mut l = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut l).map(|_| l)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(line.contains("ready"), "{line}");
+    let out = fx
+        .ok(json!({"operation":"attach","port":port,"suspend":true}))
+        .await;
+    let s = structured(&out);
+    assert_eq!(s["state"], "stopped");
+    assert_eq!(s["reason"], "pause");
+    let ev = fx
+        .ok(json!({"operation":"evaluate","expression":"counter > 0"}))
+        .await;
+    assert_eq!(structured(&ev)["result"], "True");
+    // A second attach or a launch is rejected while this session lives.
+    let err = fx.err(json!({"operation":"attach","port":port})).await;
+    assert!(matches!(err, tools_core::ToolError::Rejected(_)), "{err}");
+    assert!(err.to_string().contains("terminate"), "{err}");
+    let out = fx.ok(json!({"operation":"terminate"})).await;
+    assert!(out.text.contains("detached"), "{}", out.text);
+    // The debuggee was not ours: it keeps running after we detach.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        guard.0.try_wait().unwrap().is_none(),
+        "the attached debuggee was killed"
+    );
 }
