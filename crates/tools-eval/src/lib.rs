@@ -1,0 +1,235 @@
+//! # tools-eval
+//!
+//! The `eval` tool: Python and JavaScript cells whose variables, imports and loaded data
+//! survive between calls, on kernels that are child processes of the project's own
+//! interpreters (a crash, `os._exit` or a runaway loop in a cell never takes the tool server
+//! down).
+//!
+//! - One kernel per language per run, started on first use ([`kernel`]); the driver programs
+//!   ship inside this crate.
+//! - The protocol runs over dedicated pipes (fds 3 and 4 of the kernel), never over its
+//!   stdout or a socket ([`protocol`]); whatever the cell or its subprocesses write to fd 1/2
+//!   comes back as the cell's output, bounded (head and tail kept, the cut counted).
+//! - Python cells behave like a notebook: the last expression is displayed, `display()`,
+//!   pandas tables, matplotlib figures as PNG images (downscaled, [`image`]), `_repr_png_` /
+//!   `_repr_markdown_`, tracebacks trimmed to the user's frames with the cell's own line
+//!   numbers, and IPython magics rewritten into plain code ([`magics`]).
+//! - `tool(name, args)` inside a cell calls the run's other tools through the registry's
+//!   [`Invoker`](tools_core::Invoker), as the same surface: approval, guards and write
+//!   observers apply as for the model's own calls.
+//! - An idle budget (default 5 minutes, `[eval] idle_timeout_secs`) stops a cell that has
+//!   neither printed nor called a tool for that long: interrupt first, kill after a grace
+//!   period; the budget is paused while a bridged call is pending.
+//!
+//! Choices where the spec is silent: an exception in a cell is a successful call whose
+//! output carries the traceback (`structured.status == "error"`), as a notebook shows it; a
+//! timed-out or interrupted cell returns its partial output with a marker; a kernel that
+//! dies during a cell is a tool error, and the next cell gets a fresh kernel. In JavaScript,
+//! top-level `let`/`const`/`function`/`class` of a cell that uses top-level `await` become
+//! globals of the context so they persist; ES `import` statements are not supported in
+//! cells: use `require`, which resolves from the workspace root.
+//!
+//! What this crate is not for: running untrusted code safely (the kernel runs with the
+//! tool server's rights), or notebooks on disk.
+
+pub mod discover;
+pub mod image;
+mod kernel;
+pub mod magics;
+pub mod protocol;
+mod tool;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
+
+pub use kernel::{BridgeCall, CellEnd, CellError, CellSettings, MAX_IMAGES};
+pub use tool::EvalTool;
+
+/// A kernel language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    /// CPython, the project's own interpreter.
+    #[default]
+    #[serde(alias = "py", alias = "python3")]
+    Python,
+    /// Node.js.
+    #[serde(alias = "js", alias = "node")]
+    Javascript,
+}
+
+impl Language {
+    /// `python` or `javascript`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::Javascript => "javascript",
+        }
+    }
+    /// Both languages.
+    pub const ALL: [Language; 2] = [Language::Python, Language::Javascript];
+}
+
+/// The `[eval]` section of `agent-tools.toml`. Every field is optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvalConfig {
+    /// `false` leaves the `eval` tool out of the run.
+    pub enabled: Option<bool>,
+    /// The idle budget in seconds (default 300): a cell with no output and no bridged call
+    /// for this long is interrupted.
+    pub idle_timeout_secs: Option<f64>,
+    /// Seconds an interrupted cell gets to stop before its kernel is killed (default 5).
+    pub interrupt_grace_secs: Option<f64>,
+    /// Seconds between progress reports of a running cell (default 5).
+    pub progress_interval_secs: Option<f64>,
+    /// Seconds a kernel gets to start (default 30).
+    pub start_timeout_secs: Option<f64>,
+    /// Most characters of output a cell returns; head and tail are kept (default 20000).
+    pub max_output_chars: Option<usize>,
+    /// The Python interpreter to use instead of the project's venv / `python3`.
+    pub python: Option<PathBuf>,
+    /// The Node.js executable to use instead of `node` on `$PATH`.
+    pub node: Option<PathBuf>,
+}
+
+fn secs(field: &str, v: Option<f64>, default: f64) -> Result<Duration, ToolError> {
+    let v = v.unwrap_or(default);
+    if !(v.is_finite() && v > 0.0 && v < 1e7) {
+        return Err(ToolError::invalid(
+            "config",
+            format!("[eval] {field} must be a positive number of seconds, got {v}"),
+        ));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+impl EvalConfig {
+    /// The cell limits this configuration gives (the defaults where a field is absent).
+    pub fn cell_settings(&self) -> Result<CellSettings, ToolError> {
+        let max = self.max_output_chars.unwrap_or(20_000);
+        if max < 200 {
+            return Err(ToolError::invalid(
+                "config",
+                format!("[eval] max_output_chars must be at least 200, got {max}"),
+            ));
+        }
+        Ok(CellSettings {
+            idle: secs("idle_timeout_secs", self.idle_timeout_secs, 300.0)?,
+            grace: secs("interrupt_grace_secs", self.interrupt_grace_secs, 5.0)?,
+            progress_every: secs("progress_interval_secs", self.progress_interval_secs, 5.0)?,
+            head: max / 2,
+            tail: max - max / 2,
+        })
+    }
+
+    /// How long a kernel gets to start.
+    pub fn start_timeout(&self) -> Result<Duration, ToolError> {
+        secs("start_timeout_secs", self.start_timeout_secs, 30.0)
+    }
+}
+
+/// The `eval` family of one run: the kernel factory and its one tool.
+pub struct EvalFamily {
+    run: Arc<Run>,
+    config: EvalConfig,
+    tool: Arc<EvalTool>,
+}
+
+#[tools_core::async_trait]
+impl ToolFamily for EvalFamily {
+    fn name(&self) -> &str {
+        "eval"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        vec![self.tool.clone()]
+    }
+
+    async fn doctor(&self) -> Vec<DoctorEntry> {
+        let mut out = Vec::new();
+        for lang in Language::ALL {
+            let found = discover::find(lang, self.run.root(), &self.config);
+            out.push(DoctorEntry {
+                family: "eval".into(),
+                resource: format!("{} kernel", lang.name()),
+                ok: found.is_ok(),
+                detail: match found {
+                    Ok(i) => format!("{} — {}", i.path.display(), i.why),
+                    Err(why) => why,
+                },
+            });
+        }
+        if let Ok(s) = self.config.cell_settings() {
+            out.push(DoctorEntry {
+                family: "eval".into(),
+                resource: "cell limits".into(),
+                ok: true,
+                detail: format!(
+                    "idle budget {:.0} s (paused during bridged calls), interrupt grace {:.0} s, output cap {} characters",
+                    s.idle.as_secs_f64(),
+                    s.grace.as_secs_f64(),
+                    s.head + s.tail
+                ),
+            });
+        }
+        out
+    }
+}
+
+/// The `eval` family for `run`, configured from its `[eval]` section; `Ok(None)` when the
+/// section says `enabled = false`. Kernels start on first use and are shut down (and their
+/// process groups killed) when the run closes.
+pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
+    let config: EvalConfig = run.config().section("eval")?;
+    if config.enabled == Some(false) {
+        return Ok(None);
+    }
+    // Refuse a bad section now rather than at the first cell.
+    config.cell_settings()?;
+    config.start_timeout()?;
+    let tool = Arc::new(EvalTool::new(config.clone()));
+    let kernels = tool.kernels();
+    run.on_close(move || {
+        Box::pin(async move {
+            tool::shutdown_all(&kernels).await;
+        })
+    });
+    Ok(Some(Arc::new(EvalFamily {
+        run: Arc::clone(run),
+        config,
+        tool,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_defaults_and_validation() {
+        let s = EvalConfig::default().cell_settings().unwrap();
+        assert_eq!(s.idle, Duration::from_secs(300));
+        assert_eq!(s.head + s.tail, 20_000);
+        let bad = EvalConfig {
+            idle_timeout_secs: Some(-1.0),
+            ..Default::default()
+        };
+        assert!(
+            bad.cell_settings()
+                .unwrap_err()
+                .to_string()
+                .contains("idle_timeout_secs")
+        );
+        let c =
+            tools_core::Config::parse("[eval]\nidle_timeout_secs = 0.5\npython = \"x\"\n").unwrap();
+        let e: EvalConfig = c.section("eval").unwrap();
+        assert_eq!(e.idle_timeout_secs, Some(0.5));
+        let c = tools_core::Config::parse("[eval]\nidle = 3\n").unwrap();
+        assert!(c.section::<EvalConfig>("eval").is_err());
+    }
+}

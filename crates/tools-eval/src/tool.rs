@@ -1,0 +1,361 @@
+//! The `eval` tool itself: argument checks, one kernel per language per run (started on
+//! first use, restarted after a crash or a kill), and the cell's result as the model reads
+//! it.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
+
+use crate::kernel::{CellEnd, CellRun, KernelProcess};
+use crate::{EvalConfig, Language, discover, magics};
+
+/// The arguments of `eval`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EvalArgs {
+    /// The cell to run. Python (default): the last expression is displayed; `display()`,
+    /// pandas tables, matplotlib figures, `%pip`, `%cd`, `!cmd`, `%%bash`, `%%timeit` work;
+    /// `tool(name, args)` calls another tool. JavaScript: top-level `await`, `require`, and
+    /// `await tool(name, args)`.
+    code: String,
+    /// Required: 5–10 words saying what the cell does (its label in the transcript).
+    description: String,
+    /// `python` (default) or `javascript`.
+    #[serde(default)]
+    language: Language,
+    /// Discard the current kernel of this language and start a clean one first.
+    #[serde(default)]
+    reset: bool,
+}
+
+/// Validates the description: 5–10 words.
+fn check_description(d: &str) -> Result<(), ToolError> {
+    let words = d.split_whitespace().count();
+    if (5..=10).contains(&words) {
+        return Ok(());
+    }
+    Err(ToolError::invalid(
+        "description",
+        format!(
+            "must be 5–10 words saying what the cell does (got {words}), e.g. \"load the sales CSV and plot monthly totals\""
+        ),
+    ))
+}
+
+#[derive(Default)]
+struct Slot {
+    kernel: Option<KernelProcess>,
+    /// Why the previous kernel is gone, told with the next cell.
+    lost: Option<String>,
+}
+
+/// The run's kernels.
+#[derive(Default)]
+pub(crate) struct KernelSet {
+    python: Slot,
+    javascript: Slot,
+    cells: u64,
+}
+
+impl KernelSet {
+    fn slot(&mut self, lang: Language) -> &mut Slot {
+        match lang {
+            Language::Python => &mut self.python,
+            Language::Javascript => &mut self.javascript,
+        }
+    }
+}
+
+/// Shuts every kernel down (the run is closing).
+pub(crate) async fn shutdown_all(kernels: &Mutex<KernelSet>) {
+    let mut set = kernels.lock().await;
+    for lang in Language::ALL {
+        if let Some(k) = set.slot(lang).kernel.take() {
+            k.shutdown(std::time::Duration::from_millis(500)).await;
+        }
+    }
+}
+
+/// The `eval` tool of one run.
+pub struct EvalTool {
+    config: EvalConfig,
+    kernels: Arc<Mutex<KernelSet>>,
+}
+
+impl EvalTool {
+    /// A tool with no kernel started yet.
+    pub fn new(config: EvalConfig) -> Self {
+        EvalTool {
+            config,
+            kernels: Arc::new(Mutex::new(KernelSet::default())),
+        }
+    }
+
+    pub(crate) fn kernels(&self) -> Arc<Mutex<KernelSet>> {
+        Arc::clone(&self.kernels)
+    }
+
+    /// The process id of the running kernel of `language`, if one runs (for tests and
+    /// diagnostics).
+    pub async fn kernel_pid(&self, language: Language) -> Option<i32> {
+        let mut set = self.kernels.lock().await;
+        set.slot(language).kernel.as_ref().map(|k| k.pid())
+    }
+}
+
+fn end_marker(end: &CellEnd, lang: Language) -> Option<String> {
+    let secs = |d: &std::time::Duration| format!("{:.1} s", d.as_secs_f64());
+    match end {
+        CellEnd::Finished => None,
+        CellEnd::Interrupted { idle } => Some(format!(
+            "[interrupted: no output and no tool call for {} (the idle budget), so the cell was interrupted; \
+             the output above is partial; the {} kernel's state survived]",
+            secs(idle),
+            lang.name()
+        )),
+        CellEnd::Killed { idle, grace } => Some(format!(
+            "[killed: no output and no tool call for {} (the idle budget), and the cell did not stop within {} \
+             of the interrupt (blocked in native code?), so the kernel was killed; the output above is partial; \
+             the kernel's state is lost and the next cell starts a fresh one]",
+            secs(idle),
+            secs(grace)
+        )),
+        CellEnd::Cancelled { killed } => Some(if *killed {
+            "[cancelled: the call was cancelled and the kernel had to be killed; its state is lost]"
+                .into()
+        } else {
+            "[cancelled: the call was cancelled and the cell interrupted; the kernel's state survived]".into()
+        }),
+        CellEnd::Crashed { .. } => None,
+    }
+}
+
+fn status_name(run: &CellRun) -> &'static str {
+    match &run.end {
+        CellEnd::Finished if run.error.is_some() => "error",
+        CellEnd::Finished => "ok",
+        CellEnd::Interrupted { .. } => "interrupted",
+        CellEnd::Killed { .. } => "killed",
+        CellEnd::Cancelled { .. } => "cancelled",
+        CellEnd::Crashed { .. } => "crashed",
+    }
+}
+
+impl EvalTool {
+    async fn ensure_kernel<'a>(
+        &self,
+        ctx: &CallCtx,
+        slot: &'a mut Slot,
+        lang: Language,
+        notes: &mut Vec<String>,
+    ) -> Result<&'a mut KernelProcess, ToolError> {
+        if let Some(k) = slot.kernel.as_mut()
+            && !k.is_alive()
+        {
+            slot.kernel = None;
+            slot.lost
+                .get_or_insert_with(|| "exited between cells".to_string());
+        }
+        if slot.kernel.is_none() {
+            let interp = discover::find(lang, ctx.run.root(), &self.config).map_err(|why| {
+                ToolError::not_available(format!("no {} interpreter for eval: {why}", lang.name()))
+            })?;
+            let kernel =
+                KernelProcess::start(&ctx.run, lang, interp, self.config.start_timeout()?).await?;
+            if let Some(lost) = slot.lost.take() {
+                notes.push(format!(
+                    "[a fresh {} kernel was started: the previous one {lost}; its variables and imports are gone]",
+                    lang.name()
+                ));
+            }
+            slot.kernel = Some(kernel);
+        }
+        slot.kernel
+            .as_mut()
+            .ok_or_else(|| ToolError::internal("the kernel vanished while starting"))
+    }
+}
+
+#[tools_core::async_trait]
+impl Tool for EvalTool {
+    fn name(&self) -> &str {
+        "eval"
+    }
+
+    fn tier(&self) -> Tier {
+        Tier::Exec
+    }
+
+    fn description(&self) -> String {
+        "Run a Python (default) or JavaScript cell in a persistent kernel: variables, imports and loaded data \
+         survive between calls. The last expression is displayed as in a notebook; display(), pandas tables and \
+         matplotlib figures (returned as images) work; %pip, %cd, !cmd, x = !cmd, %%bash, %%timeit, %time and \
+         %env are rewritten into plain code. Call the other tools from a cell with tool(name, args) \
+         (`await tool(...)` in JavaScript); errors raise ToolError. A cell that neither prints nor calls a tool \
+         for the idle budget (5 minutes by default; paused while a tool call is pending) is interrupted. \
+         `reset: true` starts a clean kernel."
+            .into()
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_for::<EvalArgs>()
+    }
+
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: EvalArgs = parse_args(args)?;
+        check_description(&args.description)?;
+        let lang = args.language;
+        let code = match lang {
+            Language::Python => magics::rewrite_python(&args.code).map_err(|e| {
+                ToolError::invalid("code", format!("line {}: {}", e.line, e.message))
+            })?,
+            Language::Javascript => args.code.clone(),
+        };
+        let settings = self.config.cell_settings()?;
+        let mut set = self.kernels.lock().await;
+        set.cells += 1;
+        let cell_no = set.cells;
+        let slot = set.slot(lang);
+        let mut notes = Vec::new();
+        if args.reset {
+            if let Some(k) = slot.kernel.take() {
+                k.shutdown(std::time::Duration::from_millis(500)).await;
+            }
+            slot.lost = None;
+            notes.push(format!(
+                "[reset: a clean {} kernel was started]",
+                lang.name()
+            ));
+        }
+        let kernel = self.ensure_kernel(ctx, slot, lang, &mut notes).await?;
+        let pid = kernel.pid();
+        let version = kernel.version.clone();
+        if code.trim().is_empty() {
+            let mut text = notes.join("\n");
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str("(empty cell: nothing ran)");
+            return Ok(ToolOutput::text(text).with_structured(json!({
+                "language": lang.name(), "status": "ok", "kernel": {"pid": pid, "version": version},
+            })));
+        }
+        let run = kernel.execute(code, cell_no, ctx, &settings).await;
+        if run.end.kernel_lost() {
+            slot.kernel = None;
+            slot.lost = Some(match &run.end {
+                CellEnd::Killed { .. } => {
+                    "was killed when a cell outlasted its idle budget".to_string()
+                }
+                CellEnd::Crashed { how, .. } => format!("{how} during a cell"),
+                _ => "was killed when a cell was cancelled".to_string(),
+            });
+        }
+        drop(set);
+        render(lang, cell_no, pid, &version, notes, run)
+    }
+}
+
+fn render(
+    lang: Language,
+    cell_no: u64,
+    pid: i32,
+    version: &str,
+    notes: Vec<String>,
+    run: CellRun,
+) -> Result<ToolOutput, ToolError> {
+    let mut text = String::new();
+    let mut add = |s: &str| {
+        if s.is_empty() {
+            return;
+        }
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(s);
+    };
+    for n in &notes {
+        add(n);
+    }
+    let output = run.output_text();
+    add(&output);
+    if let Some(err) = &run.error
+        && !matches!(
+            run.end,
+            CellEnd::Interrupted { .. } | CellEnd::Cancelled { .. }
+        )
+    {
+        add(err.traceback.trim_end());
+    }
+    if let Some(result) = &run.result {
+        add(result);
+    }
+    if let CellEnd::Crashed { how, log } = &run.end {
+        let mut msg = format!(
+            "the {} kernel {how} while running cell {cell_no} (os._exit, a crash in native code, or a kill); \
+             its variables are lost and the next cell starts a fresh kernel",
+            lang.name()
+        );
+        let log = log.trim();
+        if !log.is_empty() {
+            msg.push_str(&format!(
+                "\nits log ends with:\n{}",
+                tools_core::text::cut_text(log, 4000)
+            ));
+        }
+        if !text.trim().is_empty() {
+            msg.push_str(&format!(
+                "\noutput before it died:\n{}",
+                tools_core::text::head_tail(&text, 8000)
+            ));
+        }
+        return Err(ToolError::internal(msg));
+    }
+    if let Some(marker) = end_marker(&run.end, lang) {
+        add(&marker);
+    }
+    if text.trim().is_empty() {
+        text = "(no output)".into();
+    }
+    let structured = json!({
+        "language": lang.name(),
+        "cell": cell_no,
+        "status": status_name(&run),
+        "result": run.result,
+        "error": run.error.as_ref().map(|e| json!({"ename": e.ename, "evalue": e.evalue})),
+        "output_chars": run.output_chars,
+        "cut_chars": run.cut_chars,
+        "images": run.images.iter().map(|i| json!({"width": i.width, "height": i.height})).collect::<Vec<_>>(),
+        "images_dropped": run.images_dropped,
+        "bridge_calls": run.bridge.iter().map(|b| json!({"tool": b.name, "ok": b.ok})).collect::<Vec<_>>(),
+        "bridge_calls_total": run.bridge_total,
+        "elapsed_ms": run.elapsed.as_millis() as u64,
+        "kernel": {"pid": pid, "version": version, "state_kept": !run.end.kernel_lost()},
+    });
+    let mut out = ToolOutput::text(text).with_structured(structured);
+    for img in run.images {
+        out = out.with_image(img.png);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn description_needs_five_to_ten_words() {
+        assert!(check_description("load the data and plot").is_ok());
+        let e = check_description("plot").unwrap_err();
+        assert!(e.to_string().contains("got 1"), "{e}");
+        assert!(check_description(&"word ".repeat(11)).is_err());
+        assert!(check_description("   ").is_err());
+    }
+}

@@ -1,0 +1,5 @@
+mod bridge;
+mod common;
+mod javascript;
+mod lifecycle;
+mod python;

@@ -1,0 +1,438 @@
+//! Python cells on the real interpreter: notebook semantics, display, magics, failures.
+
+use serde_json::json;
+
+use super::common::*;
+
+#[tokio::test]
+async fn state_persists_and_the_last_expression_is_displayed() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    let o = e.py("x = 40\nimport math").await;
+    assert_eq!(o.text, "(no output)");
+    assert_eq!(status(&o), "ok");
+    let o = e.py("print('hello')\nx + 2").await;
+    assert_eq!(o.text, "hello\n42");
+    assert_eq!(o.structured.as_ref().unwrap()["result"], "42");
+    // A trailing semicolon suppresses the display, as in a notebook.
+    let o = e.py("x + 1;").await;
+    assert_eq!(o.text, "(no output)");
+    let o = e.py("math.sqrt(x + 9)").await;
+    assert_eq!(o.text, "7.0");
+    // Top-level await works and keeps state too.
+    let o = e.py("import asyncio\nasync def f():\n    await asyncio.sleep(0)\n    return 5\ny = await f()\ny * 2").await;
+    assert_eq!(o.text, "10");
+}
+
+#[tokio::test]
+async fn display_pandas_and_rich_reprs() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    let o = e
+        .py("display('first', 3)\nclass Md:\n    def _repr_markdown_(self):\n        return '**bold**'\nMd()")
+        .await;
+    assert_eq!(o.text, "'first'\n3\n**bold**");
+    let o = e
+        .py("import pandas as pd\ndf = pd.DataFrame({'a': range(100), 'b': [i * 2 for i in range(100)]})\ndf")
+        .await;
+    assert!(o.text.contains("a    b"), "{}", o.text);
+    assert!(o.text.contains("99  198"), "{}", o.text);
+    assert!(o.text.contains("[100 rows x 2 columns]"), "{}", o.text);
+    assert!(o.text.contains(".."), "a long frame is capped: {}", o.text);
+    assert!(o.text.lines().count() < 70);
+    let o = e.py("df['b'].head(3)").await;
+    assert!(o.text.contains("Name: b"), "{}", o.text);
+}
+
+#[tokio::test]
+async fn matplotlib_figures_come_back_as_bounded_png_images() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    let o = e
+        .py("import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.title('t')\nprint('plotted')")
+        .await;
+    assert_eq!(o.images.len(), 1, "{}", o.text);
+    let (w, h) = tools_eval::image::png_size(&o.images[0].png).expect("a real PNG");
+    assert_eq!((w, h), (640, 480));
+    assert!(
+        o.text.starts_with("plotted\n[image 1: 640x480 PNG]"),
+        "{}",
+        o.text
+    );
+    // The figure was closed: the next cell shows nothing.
+    let o = e.py("1").await;
+    assert!(o.images.is_empty());
+    // A huge figure is downscaled, two figures give two images.
+    let o = e
+        .py("fig = plt.figure(figsize=(40, 20), dpi=100)\nplt.plot([1, 2])\nplt.figure()\nplt.plot([2, 1]);")
+        .await;
+    assert_eq!(o.images.len(), 2, "{}", o.text);
+    let sizes: Vec<_> = o
+        .images
+        .iter()
+        .map(|i| tools_eval::image::png_size(&i.png).unwrap())
+        .collect();
+    assert!(
+        sizes.iter().all(|(w, h)| *w <= 1024 && *h <= 1024),
+        "{sizes:?}"
+    );
+    assert_eq!(sizes[0], (1024, 512));
+    // _repr_png_ is honoured.
+    let o = e
+        .py("class P:\n    def _repr_png_(self):\n        import io\n        f = plt.figure(figsize=(1, 1))\n        b = io.BytesIO()\n        f.savefig(b, format='png')\n        plt.close(f)\n        return b.getvalue()\nP()")
+        .await;
+    assert_eq!(o.images.len(), 1, "{}", o.text);
+    assert_eq!(
+        tools_eval::image::png_size(&o.images[0].png),
+        Some((100, 100))
+    );
+}
+
+#[tokio::test]
+async fn tracebacks_are_trimmed_with_cell_line_numbers() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    let o = e
+        .py("print('before')\ndef f(n):\n    return 1 / n\n\nf(0)")
+        .await;
+    assert_eq!(status(&o), "error");
+    assert!(
+        o.text
+            .starts_with("before\nTraceback (most recent call last):"),
+        "{}",
+        o.text
+    );
+    assert!(
+        o.text.contains("File \"<cell 1>\", line 5, in <module>"),
+        "{}",
+        o.text
+    );
+    assert!(
+        o.text.contains("File \"<cell 1>\", line 3, in f"),
+        "{}",
+        o.text
+    );
+    assert!(o.text.contains("    return 1 / n"), "{}", o.text);
+    assert!(
+        o.text.contains("ZeroDivisionError: division by zero"),
+        "{}",
+        o.text
+    );
+    assert!(
+        !o.text.contains("eval-kernel"),
+        "driver frames are trimmed: {}",
+        o.text
+    );
+    assert_eq!(
+        o.structured.as_ref().unwrap()["error"]["ename"],
+        "ZeroDivisionError"
+    );
+    // Line numbers stay right below a rewritten magic.
+    let o = e.py("!true\nx = 1\nraise ValueError('boom')").await;
+    assert!(o.text.contains("line 3"), "{}", o.text);
+    let o = e.py("def broken(:\n  pass").await;
+    assert!(o.text.contains("SyntaxError"), "{}", o.text);
+    // The kernel survives all of that.
+    assert_eq!(e.py("x").await.text, "1");
+}
+
+#[tokio::test]
+async fn shell_magics_and_subprocess_output_are_captured() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    let o = e
+        .py("import subprocess, os\nsubprocess.run(['echo', 'from-child'])\nos.system('echo from-system >&2')\nprint('py')")
+        .await;
+    assert_eq!(o.text, "from-child\nfrom-system\npy\n");
+    let o = e.py("!echo bang\nfiles = !printf 'a\\nb\\n'\nfiles").await;
+    assert_eq!(o.text, "bang\n['a', 'b']");
+    let o = e.py("!exit 3").await;
+    assert!(o.text.contains("(exit code 3)"), "{}", o.text);
+    let o = e.py("%%bash\necho one\necho two >&2\n").await;
+    assert_eq!(o.text, "one\ntwo\n");
+    std::fs::create_dir(e.dir.path().join("sub")).unwrap();
+    let o = e
+        .py("%cd sub\nimport os\nos.path.basename(os.getcwd())")
+        .await;
+    assert!(o.text.ends_with("'sub'"), "{}", o.text);
+    let o = e.py("%pwd").await;
+    assert!(o.text.ends_with("/sub'"), "{}", o.text);
+    let o = e
+        .py("%env EVAL_TEST_VAR=hello\nos.environ['EVAL_TEST_VAR']")
+        .await;
+    assert_eq!(o.text, "env: EVAL_TEST_VAR=hello\n'hello'");
+    let o = e.py("%env EVAL_TEST_VAR").await;
+    assert_eq!(o.text, "'hello'");
+    let o = e.py("%time z = sum(range(1000))\nz").await;
+    assert!(o.text.contains("wall time"), "{}", o.text);
+    assert!(o.text.ends_with("499500"), "{}", o.text);
+    let o = e.py("%timeit -n 5 -r 2 sum(range(10))").await;
+    assert!(
+        o.text
+            .contains("per loop (mean ± std. dev. of 2 runs, 5 loops each)"),
+        "{}",
+        o.text
+    );
+    let o = e.py("%%timeit data = list(range(50))\nsorted(data)").await;
+    assert!(o.text.contains("per loop"), "{}", o.text);
+    let o = e.py("%matplotlib inline\n'ok'").await;
+    assert_eq!(o.text, "'ok'");
+}
+
+#[tokio::test]
+async fn unknown_magics_and_bad_descriptions_are_refused_before_running() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    let err = e.py_err("x = 1\n%load_ext autoreload").await;
+    assert!(err.contains("`code`"), "{err}");
+    assert!(err.contains("line 2"), "{err}");
+    assert!(err.contains("%load_ext") && err.contains("%pip"), "{err}");
+    let err = e
+        .call(json!({"code": "1", "description": "short"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("description") && err.contains("5–10 words"),
+        "{err}"
+    );
+    let err = e.call(json!({"code": "1"})).await.unwrap_err().to_string();
+    assert!(err.contains("description"), "{err}");
+    let err = e
+        .call(json!({"code": "1", "description": "a b c d e", "language": "ruby"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("language"), "{err}");
+    // Nothing ran: the kernel was never started for the refused cells.
+    assert_eq!(e.py("'x' in dir()").await.text, "False");
+}
+
+#[tokio::test]
+async fn pip_install_of_a_local_wheel_is_importable_at_once() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    // Build a tiny wheel with no network: a setuptools project, `pip wheel --no-build-isolation`.
+    let pkg = e.dir.path().join("pkgsrc");
+    std::fs::create_dir_all(pkg.join("evaltestpkg")).unwrap();
+    std::fs::write(
+        pkg.join("setup.py"),
+        "from setuptools import setup\nsetup(name='evaltestpkg', version='1.0', packages=['evaltestpkg'])\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("evaltestpkg/__init__.py"), "VALUE = 'v1'\n").unwrap();
+    let target = e.dir.path().join("site");
+    // Install into a private target dir so the shared environment is left alone.
+    let o = e
+        .py(&format!(
+            "import sys\nsys.path.insert(0, {t:?})\n%pip wheel --no-deps --no-build-isolation --no-index -w {w:?} {p:?}\nimport os\nsorted(f for f in os.listdir({w:?}) if f.endswith('.whl'))",
+            t = target.display().to_string(),
+            w = e.dir.path().join("wheels").display().to_string(),
+            p = pkg.display().to_string(),
+        ))
+        .await;
+    assert!(
+        o.text.contains("evaltestpkg-1.0-py3-none-any.whl"),
+        "{}",
+        o.text
+    );
+    let wheel = e.dir.path().join("wheels/evaltestpkg-1.0-py3-none-any.whl");
+    let o = e
+        .py("try:\n    import evaltestpkg\nexcept ImportError as err:\n    print('missing:', err.name)")
+        .await;
+    assert_eq!(o.text, "missing: evaltestpkg\n");
+    let o = e
+        .py(&format!(
+            "%pip install --no-deps --no-index --target {t:?} {w:?}\nimport evaltestpkg\nevaltestpkg.VALUE",
+            t = target.display().to_string(),
+            w = wheel.display().to_string(),
+        ))
+        .await;
+    assert!(o.text.ends_with("'v1'"), "{}", o.text);
+    // A new version of the same package replaces the imported one after %pip.
+    std::fs::write(pkg.join("evaltestpkg/__init__.py"), "VALUE = 'v2'\n").unwrap();
+    std::fs::write(
+        pkg.join("setup.py"),
+        "from setuptools import setup\nsetup(name='evaltestpkg', version='2.0', packages=['evaltestpkg'])\n",
+    )
+    .unwrap();
+    let o = e
+        .py(&format!(
+            "%pip install --no-deps --no-index --no-build-isolation --upgrade --target {t:?} {p:?}\nimport evaltestpkg\nevaltestpkg.VALUE",
+            t = target.display().to_string(),
+            p = pkg.display().to_string(),
+        ))
+        .await;
+    assert!(o.text.ends_with("'v2'"), "{}", o.text);
+    // A failing %pip raises in the cell, with pip's own message above.
+    let o = e
+        .py("%pip install --no-index no-such-package-evaltest")
+        .await;
+    assert_eq!(status(&o), "error");
+    assert!(o.text.contains("pip exited with code"), "{}", o.text);
+}
+
+#[tokio::test]
+async fn a_gigabyte_print_stays_bounded() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    let o = e
+        .py("import sys\nprint('START')\nfor _ in range(1024):\n    sys.stdout.write('x' * (1 << 20))\nprint()\nprint('END')")
+        .await;
+    assert!(o.text.starts_with("START\nxxxx"), "{}", &o.text[..100]);
+    assert!(o.text.trim_end().ends_with("END"), "tail kept");
+    assert!(o.text.len() < 25_000, "bounded: {} bytes", o.text.len());
+    let s = o.structured.as_ref().unwrap();
+    let cut = s["cut_chars"].as_u64().unwrap();
+    assert!(cut > 1_073_000_000, "{cut}");
+    assert!(
+        o.text
+            .contains(&format!("[cut: {cut} characters of output not shown]")),
+        "{}",
+        &o.text[9_000..11_000]
+    );
+    // fd-level output is bounded the same way.
+    let o = e.py("!yes | head -c 50000000").await;
+    assert!(o.text.len() < 25_000);
+    assert!(
+        o.structured.as_ref().unwrap()["cut_chars"]
+            .as_u64()
+            .unwrap()
+            > 49_000_000
+    );
+}
+
+#[tokio::test]
+async fn reset_starts_a_clean_kernel() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    e.py("kept = 1").await;
+    let o = e
+        .call(json!({"code": "'kept' in dir()", "description": "check that the state was discarded", "reset": true}))
+        .await
+        .unwrap();
+    assert_eq!(o.text, "[reset: a clean python kernel was started]\nFalse");
+    let o = e
+        .call(json!({"code": "", "description": "just reset the python kernel now", "reset": true}))
+        .await
+        .unwrap();
+    assert!(o.text.contains("nothing ran"), "{}", o.text);
+}
+
+#[tokio::test]
+async fn os_exit_and_segfault_give_a_clear_error_and_a_fresh_kernel() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    e.py("state = 'here'").await;
+    let err = e
+        .py_err("print('about to exit')\nimport os\nos._exit(3)")
+        .await;
+    assert!(err.contains("exited with code 3"), "{err}");
+    assert!(err.contains("variables are lost"), "{err}");
+    assert!(
+        err.contains("about to exit"),
+        "partial output is kept: {err}"
+    );
+    let o = e.py("'state' in dir()").await;
+    assert_eq!(
+        o.text,
+        "[a fresh python kernel was started: the previous one exited with code 3 during a cell; its variables and imports are gone]\nFalse"
+    );
+    let err = e.py_err("import ctypes\nctypes.string_at(0)").await;
+    assert!(err.contains("signal 11 (SIGSEGV"), "{err}");
+    assert!(
+        err.contains("Segmentation fault"),
+        "the fault handler's report is quoted: {err}"
+    );
+    assert_eq!(e.py("1 + 1").await.text.lines().last(), Some("2"));
+}
+
+#[tokio::test]
+async fn idle_budget_interrupts_a_busy_loop_and_keeps_state() {
+    if !python() {
+        return;
+    }
+    let e = env_with("[eval]\nidle_timeout_secs = 0.5\ninterrupt_grace_secs = 3\n");
+    e.py("counter = 0").await;
+    let o = e
+        .py("print('working')\nwhile True:\n    counter += 1")
+        .await;
+    assert_eq!(status(&o), "interrupted");
+    assert!(o.text.starts_with("working\n"), "{}", o.text);
+    assert!(
+        o.text
+            .contains("[interrupted: no output and no tool call for"),
+        "{}",
+        o.text
+    );
+    assert!(o.text.contains("state survived"), "{}", o.text);
+    assert_eq!(o.structured.as_ref().unwrap()["kernel"]["state_kept"], true);
+    let o = e.py("counter > 0").await;
+    assert_eq!(o.text, "True");
+    // A cell that keeps printing is not idle.
+    let o = e
+        .py("import time\nfor i in range(6):\n    print(i)\n    time.sleep(0.2)")
+        .await;
+    assert_eq!(status(&o), "ok");
+    assert_eq!(o.text, "0\n1\n2\n3\n4\n5\n");
+}
+
+#[tokio::test]
+async fn idle_budget_kills_a_block_the_interrupt_cannot_reach() {
+    if !python() {
+        return;
+    }
+    let e = env_with("[eval]\nidle_timeout_secs = 0.5\ninterrupt_grace_secs = 0.5\n");
+    e.py("lost = 1").await;
+    // With SIGINT blocked the interpreter never sees the interrupt: the same as native code
+    // that never returns to it.
+    let o = e
+        .py("import signal, time\nprint('blocking')\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\ntime.sleep(60)")
+        .await;
+    assert_eq!(status(&o), "killed");
+    assert!(o.text.starts_with("blocking\n"), "{}", o.text);
+    assert!(o.text.contains("[killed:"), "{}", o.text);
+    assert!(o.text.contains("state is lost"), "{}", o.text);
+    let o = e.py("'lost' in dir()").await;
+    assert!(o.text.ends_with("False"), "{}", o.text);
+    assert!(
+        o.text
+            .contains("was killed when a cell outlasted its idle budget"),
+        "{}",
+        o.text
+    );
+}
+
+#[tokio::test]
+async fn input_and_exit_do_not_hang_or_kill_the_kernel() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    let o = e.py("x = 5\ninput('name? ')").await;
+    assert!(o.text.contains("input() is not available"), "{}", o.text);
+    let o = e.py("import sys\nsys.exit(2)").await;
+    assert_eq!(status(&o), "error");
+    assert!(o.text.contains("SystemExit: 2"), "{}", o.text);
+    assert_eq!(e.py("x").await.text, "5");
+}
