@@ -119,17 +119,33 @@ async def test_without_elicitation_ask_user_is_not_listed(tmp_path):
         assert "write" in await tool_names(c)
 
 
-async def test_newest_protocol_has_no_back_channel(tmp_path):
-    # In `auto` mode the SDK negotiates 2026-07-28: no server-to-client requests, so the
-    # server gets no elicitor — ask_user is absent and `--approve ask` refuses (fail-closed).
-    human = Human(("accept", {"allow": True}))
+async def test_newest_protocol_asks_through_input_required_rounds(tmp_path):
+    # In `auto` mode the SDK negotiates 2026-07-28: no server-to-client requests. The call
+    # keeps running on the server, the question goes out as an `input_required` result, and
+    # the SDK's retry with the answer resumes it.
+    human = Human(("accept", {"choice": "Blue"}), ("accept", {"allow": True}), ("decline", None))
     async with mcp_session(tmp_path, args=["--approve", "ask"], mode="auto", elicitation_callback=human) as c:
         assert c.session.protocol_version >= "2026-07-28"
+        assert "ask_user" in await tool_names(c)
+        r = await c.call_tool("ask_user", COLOURS)
+        assert not r.is_error, text(r)
+        assert r.structured_content["selected"] == ["Blue"] and r.structured_content["card"] == 1
+        r = await c.call_tool("write", {"path": "new.txt", "content": "x\n"})
+        assert not r.is_error, text(r)
+        r = await c.call_tool("write", {"path": "refused.txt", "content": "x\n"})
+        assert r.is_error and r.structured_content["error"]["kind"] == "rejected", text(r)
+    assert (tmp_path / "new.txt").read_text() == "x\n"
+    assert not (tmp_path / "refused.txt").exists()
+    assert len(human.forms) == 3
+    assert "Which colours?" in human.forms[0].message
+
+
+async def test_newest_protocol_without_elicitation_has_no_ask_user(tmp_path):
+    async with mcp_session(tmp_path, args=["--approve", "ask"], mode="auto") as c:
         assert "ask_user" not in await tool_names(c)
         r = await c.call_tool("write", {"path": "new.txt", "content": "x\n"})
         assert r.is_error and "no human is attached" in text(r)
     assert not (tmp_path / "new.txt").exists()
-    assert human.forms == []
 
 
 async def test_old_protocol_offers_a_single_choice(tmp_path, monkeypatch):

@@ -64,25 +64,22 @@
 //! `input_required` result carrying the `elicitation/create` request and an opaque
 //! `requestState`; the client answers it and retries the same call with `inputResponses`
 //! (rmcp: `CallToolResponse::InputRequired`, sent only to peers on 2026-07-28 or newer).
-//! What happens today, checked with the MCP Python SDK 2.3 against our binary:
+//! What happens, checked with the MCP Python SDK 2.3 against our binary:
 //!
-//! - In its default `mode="auto"` the SDK negotiates 2026-07-28 with our server. It does
-//!   send its capabilities (elicitation included) in every request's `_meta`, and its
-//!   `call_tool` would drive `input_required` rounds through the `elicitation_callback`.
-//! - Our MCP server does not produce `input_required` results: a question waits inside the
-//!   call on the blocking [`tools_core::Elicitor`], which needs a server-to-client request.
-//!   So on 2026-07-28 the server hands the run **no elicitor**: `ask_user` is **absent**
-//!   from `tools/list` (unless `--ask tty` gives the terminal as the gate), and
-//!   `--approve ask` **denies** every write and exec call, saying no human is attached.
-//!   Nothing blocks and nothing is approved by accident.
-//! - With `mode="legacy"` (the `initialize` handshake, 2025-11-25) and an
-//!   `elicitation_callback`, everything above works: questions, multi-select, permission
-//!   cards. A client pinned to 2025-06-18 gets single-choice forms.
-//!
-//! Supporting elicitation on 2026-07-28 belongs in the MCP server, not here: park the
-//! running call when its elicitor is asked, answer `input_required` with the form and a
-//! handle as `requestState`, and resume the parked call with the retry's `inputResponses`.
-//! The gates in this crate would not change.
+//! - In its default `mode="auto"` the SDK negotiates 2026-07-28. It sends its capabilities
+//!   (elicitation included) in every request's `_meta`, and its `call_tool` drives
+//!   `input_required` rounds through the `elicitation_callback`.
+//! - tools-mcp hands the run an [`tools_core::Elicitor`] when those capabilities declare
+//!   elicitation. The tool call runs in the background; when this crate's gate asks, the
+//!   `tools/call` round ends with `input_required` (the form, and a handle as
+//!   `requestState`); the retry's `inputResponses` reach the waiting gate, and the call goes
+//!   on — to its result or to the next question. Questions, multi-select (the 2025-11-25
+//!   schema) and permission cards all work this way; nothing in this crate differs.
+//! - A client on 2026-07-28 that declares no elicitation gets no `ask_user`, and
+//!   `--approve ask` denies every write and exec call, saying no human is attached.
+//! - With `mode="legacy"` (the `initialize` handshake) the same questions go out as
+//!   `elicitation/create` server-to-client requests. A client pinned to 2025-06-18 gets
+//!   single-choice forms.
 //!
 //! ## Use this crate on its own
 //!

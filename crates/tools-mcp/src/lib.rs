@@ -19,9 +19,14 @@
 //! The registry is built on the first `tools/list` or `tools/call`, not at start-up, because
 //! whether `ask_user` exists depends on the client: on handshake protocols (2025-06-18,
 //! 2025-11-25) the factory receives an [`Elicitor`] when the client declared the elicitation
-//! capability in `initialize`. On the newest protocol rmcp speaks (2026-07-28, no
-//! `initialize`, no server-to-client requests) the factory receives no elicitor, so a
-//! question gate must come from elsewhere (for example `--ask tty`).
+//! capability in `initialize`. On the newest protocol rmcp speaks (2026-07-28: no
+//! `initialize`, capabilities sent with every request, no server-to-client requests) it
+//! receives an elicitor when the first request's capabilities declare elicitation, and
+//! questions travel by the multi-round-trip flow instead: the tool call keeps running on the
+//! server, the `tools/call` answers `resultType: "input_required"` with the form and an
+//! opaque `requestState` handle, and the client's retry (carrying `inputResponses` and the
+//! handle) delivers the answer to the waiting call, which then completes or asks again.
+//! At most [`MAX_PENDING_CALLS`] such calls wait at once; the oldest is dropped beyond that.
 
 #![deny(clippy::print_stdout)]
 
@@ -57,6 +62,87 @@ pub struct McpServer {
     surface: Surface,
     factory: RegistryFactory,
     registry: Arc<OnceCell<Arc<Registry>>>,
+    pending: std::sync::Mutex<PendingCalls>,
+}
+
+/// How many calls may wait on an answer at once (newest protocol only).
+pub const MAX_PENDING_CALLS: usize = 16;
+
+#[derive(Default)]
+struct PendingCalls {
+    next: u64,
+    calls: std::collections::VecDeque<(String, PendingCall)>,
+}
+
+/// One question a running call put to the client (newest protocol).
+struct Question {
+    message: String,
+    schema: ElicitationSchema,
+    answer: tokio::sync::oneshot::Sender<ElicitOutcome>,
+}
+
+/// A tool call running in the background while its question is out with the client.
+struct PendingCall {
+    task: tokio::task::JoinHandle<Result<ToolOutput, CallError>>,
+    questions: tokio::sync::mpsc::UnboundedReceiver<Question>,
+    awaiting: Option<tokio::sync::oneshot::Sender<ElicitOutcome>>,
+}
+
+impl Drop for PendingCall {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+tokio::task_local! {
+    /// Where a call running under the newest protocol sends its questions.
+    static QUESTIONS: tokio::sync::mpsc::UnboundedSender<Question>;
+}
+
+/// [`Elicitor`] for the newest protocol: the question goes back to the call's own
+/// `tools/call` handler, which answers the client with `input_required`.
+struct RoundTripElicitor {
+    version: String,
+}
+
+#[async_trait::async_trait]
+impl Elicitor for RoundTripElicitor {
+    fn protocol_version(&self) -> String {
+        self.version.clone()
+    }
+    async fn elicit(
+        &self,
+        message: String,
+        requested_schema: Value,
+        timeout: Duration,
+    ) -> Result<ElicitOutcome, ToolError> {
+        let schema: ElicitationSchema = serde_json::from_value(requested_schema).map_err(|e| {
+            ToolError::internal(format!(
+                "the question form is not a valid elicitation schema: {e}"
+            ))
+        })?;
+        let questions = QUESTIONS.try_with(|q| q.clone()).map_err(|_| {
+            ToolError::not_available("this question is not part of a client's tool call")
+        })?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        questions
+            .send(Question {
+                message,
+                schema,
+                answer: tx,
+            })
+            .map_err(|_| ToolError::not_available("the client's call is gone"))?;
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(outcome)) => Ok(outcome),
+            Ok(Err(_)) => Err(ToolError::not_available(
+                "the client abandoned the question",
+            )),
+            Err(_) => Err(ToolError::timed_out(format!(
+                "nobody answered within {} s",
+                timeout.as_secs()
+            ))),
+        }
+    }
 }
 
 impl McpServer {
@@ -66,6 +152,7 @@ impl McpServer {
             surface,
             factory,
             registry: Arc::new(OnceCell::new()),
+            pending: Default::default(),
         }
     }
 
@@ -77,6 +164,7 @@ impl McpServer {
             surface,
             factory: Arc::new(move |_| Box::pin(std::future::ready(Ok(Arc::clone(&registry))))),
             registry: Arc::new(cell),
+            pending: Default::default(),
         }
     }
 
@@ -127,13 +215,28 @@ fn client_elicitor(ctx: &RequestContext<RoleServer>) -> Option<Arc<dyn Elicitor>
     let version = ctx
         .protocol_version()
         .unwrap_or(ProtocolVersion::V_2025_06_18);
-    if version.as_str() >= ProtocolVersion::V_2026_07_28.as_str() {
-        return None;
+    if is_round_trip_protocol(&version) {
+        return Some(Arc::new(RoundTripElicitor {
+            version: version.as_str().to_string(),
+        }));
     }
     Some(Arc::new(PeerElicitor {
         peer: ctx.peer.clone(),
         version: version.as_str().to_string(),
     }))
+}
+
+fn is_round_trip_protocol(version: &ProtocolVersion) -> bool {
+    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
+}
+
+/// The client's answer in `inputResponses` (an `ElicitResult`).
+fn parse_answer(v: &Value) -> ElicitOutcome {
+    match v.get("action").and_then(Value::as_str) {
+        Some("accept") => ElicitOutcome::Accept(v.get("content").cloned().unwrap_or(Value::Null)),
+        Some("decline") => ElicitOutcome::Decline,
+        _ => ElicitOutcome::Cancel,
+    }
 }
 
 /// [`Elicitor`] over the client connection: `elicitation/create` form requests.
@@ -269,6 +372,121 @@ pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
     })
 }
 
+fn finish(result: Result<ToolOutput, CallError>) -> Result<CallToolResponse, McpError> {
+    match result {
+        Ok(out) => Ok(to_call_result(Ok(out)).into()),
+        Err(CallError::Tool(e)) => Ok(to_call_result(Err(e)).into()),
+        Err(e @ CallError::UnknownTool { .. }) => Err(McpError::new(
+            ErrorCode::INVALID_PARAMS,
+            e.to_string(),
+            None,
+        )),
+    }
+}
+
+impl McpServer {
+    /// The newest protocol's call: run the tool in the background; a question it asks ends
+    /// this round with `input_required`, and the client's retry resumes it.
+    async fn call_round_trip(
+        &self,
+        reg: &Arc<Registry>,
+        request: CallToolRequestParams,
+        opts: tools_core::CallOptions,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<CallToolResponse, McpError> {
+        let mut call = match &request.request_state {
+            Some(handle) => {
+                let found = self.pending.lock().ok().and_then(|mut p| {
+                    let at = p.calls.iter().position(|(h, _)| h == handle)?;
+                    p.calls.remove(at).map(|(_, c)| c)
+                });
+                let Some(mut call) = found else {
+                    return Err(McpError::invalid_params(
+                        "unknown or expired requestState; call the tool again without it",
+                        None,
+                    ));
+                };
+                let answer = request
+                    .input_responses
+                    .as_ref()
+                    .and_then(|r| r.get("question"))
+                    .map(parse_answer)
+                    .unwrap_or(ElicitOutcome::Cancel);
+                if let Some(tx) = call.awaiting.take() {
+                    let _ = tx.send(answer);
+                }
+                call
+            }
+            None => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                let reg = Arc::clone(reg);
+                let surface = self.surface;
+                let name = request.name.to_string();
+                let args = request
+                    .arguments
+                    .clone()
+                    .map(Value::Object)
+                    .unwrap_or(Value::Null);
+                let task = tokio::spawn(QUESTIONS.scope(tx, async move {
+                    reg.call_with(surface, &name, args, opts).await
+                }));
+                PendingCall {
+                    task,
+                    questions: rx,
+                    awaiting: None,
+                }
+            }
+        };
+        let outcome = tokio::select! {
+            r = &mut call.task => Ok(r),
+            q = call.questions.recv() => Err(q),
+            _ = cancel.cancelled() => {
+                return finish(Err(CallError::Tool(ToolError::rejected("the client cancelled the call"))));
+            }
+        };
+        match outcome {
+            Ok(joined) => finish(joined.unwrap_or_else(|e| {
+                Err(CallError::Tool(ToolError::internal(format!(
+                    "the tool call failed: {e}"
+                ))))
+            })),
+            // The task ended (dropping its question channel) before its result was polled.
+            Err(None) => finish((&mut call.task).await.unwrap_or_else(|e| {
+                Err(CallError::Tool(ToolError::internal(format!(
+                    "the tool call failed: {e}"
+                ))))
+            })),
+            Err(Some(question)) => {
+                call.awaiting = Some(question.answer);
+                let elicit =
+                    rmcp::model::ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+                        meta: None,
+                        message: question.message,
+                        requested_schema: question.schema,
+                    });
+                let mut requests = rmcp::model::InputRequests::new();
+                requests.insert(
+                    "question".to_string(),
+                    rmcp::model::InputRequest::Elicitation(elicit),
+                );
+                let handle = {
+                    let mut p = self.pending.lock().map_err(|_| {
+                        McpError::internal_error("pending-call table poisoned", None)
+                    })?;
+                    p.next += 1;
+                    let handle = format!("call-{}", p.next);
+                    p.calls.push_back((handle.clone(), call));
+                    while p.calls.len() > MAX_PENDING_CALLS {
+                        p.calls.pop_front();
+                    }
+                    handle
+                };
+                Ok(rmcp::model::InputRequiredResult::new(Some(requests), Some(handle)).into())
+            }
+        }
+    }
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
@@ -302,7 +520,11 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let reg = self.registry_for(&ctx).await?;
-        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let args = request
+            .arguments
+            .clone()
+            .map(Value::Object)
+            .unwrap_or(Value::Null);
         let progress = match ctx.meta.get_progress_token() {
             Some(token) => Progress::new(Arc::new(PeerProgress {
                 peer: ctx.peer.clone(),
@@ -316,19 +538,18 @@ impl ServerHandler for McpServer {
             stack: Vec::new(),
         };
         let cancel = ctx.ct.clone();
-        let call = reg.call_with(self.surface, &request.name, args, opts);
-        let result = tokio::select! {
-            r = call => r,
-            _ = cancel.cancelled() => Err(CallError::Tool(ToolError::rejected("the client cancelled the call"))),
+        let round_trip = ctx
+            .protocol_version()
+            .is_some_and(|v| is_round_trip_protocol(&v));
+        let result = if round_trip {
+            return self.call_round_trip(reg, request, opts, cancel).await;
+        } else {
+            let call = reg.call_with(self.surface, &request.name, args, opts);
+            tokio::select! {
+                r = call => r,
+                _ = cancel.cancelled() => Err(CallError::Tool(ToolError::rejected("the client cancelled the call"))),
+            }
         };
-        match result {
-            Ok(out) => Ok(to_call_result(Ok(out)).into()),
-            Err(CallError::Tool(e)) => Ok(to_call_result(Err(e)).into()),
-            Err(e @ CallError::UnknownTool { .. }) => Err(McpError::new(
-                ErrorCode::INVALID_PARAMS,
-                e.to_string(),
-                None,
-            )),
-        }
+        finish(result)
     }
 }
