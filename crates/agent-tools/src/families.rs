@@ -15,6 +15,10 @@ pub(crate) const COMPILED: &[&str] = &[
     "vibe",
     #[cfg(feature = "ask")]
     "ask",
+    #[cfg(feature = "lsp")]
+    "lsp",
+    #[cfg(feature = "eval")]
+    "eval",
 ];
 
 /// Adds every enabled family to `builder`. A family whose registration rule says no (no
@@ -57,6 +61,21 @@ pub(crate) fn wire(
             builder = builder.approver(Arc::new(tools_ask::approver(run, mode, gate.clone())?));
         }
         if let Some(family) = tools_ask::family(run, gate)? {
+            builder = builder.family(family);
+        }
+    }
+    #[cfg(feature = "lsp")]
+    {
+        // `lsp`, `lsp_rename`, and the diagnostics-on-write observer that every tool
+        // reporting `touched` gets.
+        if let Some(family) = tools_lsp::family(run)? {
+            builder = builder.family(family);
+        }
+    }
+    #[cfg(feature = "eval")]
+    {
+        // `eval`: the kernel factory (Python and JavaScript kernels start on first use).
+        if let Some(family) = tools_eval::family(run)? {
             builder = builder.family(family);
         }
     }
