@@ -1,0 +1,217 @@
+//! The per-run parse cache: file text and, once parsed, its tree, keyed by path + size +
+//! modification time, so a second query over the same tree neither re-reads nor re-parses.
+//!
+//! Memory is bounded: every entry is charged an estimate (its text, plus
+//! [`TREE_COST_PER_BYTE`] × its length once parsed) and the least recently used entries are
+//! dropped when the total passes the cap. A stale entry can never cause a wrong write:
+//! `resolve` compares content hashes of what is on disk, not of what is cached.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use crate::lang::Lang;
+use crate::pattern::Tree;
+
+/// Estimated bytes of tree-sitter tree per byte of source (measured on real code: trees take
+/// several times the text they index).
+pub const TREE_COST_PER_BYTE: usize = 12;
+
+/// What is cached for one file.
+#[derive(Clone)]
+pub enum Cached {
+    /// The text only (the prefilter ruled the file out, so it was never parsed).
+    Text(Arc<str>),
+    /// The parsed tree (which holds the text).
+    Tree(Arc<Tree>),
+}
+
+impl Cached {
+    /// The file's text.
+    pub fn text(&self) -> &str {
+        match self {
+            Cached::Text(t) => t,
+            Cached::Tree(t) => t.get_text(),
+        }
+    }
+    fn cost(&self) -> usize {
+        match self {
+            Cached::Text(t) => t.len() + 64,
+            Cached::Tree(t) => t.get_text().len() * (1 + TREE_COST_PER_BYTE) + 64,
+        }
+    }
+}
+
+struct Entry {
+    size: u64,
+    mtime: Option<SystemTime>,
+    lang: Lang,
+    value: Cached,
+    cost: usize,
+    used: u64,
+}
+
+#[derive(Default)]
+struct Inner {
+    map: HashMap<PathBuf, Entry>,
+    total: usize,
+    tick: u64,
+    hits: u64,
+    misses: u64,
+}
+
+/// A bounded cache of file texts and trees.
+pub struct ParseCache {
+    inner: Mutex<Inner>,
+    max_bytes: usize,
+}
+
+/// Counters, for the structured result and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct CacheStats {
+    /// Entries held.
+    pub entries: usize,
+    /// Estimated bytes held.
+    pub bytes: usize,
+    /// The cap.
+    pub max_bytes: usize,
+    /// Lookups answered from the cache.
+    pub hits: u64,
+    /// Lookups that were not.
+    pub misses: u64,
+}
+
+impl ParseCache {
+    /// A cache holding at most about `max_bytes` (0 disables it).
+    pub fn new(max_bytes: usize) -> Self {
+        ParseCache {
+            inner: Mutex::new(Inner::default()),
+            max_bytes,
+        }
+    }
+
+    /// The entry for `path` if its size, mtime and language still match.
+    pub fn get(
+        &self,
+        path: &Path,
+        size: u64,
+        mtime: Option<SystemTime>,
+        lang: Lang,
+    ) -> Option<Cached> {
+        let mut g = self.inner.lock().ok()?;
+        g.tick += 1;
+        let tick = g.tick;
+        let hit = match g.map.get_mut(path) {
+            Some(e) if e.size == size && e.mtime == mtime && mtime.is_some() && e.lang == lang => {
+                e.used = tick;
+                Some(e.value.clone())
+            }
+            _ => None,
+        };
+        if hit.is_some() {
+            g.hits += 1;
+        } else {
+            g.misses += 1;
+        }
+        hit
+    }
+
+    /// Stores `value` for `path`, evicting least recently used entries past the cap.
+    pub fn put(
+        &self,
+        path: &Path,
+        size: u64,
+        mtime: Option<SystemTime>,
+        lang: Lang,
+        value: Cached,
+    ) {
+        if mtime.is_none() {
+            return;
+        }
+        let cost = value.cost();
+        if cost > self.max_bytes {
+            return;
+        }
+        let Ok(mut g) = self.inner.lock() else {
+            return;
+        };
+        g.tick += 1;
+        let used = g.tick;
+        if let Some(old) = g.map.insert(
+            path.to_path_buf(),
+            Entry {
+                size,
+                mtime,
+                lang,
+                value,
+                cost,
+                used,
+            },
+        ) {
+            g.total -= old.cost;
+        }
+        g.total += cost;
+        if g.total > self.max_bytes {
+            // Evict down to 90% in one sweep rather than one entry per insert.
+            let target = self.max_bytes / 10 * 9;
+            let mut order: Vec<(u64, PathBuf)> =
+                g.map.iter().map(|(p, e)| (e.used, p.clone())).collect();
+            order.sort();
+            for (_, p) in order {
+                if g.total <= target {
+                    break;
+                }
+                if let Some(e) = g.map.remove(&p) {
+                    g.total -= e.cost;
+                }
+            }
+        }
+    }
+
+    /// Current counters.
+    pub fn stats(&self) -> CacheStats {
+        match self.inner.lock() {
+            Ok(g) => CacheStats {
+                entries: g.map.len(),
+                bytes: g.total,
+                max_bytes: self.max_bytes,
+                hits: g.hits,
+                misses: g.misses,
+            },
+            Err(_) => CacheStats {
+                entries: 0,
+                bytes: 0,
+                max_bytes: self.max_bytes,
+                hits: 0,
+                misses: 0,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_by_size_and_mtime_and_bounded() {
+        let py = Lang::from_id("python").unwrap();
+        let c = ParseCache::new(1000);
+        let t = Some(SystemTime::UNIX_EPOCH);
+        c.put(Path::new("/a"), 3, t, py, Cached::Text("abc".into()));
+        assert!(c.get(Path::new("/a"), 3, t, py).is_some());
+        assert!(c.get(Path::new("/a"), 4, t, py).is_none());
+        let later = Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1));
+        assert!(c.get(Path::new("/a"), 3, later, py).is_none());
+        for i in 0..100 {
+            let p = PathBuf::from(format!("/f{i}"));
+            c.put(&p, 100, t, py, Cached::Text("x".repeat(100).into()));
+        }
+        let s = c.stats();
+        assert!(s.bytes <= 1000, "{s:?}");
+        // The most recent survives, the oldest went.
+        assert!(c.get(Path::new("/f99"), 100, t, py).is_some());
+        assert!(c.get(Path::new("/f0"), 100, t, py).is_none());
+    }
+}

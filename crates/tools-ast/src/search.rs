@@ -1,0 +1,221 @@
+//! The search engine: read each walked file (or take it from the parse cache), skip it with a
+//! byte-level search for the pattern's literal tokens before parsing, parse the rest in
+//! parallel on every core, and hand each tree to a per-file step (collect matches, or build
+//! replacements). Results come back in path order; within a file in source order.
+
+use std::path::PathBuf;
+
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::{Node, NodeMatch};
+use ast_grep_language::SupportLang;
+use rayon::prelude::*;
+use tools_core::ToolError;
+
+use crate::cache::{Cached, ParseCache};
+use crate::pattern::{CompiledPattern, Tree};
+use crate::walk::{FileEntry, SkipReason};
+
+/// How many leading bytes are looked at for a NUL to call a file binary.
+const BINARY_SNIFF_BYTES: usize = 8192;
+
+/// What a scan did, and each file's result (only files the step returned something for).
+#[derive(Debug)]
+pub struct Scan<T> {
+    /// `(path, result)` in path order.
+    pub per_file: Vec<(PathBuf, T)>,
+    /// Files found unreadable, binary or not UTF-8 when read.
+    pub skipped: Vec<(PathBuf, SkipReason)>,
+    /// Files searched (read or cached).
+    pub searched: usize,
+    /// Files ruled out by the literal prefilter, never parsed.
+    pub prefiltered: usize,
+    /// Files parsed in this scan.
+    pub parsed: usize,
+    /// Files whose tree came from the cache.
+    pub cached_trees: usize,
+}
+
+enum Outcome<T> {
+    Skipped(SkipReason),
+    Prefiltered,
+    Done { parsed: bool, value: Option<T> },
+}
+
+/// Runs `step` on the tree of every file that may match. `cancelled` is polled per file.
+pub fn scan<T: Send>(
+    files: &[FileEntry],
+    pattern: &CompiledPattern,
+    cache: &ParseCache,
+    cancelled: &(dyn Fn() -> bool + Sync),
+    step: &(dyn Fn(&Tree) -> Option<T> + Sync),
+) -> Result<Scan<T>, ToolError> {
+    let lang = pattern.lang;
+    let grammar = lang.grammar();
+    let outcomes: Vec<Outcome<T>> = files
+        .par_iter()
+        .map(|f| {
+            if cancelled() {
+                return Outcome::Prefiltered;
+            }
+            let cached = cache.get(&f.path, f.size, f.mtime, lang);
+            let text: std::sync::Arc<str> = match cached {
+                Some(Cached::Tree(tree)) => {
+                    if !pattern.may_match(tree.get_text().as_bytes()) {
+                        return Outcome::Prefiltered;
+                    }
+                    return Outcome::Done {
+                        parsed: false,
+                        value: step(&tree),
+                    };
+                }
+                Some(Cached::Text(t)) => t,
+                None => match read_text(f) {
+                    Ok(t) => t.into(),
+                    Err(reason) => return Outcome::Skipped(reason),
+                },
+            };
+            if !pattern.may_match(text.as_bytes()) {
+                cache.put(&f.path, f.size, f.mtime, lang, Cached::Text(text));
+                return Outcome::Prefiltered;
+            }
+            let Ok(tree) = Tree::try_new(&text, grammar) else {
+                return Outcome::Skipped(SkipReason::Unreadable);
+            };
+            let tree = std::sync::Arc::new(tree);
+            let value = step(&tree);
+            cache.put(&f.path, f.size, f.mtime, lang, Cached::Tree(tree));
+            Outcome::Done {
+                parsed: true,
+                value,
+            }
+        })
+        .collect();
+    if cancelled() {
+        return Err(ToolError::timed_out(
+            "the search was cancelled before it finished; nothing was changed",
+        ));
+    }
+    let mut scan = Scan {
+        per_file: Vec::new(),
+        skipped: Vec::new(),
+        searched: 0,
+        prefiltered: 0,
+        parsed: 0,
+        cached_trees: 0,
+    };
+    for (f, o) in files.iter().zip(outcomes) {
+        match o {
+            Outcome::Skipped(r) => scan.skipped.push((f.path.clone(), r)),
+            Outcome::Prefiltered => {
+                scan.searched += 1;
+                scan.prefiltered += 1;
+            }
+            Outcome::Done { parsed, value } => {
+                scan.searched += 1;
+                if parsed {
+                    scan.parsed += 1;
+                } else {
+                    scan.cached_trees += 1;
+                }
+                if let Some(v) = value {
+                    scan.per_file.push((f.path.clone(), v));
+                }
+            }
+        }
+    }
+    Ok(scan)
+}
+
+fn read_text(f: &FileEntry) -> Result<String, SkipReason> {
+    let bytes = std::fs::read(&f.path).map_err(|_| SkipReason::Unreadable)?;
+    let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
+    if memchr::memchr(0, sniff).is_some() {
+        return Err(SkipReason::Binary);
+    }
+    String::from_utf8(bytes).map_err(|_| SkipReason::NotUtf8)
+}
+
+/// One match, with everything the result shows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MatchRecord {
+    /// 1-based line of the start.
+    pub line: usize,
+    /// 1-based column (characters) of the start.
+    pub col: usize,
+    /// 1-based line of the end.
+    pub end_line: usize,
+    /// 1-based column of the end.
+    pub end_col: usize,
+    /// Byte range in the file.
+    #[serde(skip)]
+    pub bytes: std::ops::Range<usize>,
+    /// The matched code, cut to [`MAX_MATCH_CHARS`].
+    pub text: String,
+    /// `$NAME` captures, in pattern order.
+    pub captures: Vec<(String, String)>,
+    /// `$$$NAME` captures: the source span from the first to the last node.
+    pub multi_captures: Vec<(String, Vec<String>)>,
+}
+
+/// Longest matched text kept per match.
+pub const MAX_MATCH_CHARS: usize = 2000;
+/// Longest capture text kept.
+pub const MAX_CAPTURE_CHARS: usize = 400;
+
+type SgNode<'r> = Node<'r, StrDoc<SupportLang>>;
+
+/// The start and end of a node as 1-based `(line, col, end_line, end_col)`.
+pub fn node_span(n: &SgNode<'_>) -> (usize, usize, usize, usize) {
+    let s = n.start_pos();
+    let e = n.end_pos();
+    (s.line() + 1, s.column(n) + 1, e.line() + 1, e.column(n) + 1)
+}
+
+/// Records one match.
+pub fn record(pattern: &CompiledPattern, m: &NodeMatch<'_, StrDoc<SupportLang>>) -> MatchRecord {
+    let (line, col, end_line, end_col) = node_span(m.get_node());
+    let env = m.get_env();
+    let captures = pattern
+        .singles
+        .iter()
+        .filter_map(|name| {
+            env.get_match(name).map(|n| {
+                (
+                    name.clone(),
+                    tools_core::text::cut_text(&n.text(), MAX_CAPTURE_CHARS),
+                )
+            })
+        })
+        .collect();
+    let multi_captures = pattern
+        .multis
+        .iter()
+        .map(|name| {
+            let nodes = env.get_multiple_matches(name);
+            let texts = nodes
+                .iter()
+                .filter(|n| n.is_named())
+                .map(|n| tools_core::text::cut_text(&n.text(), MAX_CAPTURE_CHARS))
+                .collect();
+            (name.clone(), texts)
+        })
+        .collect();
+    MatchRecord {
+        line,
+        col,
+        end_line,
+        end_col,
+        bytes: m.range(),
+        text: tools_core::text::cut_text(&m.text(), MAX_MATCH_CHARS),
+        captures,
+        multi_captures,
+    }
+}
+
+/// Every match of `pattern` in `tree`, in source order.
+pub fn find_matches(pattern: &CompiledPattern, tree: &Tree) -> Vec<MatchRecord> {
+    tree.root()
+        .find_all(&pattern.pattern)
+        .map(|m| record(pattern, &m))
+        .collect()
+}

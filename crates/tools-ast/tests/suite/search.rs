@@ -1,0 +1,188 @@
+//! `ast_grep` results and failure cases: order, caps, the walk, language choice, bad input.
+
+use serde_json::json;
+
+use super::{grep, locations, total, workspace, workspace_with};
+
+#[tokio::test]
+async fn results_are_ordered_capped_and_located() {
+    let mut files = Vec::new();
+    let texts: Vec<String> = (0..6)
+        .map(|i| format!("x = 1\nprint(v{i})\nif True:\n    print(w{i})\n"))
+        .collect();
+    let names: Vec<String> = (0..6).rev().map(|i| format!("pkg/m{i}.py")).collect();
+    for (n, t) in names.iter().zip(&texts) {
+        files.push((n.as_str(), t.as_str()));
+    }
+    let ws = workspace(&files);
+    let out = ws
+        .ok(
+            "ast_grep",
+            json!({"pattern": "print($A)", "max_results": 5}),
+        )
+        .await;
+    assert_eq!(total(&out), 12);
+    assert_eq!(
+        locations(&out),
+        vec![
+            "pkg/m0.py:2:1",
+            "pkg/m0.py:4:5",
+            "pkg/m1.py:2:1",
+            "pkg/m1.py:4:5",
+            "pkg/m2.py:2:1"
+        ]
+    );
+    assert!(
+        out.text.contains("7 more not shown (of 12)"),
+        "{}",
+        out.text
+    );
+    assert_eq!(out.structured.as_ref().unwrap()["more_not_shown"], 7);
+    // The same query again: same answer, now from the parse cache.
+    let again = ws
+        .ok(
+            "ast_grep",
+            json!({"pattern": "print($A)", "max_results": 5}),
+        )
+        .await;
+    assert_eq!(locations(&again), locations(&out));
+    assert_eq!(again.structured.as_ref().unwrap()["cached_files"], 6);
+    assert_eq!(again.structured.as_ref().unwrap()["parsed_files"], 0);
+    assert!(
+        ws.err(
+            "ast_grep",
+            json!({"pattern": "print($A)", "max_results": 0})
+        )
+        .await
+        .contains("max_results")
+    );
+}
+
+#[tokio::test]
+async fn long_matches_are_cut_visibly() {
+    let body: String = (0..30).map(|i| format!("    a{i} = {i}\n")).collect();
+    let src = format!("def f():\n{body}");
+    let ws = workspace(&[("a.py", &src)]);
+    let out = ws.ok("ast_grep", grep("def $F(): $$$B", "python")).await;
+    assert!(out.text.contains("[cut: 28 more lines]"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn the_walk_skips_ignored_build_binary_and_large_files() {
+    let big = format!("print(1)\n{}", "x = 1\n".repeat(200));
+    let ws = workspace_with(
+        &[
+            ("src/a.py", "print(1)\n"),
+            (".gitignore", "generated/\n"),
+            ("generated/g.py", "print(1)\n"),
+            ("target/t.py", "print(1)\n"),
+            ("node_modules/n.py", "print(1)\n"),
+            ("big.py", &big),
+            ("latin1.py", "print(1)\n"),
+        ],
+        None,
+        "[ast]\nmax_file_bytes = 1000\n",
+    );
+    std::fs::write(ws.root().join("blob.py"), b"print(1)\n\0\0\0").unwrap();
+    std::fs::write(ws.root().join("latin1.py"), b"print('\xe9')\n").unwrap();
+    let out = ws.ok("ast_grep", grep("print($A)", "python")).await;
+    assert_eq!(locations(&out), vec!["src/a.py:1:1"], "{}", out.text);
+    let s = out.structured.as_ref().unwrap();
+    assert_eq!(s["skipped"]["total"], 3, "{s}");
+    assert_eq!(
+        s["skipped"]["by_reason"],
+        json!({"binary": 1, "not UTF-8": 1, "too large": 1})
+    );
+    assert!(out.text.contains("blob.py (binary)"), "{}", out.text);
+    assert!(out.text.contains("big.py (too large)"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn the_prefilter_never_parses_files_without_the_literals() {
+    let ws = workspace(&[
+        ("a.py", "obj.dispose()\n"),
+        ("b.py", "obj.close()\n"),
+        ("c.py", "x = 'dispose'\n"),
+    ]);
+    let out = ws.ok("ast_grep", grep("$X.dispose()", "python")).await;
+    let s = out.structured.as_ref().unwrap();
+    assert_eq!(total(&out), 1);
+    assert_eq!(s["searched_files"], 3);
+    assert_eq!(s["prefiltered_files"], 1);
+    assert_eq!(s["parsed_files"], 2);
+}
+
+#[tokio::test]
+async fn language_is_required_inferred_or_refused() {
+    let ws = workspace(&[("a.py", "f(1)\n"), ("b.rs", "fn m() { f(1); }\n")]);
+    let e = ws.err("ast_grep", json!({"pattern": "f($A)"})).await;
+    assert!(
+        e.contains("several languages") && e.contains("python") && e.contains("rust"),
+        "{e}"
+    );
+    let e = ws.err("ast_grep", grep("f($A)", "cobol")).await;
+    assert!(
+        e.contains("unknown language `cobol`") && e.contains("dart"),
+        "{e}"
+    );
+    // A folder with one language: inferred.
+    let ws1 = workspace(&[("src/a.py", "f(1)\n"), ("README", "f(1)\n")]);
+    assert_eq!(
+        total(&ws1.ok("ast_grep", json!({"pattern": "f($A)"})).await),
+        1
+    );
+    // A file: from its extension.
+    let out = ws
+        .ok("ast_grep", json!({"pattern": "f($A)", "path": "b.rs"}))
+        .await;
+    assert_eq!(locations(&out), vec!["b.rs:1:10"]);
+    let e = ws
+        .err("ast_grep", json!({"pattern": "f($A)", "path": "nope/x.py"}))
+        .await;
+    assert!(e.contains("does not exist"), "{e}");
+    let e = ws
+        .err(
+            "ast_grep",
+            json!({"pattern": "f($A)", "path": "../outside"}),
+        )
+        .await;
+    assert!(e.contains("outside the workspace"), "{e}");
+    let e = ws.err("ast_grep", json!({"path": "a.py"})).await;
+    assert!(e.contains("pattern"), "{e}");
+}
+
+#[tokio::test]
+async fn a_pattern_that_parses_nowhere_is_an_error_with_its_location() {
+    let ws = workspace(&[("a.dart", "void m() { a.dispose(); }\n")]);
+    let e = ws
+        .err("ast_grep", grep("if ($X != null {\n  $X.dispose(", "dart"))
+        .await;
+    assert!(e.contains("does not parse as dart code"), "{e}");
+    assert!(e.contains("pattern line"), "{e}");
+    assert!(e.contains('^'), "{e}");
+    let e = ws.err("ast_grep", grep("a; b", "python")).await;
+    assert!(e.contains("one node"), "{e}");
+}
+
+#[tokio::test]
+async fn no_matches_is_said_plainly() {
+    let ws = workspace(&[("a.py", "f(1)\n")]);
+    let out = ws.ok("ast_grep", grep("g($A)", "python")).await;
+    assert!(out.text.starts_with("no matches"), "{}", out.text);
+    assert_eq!(total(&out), 0);
+}
+
+#[tokio::test]
+async fn disabled_by_configuration_registers_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("agent-tools.toml"),
+        "[ast]\nenabled = false\n",
+    )
+    .unwrap();
+    let run = tools_core::Run::new(tools_core::RunOptions::at(dir.path()).unwrap()).unwrap();
+    assert!(tools_ast::family(&run).unwrap().is_none());
+    std::fs::write(dir.path().join("agent-tools.toml"), "[ast]\nbogus = 1\n").unwrap();
+    let run = tools_core::Run::new(tools_core::RunOptions::at(dir.path()).unwrap()).unwrap();
+    assert!(tools_ast::family(&run).is_err());
+}
