@@ -172,6 +172,9 @@ pub struct Shared {
     pub debuggee_pid: Option<i32>,
     /// The debuggee's stdout/stderr (and the adapter's important messages), bounded.
     pub output: BoundedBuffer,
+    /// The adapter's own console messages (bounded): some adapters (delve) report the exit
+    /// status only there.
+    pub console: BoundedBuffer,
     /// Breakpoint updates from `breakpoint` events, by adapter id.
     pub breakpoint_updates: Vec<BreakpointState>,
     /// Processes started for `runInTerminal`.
@@ -205,6 +208,7 @@ impl DapClient {
             exit_code: None,
             debuggee_pid: None,
             output: BoundedBuffer::new(16 * 1024, 48 * 1024),
+            console: BoundedBuffer::new(2 * 1024, 8 * 1024),
             breakpoint_updates: Vec::new(),
             terminal_children: Vec::new(),
             ignored_events: 0,
@@ -354,7 +358,12 @@ impl DapClient {
                 self.update(|s| s.exit_code = code);
             }
             "terminated" => {
-                self.update(|s| s.phase = Phase::Terminated);
+                self.update(|s| {
+                    s.phase = Phase::Terminated;
+                    if s.exit_code.is_none() {
+                        s.exit_code = exit_status_in(&s.console.to_text());
+                    }
+                });
             }
             "output" => match serde_json::from_value::<dap_types::OutputEvent>(body) {
                 Ok(ev) => {
@@ -365,6 +374,13 @@ impl DapClient {
                     );
                     if keep {
                         self.update(|s| s.output.push(ev.output.as_bytes()));
+                    } else if matches!(ev.category, None | Some(C::Console)) {
+                        self.update(|s| {
+                            s.console.push(ev.output.as_bytes());
+                            if s.exit_code.is_none() {
+                                s.exit_code = exit_status_in(&ev.output);
+                            }
+                        });
                     }
                 }
                 Err(e) => self.ignore(name, &e.to_string()),
@@ -489,6 +505,19 @@ impl DapClient {
     }
 }
 
+/// The exit status in an adapter's console message such as delve's
+/// `Process 123 has exited with status 0`.
+pub fn exit_status_in(console: &str) -> Option<i64> {
+    let (_, rest) = console.rsplit_once("exited with status ")?;
+    let digits: String = rest
+        .chars()
+        .enumerate()
+        .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && *c == '-'))
+        .map(|(_, c)| c)
+        .collect();
+    digits.parse().ok()
+}
+
 /// Waits for a pending request's response, mapping transport errors.
 pub async fn wait_pending<R: Request>(pending: PendingRequest, timeout: Duration) -> Result<Value> {
     pending
@@ -545,6 +574,16 @@ mod tests {
         );
         let msg = request_message::<Threads>(&()).unwrap();
         assert_eq!(msg, json!({"type":"request","command":"threads"}));
+    }
+
+    #[test]
+    fn exit_status_from_console_text() {
+        assert_eq!(
+            exit_status_in("Process 4242 has exited with status 3\n"),
+            Some(3)
+        );
+        assert_eq!(exit_status_in("has exited with status -1"), Some(-1));
+        assert_eq!(exit_status_in("Detaching"), None);
     }
 
     #[test]

@@ -618,9 +618,26 @@ impl Session {
             }
             Phase::Terminated => {
                 // `exited` normally precedes `terminated`; allow a straggler a moment.
-                self.client
+                let quick = self
+                    .client
                     .wait_for(Duration::from_millis(200), |s| s.exit_code.is_some())
                     .await;
+                if !quick && !self.client.transport().is_closed() {
+                    // delve tells the exit status only when the client disconnects; the
+                    // program has ended, so nothing is lost by disconnecting now.
+                    let args = dap_types::DisconnectArguments {
+                        restart: None,
+                        terminate_debuggee: Some(true),
+                        suspend_debuggee: None,
+                    };
+                    let _ = self
+                        .client
+                        .request_within::<rq::Disconnect>(&args, Duration::from_secs(2))
+                        .await;
+                    self.client
+                        .wait_for(Duration::from_millis(300), |s| s.exit_code.is_some())
+                        .await;
+                }
                 WaitOutcome::Terminated {
                     exit_code: self.client.with(|s| s.exit_code).flatten(),
                 }

@@ -57,6 +57,17 @@ struct Inner {
     last_output: Option<String>,
 }
 
+/// How many frames a thread has, from a trace asked for `cap + 1` levels. Adapters'
+/// `totalFrames` is only an estimate (lldb-dap adds a margin for lazy loading), so it is
+/// believed only when more than `cap` frames really came back.
+fn frames_total(trace: &dap_types::StackTraceResponse, cap: usize) -> usize {
+    let got = trace.stack_frames.len();
+    if got <= cap {
+        return got;
+    }
+    trace.total_frames.map(|t| t as usize).unwrap_or(0).max(got)
+}
+
 /// One run's debug supervisor. Cheap to share.
 pub struct DebugSupervisor {
     run: Weak<Run>,
@@ -767,7 +778,7 @@ impl DebugSupervisor {
             None => s.thread(None).await?,
         };
         s.last_thread = Some(thread);
-        let trace = s.stack(thread, STOP_FRAMES as u64).await?;
+        let trace = s.stack(thread, STOP_FRAMES as u64 + 1).await?;
         let top = trace.stack_frames.first();
         let mut text = String::from("stopped: ");
         text.push_str(&reason);
@@ -795,10 +806,7 @@ impl DebugSupervisor {
         if let (Some(f), Some(l)) = (top, &src) {
             text.push_str(&format!("\n{:>5} | {l}", f.line));
         }
-        let total = trace
-            .total_frames
-            .map(|t| t as usize)
-            .unwrap_or(trace.stack_frames.len());
+        let total = frames_total(&trace, STOP_FRAMES);
         text.push_str("\nframes:");
         for (i, f) in trace.stack_frames.iter().take(STOP_FRAMES).enumerate() {
             text.push_str(&format!("\n  {}", report::frame_line(ws, i, f)));
@@ -984,11 +992,7 @@ impl DebugSupervisor {
             Ok(t) => t,
             Err(e) => return Err(self.fail(&mut inner, e).await),
         };
-        let total = trace
-            .total_frames
-            .map(|t| t as usize)
-            .unwrap_or(0)
-            .max(trace.stack_frames.len());
+        let total = frames_total(&trace, STACK_CAP);
         let frames: Vec<_> = trace.stack_frames.iter().take(STACK_CAP).collect();
         let mut lines = vec![format!("thread {thread}:")];
         for (i, f) in frames.iter().enumerate() {

@@ -132,3 +132,16 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// The adapter's and the debuggee's process ids from `status` (the debuggee's arrives with
+/// the adapter's `process` event, which may trail the first stop a little).
+pub async fn pids(fx: &Fixture) -> (i64, i64) {
+    for _ in 0..50 {
+        let s = fx.status().await;
+        if let (Some(a), Some(d)) = (s["adapter_pid"].as_i64(), s["debuggee_pid"].as_i64()) {
+            return (a, d);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("no debuggee pid reported");
+}

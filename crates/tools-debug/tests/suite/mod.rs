@@ -2,4 +2,7 @@
 //! via the registry as a harness would.
 
 mod common;
+mod delve;
+mod lldb;
 mod python;
+mod rules;

@@ -139,8 +139,7 @@ async fn breakpoint_stack_variables_evaluate_steps_and_exit_code() {
 
     let status = fx.status().await;
     assert_eq!(status["state"], "stopped");
-    let debuggee = status["debuggee_pid"].as_i64().unwrap();
-    let adapter = status["adapter_pid"].as_i64().unwrap();
+    let (adapter, debuggee) = pids(&fx).await;
 
     // debugpy treats `sys.exit` with a non-zero code as an uncaught exception and stops.
     let exit = fx.ok(json!({"operation":"continue"})).await;
@@ -245,8 +244,7 @@ async fn pause_stops_an_infinite_loop_after_still_running() {
     assert!(threads.text.contains("thread"), "{}", threads.text);
     let again = fx.ok(json!({"operation":"pause"})).await;
     assert!(again.text.contains("already stopped"), "{}", again.text);
-    let status = fx.status().await;
-    let debuggee = status["debuggee_pid"].as_i64().unwrap();
+    let (_, debuggee) = pids(&fx).await;
     // Running again at terminate time: both processes still end.
     fx.ok(json!({"operation":"continue","timeout_seconds":1}))
         .await;
