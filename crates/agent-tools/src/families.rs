@@ -19,6 +19,8 @@ pub(crate) const COMPILED: &[&str] = &[
     "lsp",
     #[cfg(feature = "eval")]
     "eval",
+    #[cfg(feature = "ast")]
+    "ast",
 ];
 
 /// Adds every enabled family to `builder`. A family whose registration rule says no (no
@@ -76,6 +78,13 @@ pub(crate) fn wire(
     {
         // `eval`: the kernel factory (Python and JavaScript kernels start on first use).
         if let Some(family) = tools_eval::family(run)? {
+            builder = builder.family(family);
+        }
+    }
+    #[cfg(feature = "ast")]
+    {
+        // `ast_grep`, `ast_edit`, `resolve`: the bundled tree-sitter grammars.
+        if let Some(family) = tools_ast::family(run)? {
             builder = builder.family(family);
         }
     }
