@@ -126,3 +126,36 @@ async fn doctor_names_the_interpreters_and_why() {
 fn entries_have(entries: &[tools_core::DoctorEntry], resource: &str) -> bool {
     entries.iter().any(|d| d.resource == resource)
 }
+
+#[tokio::test]
+async fn the_project_venv_is_the_interpreter_cells_run_on() {
+    let Some(real) = tools_eval::discover::which("python3") else {
+        tools_core::testing::skipped("python3", "python3 is not on PATH");
+        return;
+    };
+    tools_core::testing::exercised("python3");
+    let e = env();
+    let venv = e.dir.path().join(".venv/bin");
+    std::fs::create_dir_all(&venv).unwrap();
+    std::os::unix::fs::symlink(real, venv.join("python")).unwrap();
+    let o = e.py("import sys\nsys.executable").await;
+    assert!(o.text.ends_with("/.venv/bin/python'"), "{}", o.text);
+}
+
+#[tokio::test]
+async fn a_missing_or_broken_interpreter_is_a_clear_error() {
+    let e = env_with("[eval]\npython = \"/nonexistent/python3\"\n");
+    let err = e.py_err("1").await;
+    assert!(
+        err.starts_with("not available here: no python interpreter for eval"),
+        "{err}"
+    );
+    assert!(err.contains("/nonexistent/python3"), "{err}");
+    // An interpreter that exits at once: the start fails clearly, and again next time.
+    let e = env_with("[eval]\npython = \"/bin/false\"\nstart_timeout_secs = 10\n");
+    let err = e.py_err("1").await;
+    assert!(err.contains("exited with code 1 while starting"), "{err}");
+    assert!(err.contains("[eval] python in agent-tools.toml"), "{err}");
+    let err = e.py_err("1").await;
+    assert!(err.contains("while starting"), "{err}");
+}

@@ -391,7 +391,7 @@ async fn idle_budget_interrupts_a_busy_loop_and_keeps_state() {
     assert_eq!(o.text, "True");
     // A cell that keeps printing is not idle.
     let o = e
-        .py("import time\nfor i in range(6):\n    print(i)\n    time.sleep(0.2)")
+        .py("import time\nfor i in range(6):\n    print(i)\n    time.sleep(0.1)")
         .await;
     assert_eq!(status(&o), "ok");
     assert_eq!(o.text, "0\n1\n2\n3\n4\n5\n");
