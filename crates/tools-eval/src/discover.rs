@@ -52,17 +52,21 @@ fn is_script(p: &Path) -> bool {
 }
 
 /// Resolves a launcher script to the interpreter it runs (`sys.executable`), once per
-/// process: the lookup itself pays the launcher's start-up cost.
-fn resolve_python_launcher(p: &Path) -> Option<PathBuf> {
-    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Option<PathBuf>>>> = OnceLock::new();
+/// process and workspace: the lookup itself pays the launcher's start-up cost. It runs in
+/// the workspace, where a launcher such as pyenv picks its version (`.python-version`).
+fn resolve_python_launcher(p: &Path, root: &Path) -> Option<PathBuf> {
+    type Cache = Mutex<HashMap<(PathBuf, PathBuf), Option<PathBuf>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = (p.to_path_buf(), root.to_path_buf());
     if let Ok(c) = cache.lock()
-        && let Some(hit) = c.get(p)
+        && let Some(hit) = c.get(&key)
     {
         return hit.clone();
     }
     let resolved = std::process::Command::new(p)
         .args(["-c", "import sys; print(sys.executable)"])
+        .current_dir(root)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()
@@ -72,7 +76,7 @@ fn resolve_python_launcher(p: &Path) -> Option<PathBuf> {
         .map(|s| PathBuf::from(s.trim()))
         .filter(|real| is_executable(real));
     if let Ok(mut c) = cache.lock() {
-        c.insert(p.to_path_buf(), resolved.clone());
+        c.insert(key, resolved.clone());
     }
     resolved
 }
@@ -117,7 +121,7 @@ pub fn find_python(root: &Path, configured_path: Option<&Path>) -> Result<Interp
         );
     };
     if is_script(&found) {
-        return match resolve_python_launcher(&found) {
+        return match resolve_python_launcher(&found, root) {
             Some(real) => Ok(Interpreter {
                 why: format!(
                     "python3 on PATH ({} is a launcher script, resolved to the interpreter it runs)",
@@ -203,5 +207,14 @@ mod tests {
         let bin = dir.path().join("bin");
         exe(&bin, "\x7fELF....");
         assert!(!is_script(&bin));
+        // A launcher is asked once for the interpreter it runs, in the workspace.
+        let launcher = dir.path().join("python3");
+        exe(&launcher, "#!/bin/sh\necho \"$PWD/real\"\n");
+        let real = dir.path().join("real");
+        exe(&real, "\x7fELF....");
+        assert_eq!(resolve_python_launcher(&launcher, dir.path()), Some(real));
+        let broken = dir.path().join("broken");
+        exe(&broken, "#!/bin/sh\nexit 1\n");
+        assert_eq!(resolve_python_launcher(&broken, dir.path()), None);
     }
 }

@@ -160,7 +160,12 @@ impl EvalTool {
                 .get_or_insert_with(|| "exited between cells".to_string());
         }
         if slot.kernel.is_none() {
-            let interp = discover::find(lang, ctx.run.root(), &self.config).map_err(|why| {
+            // Discovery may run a launcher script once (blocking): keep it off the runtime.
+            let (root, config) = (ctx.run.root().to_path_buf(), self.config.clone());
+            let found = tokio::task::spawn_blocking(move || discover::find(lang, &root, &config))
+                .await
+                .map_err(|e| ToolError::internal(format!("interpreter discovery failed: {e}")))?;
+            let interp = found.map_err(|why| {
                 ToolError::not_available(format!("no {} interpreter for eval: {why}", lang.name()))
             })?;
             let kernel =
