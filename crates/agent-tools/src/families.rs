@@ -19,6 +19,8 @@ pub(crate) const COMPILED: &[&str] = &[
     "lsp",
     #[cfg(feature = "eval")]
     "eval",
+    #[cfg(feature = "debug")]
+    "debug",
     #[cfg(feature = "ast")]
     "ast",
 ];
@@ -78,6 +80,14 @@ pub(crate) fn wire(
     {
         // `eval`: the kernel factory (Python and JavaScript kernels start on first use).
         if let Some(family) = tools_eval::family(run)? {
+            builder = builder.family(family);
+        }
+    }
+    #[cfg(feature = "debug")]
+    {
+        // `debug`: the debug-session supervisor (one session per conversation; adapters
+        // are found at call time).
+        if let Some(family) = tools_debug::family(run)? {
             builder = builder.family(family);
         }
     }
