@@ -1,2 +1,245 @@
-//! Benchmark placeholder.
-fn main() {}
+//! `cargo bench -p tools-lsp --bench lsp`: the added latency of the `lsp` tool over a raw
+//! JSON-RPC round trip to the same warm server (hover, definition, references), and of
+//! diagnostics on write over the server's own time to publish for the new version.
+//! Targets: p50 overhead ≤ 2 ms for queries, ≤ 100 ms for diagnostics on write.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tools_core::{
+    CallCtx, Config, Invoker, Progress, RegistryBuilder, Run, RunOptions, Surface, WriteObserver,
+};
+use tools_lsp::client::path_to_uri;
+use tools_lsp::{LspConfig, LspTool, ServerSupervisor};
+
+const ITER: usize = 30;
+
+fn p50(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap_or(root)).ok();
+    std::fs::write(p, text).ok();
+}
+
+#[tokio::main]
+async fn main() {
+    let server = ["pyright-langserver", "--stdio"];
+    if tools_core::testing::which(server[0]).is_none() {
+        eprintln!(
+            "lsp bench: {} is not on PATH; run `cargo xtask setup`",
+            server[0]
+        );
+        return;
+    }
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("lsp bench: no temp dir: {e}");
+            return;
+        }
+    };
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"b\"\nversion = \"0\"\n",
+    );
+    let mut util = String::new();
+    for i in 0..40 {
+        util.push_str(&format!(
+            "def helper_{i}(x: int) -> int:\n    \"\"\"Helper {i}.\"\"\"\n    return x + {i}\n\n\n"
+        ));
+    }
+    write(root, "pkg/__init__.py", "");
+    write(root, "pkg/util.py", &util);
+    let mut main = String::from("from pkg.util import helper_7\n\n");
+    for i in 0..30 {
+        main.push_str(&format!("v{i} = helper_7({i})\n"));
+    }
+    write(root, "main.py", &main);
+    let run = match Run::new(RunOptions {
+        root: root.into(),
+        conversation_id: "bench".into(),
+        config: Config::empty(),
+    }) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("lsp bench: {e}");
+            return;
+        }
+    };
+    let cfg = LspConfig {
+        servers: [(
+            "python".to_string(),
+            tools_lsp::config::ServerOverride {
+                command: Some(server.iter().map(|s| s.to_string()).collect()),
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect(),
+        ..Default::default()
+    };
+    let sup = ServerSupervisor::new(&run, cfg);
+    let reg = match RegistryBuilder::new(Arc::clone(&run))
+        .tool(Arc::new(LspTool::new(Arc::clone(&sup))))
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("lsp bench: {e}");
+            return;
+        }
+    };
+    let call = |args: Value| {
+        let reg = Arc::clone(&reg);
+        async move { reg.call(Surface::FULL, "lsp", args).await }
+    };
+    // Warm up: start, index, open both files.
+    for _ in 0..3 {
+        let _ = call(json!({"action": "references", "file": "pkg/util.py", "line": 36, "symbol": "helper_7"})).await;
+        let _ =
+            call(json!({"action": "hover", "file": "main.py", "line": 3, "symbol": "helper_7"}))
+                .await;
+    }
+    let Some(client) = sup.running().into_iter().next() else {
+        eprintln!("lsp bench: the server did not start");
+        return;
+    };
+    let main_uri = path_to_uri(&run.root().join("main.py"))
+        .map(|u| u.as_str().to_string())
+        .unwrap_or_default();
+    let util_uri = path_to_uri(&run.root().join("pkg/util.py"))
+        .map(|u| u.as_str().to_string())
+        .unwrap_or_default();
+    let cases: Vec<(&str, &str, Value, Value)> = vec![
+        (
+            "hover",
+            "textDocument/hover",
+            json!({"textDocument": {"uri": main_uri}, "position": {"line": 2, "character": 6}}),
+            json!({"action": "hover", "file": "main.py", "line": 3, "symbol": "helper_7"}),
+        ),
+        (
+            "definition",
+            "textDocument/definition",
+            json!({"textDocument": {"uri": main_uri}, "position": {"line": 2, "character": 6}}),
+            json!({"action": "definition", "file": "main.py", "line": 3, "symbol": "helper_7"}),
+        ),
+        (
+            "references",
+            "textDocument/references",
+            json!({"textDocument": {"uri": util_uri}, "position": {"line": 35, "character": 4}, "context": {"includeDeclaration": true}}),
+            json!({"action": "references", "file": "pkg/util.py", "line": 36, "symbol": "helper_7"}),
+        ),
+    ];
+    println!(
+        "lsp overhead vs a raw JSON-RPC round trip to the same warm {} (p50 of {ITER}):",
+        client.server
+    );
+    let mut worst = Duration::ZERO;
+    for (name, method, raw_params, args) in &cases {
+        let mut raw = Vec::new();
+        let mut ours = Vec::new();
+        for _ in 0..ITER {
+            let t = Instant::now();
+            let r = client
+                .request_raw(method, Some(raw_params.clone()), Duration::from_secs(20))
+                .await;
+            raw.push(t.elapsed());
+            if r.is_err() {
+                eprintln!("raw {name} failed: {r:?}");
+            }
+            let t = Instant::now();
+            let r = call(args.clone()).await;
+            ours.push(t.elapsed());
+            if let Err(e) = r {
+                eprintln!("lsp {name} failed: {e}");
+            }
+        }
+        let (r, o) = (p50(raw), p50(ours));
+        let over = o.saturating_sub(r);
+        worst = worst.max(over);
+        println!(
+            "  {name:<11} raw {:>8.2} ms   lsp {:>8.2} ms   overhead {:>6.2} ms   ratio {:.2}x",
+            ms(r),
+            ms(o),
+            ms(over),
+            ms(o) / ms(r).max(0.001)
+        );
+    }
+    println!(
+        "  worst p50 overhead {:.2} ms (target <= 2 ms): {}",
+        ms(worst),
+        if worst <= Duration::from_millis(2) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+
+    // Diagnostics on write: ours (write + observer) vs the server's own publish time for
+    // the same change (didChange → publish of that version), alternating two contents.
+    let observer = tools_lsp::observer::DiagnosticsOnWrite::new(Arc::clone(&sup));
+    let ctx = CallCtx {
+        run: Arc::clone(&run),
+        surface: Surface::FULL,
+        invoker: Invoker::detached(Surface::FULL),
+        progress: Progress::none(),
+        cancel: run.cancellation().child_token(),
+    };
+    let target = run.root().join("w.py");
+    let raw_target = run.root().join("raw.py");
+    let n = 12;
+    let mut raw = Vec::new();
+    let mut ours = Vec::new();
+    for i in 0..n {
+        let text = if i % 2 == 0 {
+            format!("x = 1\nprint(undefined_{i})\n")
+        } else {
+            format!("x = {i}\nprint(x)\n")
+        };
+        // The server alone: change the document, wait for its publish for that version.
+        std::fs::write(&raw_target, &text).ok();
+        let t = Instant::now();
+        let before = client.publish_seq();
+        if let Ok(doc) = client.sync_file(&raw_target).await {
+            let _ = client
+                .wait_publish(&raw_target, doc.version, before, Duration::from_secs(10))
+                .await;
+        }
+        raw.push(t.elapsed());
+        // Ours: write the file, then the observer as the registry runs it.
+        let t = Instant::now();
+        std::fs::write(&target, &text).ok();
+        let _ = observer
+            .after_write(&ctx, std::slice::from_ref(&target))
+            .await;
+        ours.push(t.elapsed());
+    }
+    // The first write of each file opens it: leave it out.
+    let (r, o) = (p50(raw[2..].to_vec()), p50(ours[2..].to_vec()));
+    let over = o.saturating_sub(r);
+    println!("diagnostics on write (p50 of {}):", n - 2);
+    println!(
+        "  server publish {:>8.2} ms   write+observer {:>8.2} ms   overhead {:>6.2} ms (target <= 100 ms): {}",
+        ms(r),
+        ms(o),
+        ms(over),
+        if over <= Duration::from_millis(100) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+    run.close().await;
+}

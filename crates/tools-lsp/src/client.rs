@@ -555,9 +555,16 @@ impl LspClient {
         if self.opened_once.swap(true, Ordering::SeqCst) {
             return;
         }
+        // Until the server shows progress or publishes for this document (whichever is
+        // first; at most 1.5 s: some servers do neither).
+        let path = uri_to_path(&doc.uri);
         let mut rx = self.shared.events.subscribe();
-        let _ = tokio::time::timeout(Duration::from_millis(400), async {
-            while !self.shared.progress_seen.load(Ordering::SeqCst) {
+        let _ = tokio::time::timeout(Duration::from_millis(1500), async {
+            loop {
+                let published = path.as_ref().is_some_and(|p| self.published(p).is_some());
+                if self.shared.progress_seen.load(Ordering::SeqCst) || published {
+                    break;
+                }
                 if rx.changed().await.is_err() {
                     break;
                 }

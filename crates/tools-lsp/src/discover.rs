@@ -137,6 +137,15 @@ pub fn spec_for<'a>(table: &'a [ServerSpec], file: &Path) -> Option<&'a ServerSp
     table.iter().find(|s| s.handles(ext))
 }
 
+/// The extensions of `language` in the run's server table.
+pub fn spec_for_language(language: &str, run: &tools_core::Run) -> Option<Vec<String>> {
+    let cfg: crate::config::LspConfig = run.config().section("lsp").ok()?;
+    crate::table::server_table(&cfg)
+        .into_iter()
+        .find(|s| s.language == language)
+        .map(|s| s.extensions)
+}
+
 /// What one walk of the workspace saw: per language, how many files and which folders hold
 /// one of its markers.
 #[derive(Debug, Clone, Default)]

@@ -283,10 +283,20 @@ async fn positional(
             if caps.definition_provider.is_none() {
                 return Err(unsupported(c, "definition"));
             }
+            let root = ctx.run.root().to_path_buf();
             let resp = query::with_warmup(
                 c,
                 |v: &Option<lsp_types::GotoDefinitionResponse>| {
-                    format::locations(v.clone()).is_empty()
+                    // A server still loading its project answers with the import line
+                    // itself (tsserver); that is as good as empty while it is young.
+                    let locs = format::locations(v.clone());
+                    let mut r = Renderer::new(&root, c.encoding);
+                    locs.is_empty()
+                        || locs.iter().all(|l| {
+                            r.location(l).is_some_and(|p| {
+                                p.text.starts_with("import ") || p.text.starts_with("from ")
+                            })
+                        })
                 },
                 || c.request::<GotoDefinition>(gdp.clone()),
             )
@@ -491,8 +501,14 @@ async fn file_diagnostics(
             Some(p) => p.items,
             None => match client.wait_publish(path, doc.version, before, wait).await {
                 Some(p) => {
-                    // Let a follow-up publish (a second analysis pass) land.
-                    tokio::time::sleep(sup.config().diagnostics_quiet()).await;
+                    // Let a follow-up publish (a second analysis pass) land: some servers
+                    // publish an empty set on open and the real one after checking.
+                    let quiet = sup
+                        .config()
+                        .diagnostics_quiet()
+                        .max(Duration::from_millis(400));
+                    let mut rx = client.events();
+                    while let Ok(Ok(())) = tokio::time::timeout(quiet, rx.changed()).await {}
                     client.published(path).map(|q| q.items).unwrap_or(p.items)
                 }
                 None if !client.is_alive() => {

@@ -376,6 +376,40 @@ fn commit(run: &Run, plan: &Plan) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// Most workspace files opened before a rename.
+pub const RENAME_OPEN_CAP: usize = 200;
+
+/// Opens the workspace's files of the server's language under its root (bounded): some
+/// servers rename only in open documents or in the part of the project loaded so far.
+async fn open_language_files(client: &LspClient, run: &Run) {
+    let Some(spec) = crate::discover::spec_for_language(&client.language, run) else {
+        return;
+    };
+    let walker = ignore::WalkBuilder::new(&client.root)
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(n == "node_modules" || n == ".venv" || n == "venv" || n == "target" || n == ".git")
+        })
+        .build();
+    let mut n = 0;
+    for entry in walker.flatten() {
+        if n >= RENAME_OPEN_CAP {
+            break;
+        }
+        let path = entry.path();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && spec.iter().any(|e| e.eq_ignore_ascii_case(ext))
+        {
+            if client.sync_file(path).await.is_err() {
+                continue;
+            }
+            n += 1;
+        }
+    }
+    client.wait_ready().await;
+}
+
 /// Files the server's references name that its edit leaves untouched.
 async fn uncovered(client: &LspClient, p: &query::Prepared, plan: &Plan) -> Vec<PathBuf> {
     if client.caps.references_provider.is_none() {
@@ -444,6 +478,8 @@ impl Tool for LspRenameTool {
                 c.server
             )));
         };
+        open_language_files(c, run).await;
+
         let here = format!("`{}` at {}:{}", a.symbol, a.file, a.line);
         let tdpp = TextDocumentPositionParams {
             text_document: TextDocumentIdentifier {
