@@ -337,7 +337,7 @@ fn test(args: &[String]) -> Result {
     let _ = std::fs::remove_file(&log);
     let mut failures = Vec::new();
     let mut unit = cargo();
-    unit.args(["test", "--workspace"])
+    unit.args(["test", "--workspace", "--no-fail-fast"])
         .env("AGENT_TOOLS_COMPONENT_LOG", &log);
     unit.args(args);
     if let Err(e) = run(&mut unit) {
