@@ -458,11 +458,64 @@ impl Session {
         if self.client.phase() == Phase::AdapterGone {
             return Err(Error::StreamClosed);
         }
-        let mut results = BTreeMap::new();
+        // The whole configuration is pipelined: every request is sent before any response
+        // is awaited (the adapter handles them in order), which saves a round trip each.
+        let mut sent = Vec::new();
         for (file, lines) in breakpoints {
-            match self.set_breakpoints(file, lines).await {
-                Ok(r) => {
-                    results.insert(file.clone(), r);
+            let args = breakpoints_arguments(file, lines);
+            sent.push((
+                file,
+                lines,
+                self.client
+                    .start_request::<rq::SetBreakpoints>(&args)
+                    .await?,
+            ));
+        }
+        let mut filters: Vec<String> = self
+            .caps
+            .exception_breakpoint_filters
+            .iter()
+            .flatten()
+            .filter(|f| f.default == Some(true))
+            .map(|f| f.filter.clone())
+            .collect();
+        if self.adapter == AdapterId::Debugpy && !filters.iter().any(|f| f == "uncaught") {
+            filters.push("uncaught".into());
+        }
+        let exceptions = if !filters.is_empty() || self.caps.exception_breakpoint_filters.is_some()
+        {
+            let a = dap_types::SetExceptionBreakpointsArguments {
+                filters,
+                filter_options: None,
+                exception_options: None,
+            };
+            Some(
+                self.client
+                    .start_request::<rq::SetExceptionBreakpoints>(&a)
+                    .await?,
+            )
+        } else {
+            None
+        };
+        let done = if self.caps.supports_configuration_done_request != Some(false) {
+            Some(
+                self.client
+                    .start_request::<rq::ConfigurationDone>(&dap_types::ConfigurationDoneArguments)
+                    .await?,
+            )
+        } else {
+            None
+        };
+        let timeout = bounds.request;
+        let mut results = BTreeMap::new();
+        for (file, lines, pending) in sent {
+            let r = match wait_pending::<rq::SetBreakpoints>(pending, timeout).await {
+                Ok(resp) => crate::protocol::decode_response::<rq::SetBreakpoints>(resp),
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(resp) => {
+                    results.insert(file.clone(), breakpoint_results(lines, &resp));
                 }
                 Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => {
@@ -485,37 +538,20 @@ impl Session {
                 }
             }
         }
-        let mut filters: Vec<String> = self
-            .caps
-            .exception_breakpoint_filters
-            .iter()
-            .flatten()
-            .filter(|f| f.default == Some(true))
-            .map(|f| f.filter.clone())
-            .collect();
-        if self.adapter == AdapterId::Debugpy && !filters.iter().any(|f| f == "uncaught") {
-            filters.push("uncaught".into());
-        }
-        if !filters.is_empty() || self.caps.exception_breakpoint_filters.is_some() {
-            let a = dap_types::SetExceptionBreakpointsArguments {
-                filters,
-                filter_options: None,
-                exception_options: None,
-            };
-            match self.client.request::<rq::SetExceptionBreakpoints>(&a).await {
+        if let Some(p) = exceptions {
+            match wait_pending::<rq::SetExceptionBreakpoints>(p, timeout).await {
                 Ok(_) => {}
                 Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => tracing::debug!("setExceptionBreakpoints: {e}"),
             }
         }
-        if self.caps.supports_configuration_done_request != Some(false) {
-            match self
-                .client
-                .request::<rq::ConfigurationDone>(&dap_types::ConfigurationDoneArguments)
-                .await
-            {
+        if let Some(p) = done {
+            match wait_pending::<rq::ConfigurationDone>(p, timeout).await {
                 // A debuggee that exits at once may take the response with it.
-                Ok(()) | Err(Error::StreamClosed) => {}
+                Ok(resp) => {
+                    crate::protocol::decode_response::<rq::ConfigurationDone>(resp)?;
+                }
+                Err(Error::StreamClosed) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -573,33 +609,11 @@ impl Session {
         file: &Path,
         lines: &[u64],
     ) -> Result<Vec<BreakpointResult>> {
-        let a = dap_types::SetBreakpointsArguments {
-            source: source_of(file),
-            breakpoints: Some(
-                lines
-                    .iter()
-                    .map(|l| dap_types::SourceBreakpoint {
-                        line: *l,
-                        column: None,
-                        condition: None,
-                        hit_condition: None,
-                        log_message: None,
-                        mode: None,
-                    })
-                    .collect(),
-            ),
-            lines: None,
-            source_modified: None,
-        };
-        let resp = self.client.request::<rq::SetBreakpoints>(&a).await?;
-        Ok(lines
-            .iter()
-            .enumerate()
-            .map(|(i, l)| BreakpointResult {
-                requested_line: *l,
-                state: resp.breakpoints.get(i).map(BreakpointState::from_dap),
-            })
-            .collect())
+        let resp = self
+            .client
+            .request::<rq::SetBreakpoints>(&breakpoints_arguments(file, lines))
+            .await?;
+        Ok(breakpoint_results(lines, &resp))
     }
 
     /// Waits up to `bound` for the debuggee to stop or end.
@@ -872,6 +886,41 @@ impl Session {
             let _ = std::fs::remove_file(bin);
         }
     }
+}
+
+fn breakpoints_arguments(file: &Path, lines: &[u64]) -> dap_types::SetBreakpointsArguments {
+    dap_types::SetBreakpointsArguments {
+        source: source_of(file),
+        breakpoints: Some(
+            lines
+                .iter()
+                .map(|l| dap_types::SourceBreakpoint {
+                    line: *l,
+                    column: None,
+                    condition: None,
+                    hit_condition: None,
+                    log_message: None,
+                    mode: None,
+                })
+                .collect(),
+        ),
+        lines: None,
+        source_modified: None,
+    }
+}
+
+fn breakpoint_results(
+    lines: &[u64],
+    resp: &dap_types::SetBreakpointsResponse,
+) -> Vec<BreakpointResult> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| BreakpointResult {
+            requested_line: *l,
+            state: resp.breakpoints.get(i).map(BreakpointState::from_dap),
+        })
+        .collect()
 }
 
 /// Kills a debuggee we started, if it outlived its adapter (some adapters start it in a
