@@ -278,7 +278,12 @@ fn launch_arguments(plan: &StartPlan, scratch_binary: &Option<PathBuf>) -> Value
                         "console": "internalConsole", "justMyCode": true, "stopOnEntry": false,
                         "redirectOutput": true, "showReturnValue": true,
                     });
-                    if let Some(py) = &plan.debuggee_python {
+                    // Only a project interpreter other than the adapter's needs naming.
+                    if let Some(py) = plan
+                        .debuggee_python
+                        .as_ref()
+                        .filter(|p| **p != plan.adapter_program)
+                    {
                         v["python"] = json!([py.display().to_string()]);
                     }
                     v
