@@ -6,7 +6,10 @@
 //! args)` returns a `ToolResult` (text, structured data, PNG images as bytes, `is_error`);
 //! `.close()` ends the run (also on leaving a `with` block). Calls release the GIL while the
 //! Rust side works, so other Python threads keep running. A Python callable can be the
-//! approver for write and exec calls.
+//! approver for write and exec calls, and another the question gate behind `ask_user`:
+//! `question_gate(card) -> {"selected": [...], "text": "..."} | None`, where `card` is a dict
+//! (`number`, `kind`, `question`, `context`, `options` with `label`/`description`,
+//! `allow_free_text`, `multi_select`) and `None` (or an empty answer) skips the question.
 //!
 //! Built by maturin as an abi3 wheel (`cargo xtask setup` builds it and installs it into the
 //! test virtualenv); the Python tests live in `crates/tools-py/tests`.
@@ -108,6 +111,56 @@ impl Approver for PyApprover {
     }
 }
 
+/// The harness's question gate: a Python callable that draws the card and returns the answer.
+fn python_gate(callable: Py<PyAny>) -> tools_ask::ChannelGate {
+    let callable = Arc::new(callable);
+    tools_ask::ChannelGate::from_fn(move |card: tools_ask::Card| {
+        let callable = Arc::clone(&callable);
+        async move {
+            let card_json = serde_json::to_string(&card).unwrap_or_else(|_| "{}".into());
+            let answer = tokio::task::spawn_blocking(move || {
+                Python::attach(|py| -> PyResult<Option<String>> {
+                    let json = py.import("json")?;
+                    let card = json.call_method1("loads", (card_json,))?;
+                    let reply = callable.bind(py).call1((card,))?;
+                    if reply.is_none() {
+                        return Ok(None);
+                    }
+                    Ok(Some(json.call_method1("dumps", (reply,))?.extract()?))
+                })
+            })
+            .await
+            .map_err(|e| {
+                tools_ask::GateError::Unavailable(format!("the question gate could not run: {e}"))
+            })?
+            .map_err(|e| {
+                tools_ask::GateError::Unavailable(format!("the question gate raised {e}"))
+            })?;
+            let Some(answer) = answer else {
+                return Ok(tools_ask::Reply::Skipped {
+                    how: "skipped by the harness".into(),
+                });
+            };
+            let v: serde_json::Value = serde_json::from_str(&answer).unwrap_or_default();
+            let selected = v
+                .get("selected")
+                .and_then(|s| s.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let text = v.get("text").and_then(|t| t.as_str()).map(str::to_string);
+            Ok(tools_ask::Reply::answer(
+                selected,
+                text,
+                "an empty answer from the harness",
+            ))
+        }
+    })
+}
+
 /// One run with every compiled-in family.
 #[pyclass(name = "Toolbox", module = "agent_tools")]
 pub struct PyToolbox {
@@ -129,13 +182,14 @@ impl PyToolbox {
 #[pymethods]
 impl PyToolbox {
     #[new]
-    #[pyo3(signature = (root, surface = "full", config = None, approver = None))]
+    #[pyo3(signature = (root, surface = "full", config = None, approver = None, question_gate = None))]
     fn new(
         py: Python<'_>,
         root: PathBuf,
         surface: &str,
         config: Option<PathBuf>,
         approver: Option<Py<PyAny>>,
+        question_gate: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let surface = Surface::parse(surface).ok_or_else(|| {
             PyValueError::new_err(format!(
@@ -151,6 +205,9 @@ impl PyToolbox {
         opts.config_path = config;
         if let Some(a) = approver {
             opts.approver = Some(Arc::new(PyApprover(Arc::new(a))));
+        }
+        if let Some(g) = question_gate {
+            opts.question_gate = Some(Arc::new(python_gate(g)));
         }
         let runtime = Arc::new(runtime);
         let rt = Arc::clone(&runtime);

@@ -73,3 +73,44 @@ def test_calls_release_the_gil_and_closed_toolboxes_refuse(tmp_path):
         Toolbox(str(tmp_path), surface="bogus")
     with pytest.raises(ValueError):
         Toolbox(str(tmp_path / "missing"))
+
+
+def test_ast_grep_eval_and_diagnostics_on_write(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "agent-tools.toml").write_text('[lsp.servers.python]\ncommand = ["pyright-langserver", "--stdio"]\n')
+    (tmp_path / "app.py").write_text("def close(x):\n    if x is None:\n        return 1\n    return x.dispose()\n")
+    with Toolbox(str(tmp_path)) as tb:
+        r = tb.call("ast_grep", {"pattern": "$X.dispose()", "path": "app.py"})
+        assert not r.is_error, r.text
+        assert "app.py:4:12" in r.text, r.text
+        r = tb.call("eval", {"code": "x = 20\nx + 22", "description": "add two numbers in the kernel"})
+        assert not r.is_error and "42" in r.text, r.text
+        r = tb.call("eval", {"code": "x * 2", "description": "state survives between the cells"})
+        assert "40" in r.text, r.text
+        r = tb.call("write", {"path": "broken.py", "content": "print(nowhere_defined)\n"})
+        assert not r.is_error, r.text
+        assert "## diagnostics" in r.text and "nowhere_defined" in r.text, r.text
+
+
+def test_a_python_question_gate_answers_ask_user(tmp_path):
+    cards = []
+
+    def gate(card):
+        cards.append(card)
+        if card["question"].startswith("Skip"):
+            return None
+        return {"selected": [card["options"][1]["label"]]}
+
+    with Toolbox(str(tmp_path), question_gate=gate) as tb:
+        assert "ask_user" in {t["name"] for t in tb.tools()}
+        r = tb.call("ask_user", {"question": "Which database?", "options": [{"label": "sqlite"}, {"label": "postgres"}]})
+        assert not r.is_error, r.text
+        assert r.structured["selected"] == ["postgres"] and r.structured["card"] == 1
+        r = tb.call("ask_user", {"question": "Skip this one?", "options": [{"label": "a"}, {"label": "b"}]})
+        assert not r.is_error and r.structured["outcome"] == "skipped", r.text
+        r = tb.call("ask_user", {"question": "", "options": []})
+        assert r.is_error and r.error_kind == "invalid_arguments"
+    assert [c["number"] for c in cards] == [1, 2]
+    assert cards[0]["options"][0]["label"] == "sqlite"
+    with Toolbox(str(tmp_path)) as tb:
+        assert "ask_user" not in {t["name"] for t in tb.tools()}
