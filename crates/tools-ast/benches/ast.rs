@@ -1,2 +1,158 @@
-//! Placeholder until the benchmark lands.
-fn main() {}
+//! `cargo xtask bench ast`: `ast_grep` side by side with the ast-grep CLI, in one run, on the
+//! machine Python's standard library (site-packages included when present).
+//!
+//! Measured: a selective pattern (`$X.dispose()`) and an unselective one
+//! (`if $X is None: $$$B`), our first query (fresh run, empty parse cache) and our repeated
+//! query (same run), against one CLI run of each. Printed: the times, the match counts (which
+//! must agree), the ratios and the targets: selective ≥ 20× faster than the CLI, unselective
+//! no slower, repeated ≥ 3× faster than our first.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+
+const SELECTIVE: &str = "$X.dispose()";
+const UNSELECTIVE: &str = "if $X is None: $$$B";
+
+fn stdlib() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
+        .output()
+        .ok()?;
+    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    p.is_dir().then_some(p)
+}
+
+fn cli_run(cli: &Path, dir: &Path, pattern: &str) -> (Duration, usize) {
+    let start = Instant::now();
+    let out = Command::new(cli)
+        .args(["run", "-p", pattern, "-l", "python", "--json=stream", "."])
+        .current_dir(dir)
+        .output()
+        .expect("run the ast-grep CLI");
+    let took = start.elapsed();
+    let n = out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    (took, n)
+}
+
+fn rss_mib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map(|kb| kb / 1024)
+        .unwrap_or(0)
+}
+
+struct Ours {
+    first: Duration,
+    repeated: Duration,
+    matches: u64,
+    detail: String,
+}
+
+async fn ours(root: &Path, pattern: &str) -> Ours {
+    // A fresh run: empty parse cache.
+    let run = Run::new(RunOptions::at(root).unwrap()).unwrap();
+    let family = tools_ast::family(&run).unwrap().unwrap();
+    let reg = RegistryBuilder::new(run.clone()).family(family).build().unwrap();
+    let args = json!({"pattern": pattern, "language": "python"});
+    let t = Instant::now();
+    let out = reg.call(Surface::FULL, "ast_grep", args.clone()).await.unwrap();
+    let first = t.elapsed();
+    let s = out.structured.unwrap();
+    let t = Instant::now();
+    let again = reg.call(Surface::FULL, "ast_grep", args).await.unwrap();
+    let repeated = t.elapsed();
+    let s2 = again.structured.unwrap();
+    assert_eq!(s["total_matches"], s2["total_matches"]);
+    let detail = format!(
+        "searched {} files, {} ruled out before parsing, {} parsed; repeat: {} trees from cache; cache {} MiB est.; RSS {} MiB",
+        s["searched_files"],
+        s["prefiltered_files"],
+        s["parsed_files"],
+        s2["cached_files"],
+        s2["cache"]["bytes"].as_u64().unwrap_or(0) >> 20,
+        rss_mib()
+    );
+    run.close().await;
+    Ours {
+        first,
+        repeated,
+        matches: s["total_matches"].as_u64().unwrap(),
+        detail,
+    }
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "meets target" } else { "BELOW TARGET" }
+}
+
+#[tokio::main]
+async fn main() {
+    let Some(dir) = stdlib() else {
+        println!("ast bench: no python3 standard library found; nothing measured");
+        return;
+    };
+    let Some(cli) = tools_core::testing::which("ast-grep") else {
+        println!("ast bench: the ast-grep CLI is not on PATH (pip install ast-grep-cli); nothing measured");
+        return;
+    };
+    println!("ast bench on {} (threads: {})", dir.display(), rayon_threads());
+    // Warm the page cache so neither side pays for the first disk read.
+    let _ = cli_run(&cli, &dir, SELECTIVE);
+
+    let (cli_sel, cli_sel_n) = cli_run(&cli, &dir, SELECTIVE);
+    let ours_sel = ours(&dir, SELECTIVE).await;
+    let (cli_uns, cli_uns_n) = cli_run(&cli, &dir, UNSELECTIVE);
+    let ours_uns = ours(&dir, UNSELECTIVE).await;
+
+    for (name, pat, c, cn, o) in [
+        ("selective", SELECTIVE, cli_sel, cli_sel_n, &ours_sel),
+        ("unselective", UNSELECTIVE, cli_uns, cli_uns_n, &ours_uns),
+    ] {
+        println!(
+            "{name:<12} `{pat}`: CLI {:.3} s ({cn} matches) | ours first {:.3} s, repeated {:.3} s ({} matches){}",
+            secs(c),
+            secs(o.first),
+            secs(o.repeated),
+            o.matches,
+            if o.matches as usize == cn { "" } else { "  MATCH COUNTS DIFFER" }
+        );
+        println!("             {}", o.detail);
+    }
+    let sel_ratio = secs(cli_sel) / secs(ours_sel.first);
+    let uns_ratio = secs(cli_uns) / secs(ours_uns.first);
+    let rep_sel = secs(ours_sel.first) / secs(ours_sel.repeated);
+    let rep_uns = secs(ours_uns.first) / secs(ours_uns.repeated);
+    println!("ratios:");
+    println!(
+        "  selective:   CLI / ours first = {sel_ratio:.1}x  (target >= 20x: {})",
+        verdict(sel_ratio >= 20.0)
+    );
+    println!(
+        "  unselective: CLI / ours first = {uns_ratio:.2}x  (target >= 1x: {})",
+        verdict(uns_ratio >= 1.0)
+    );
+    println!(
+        "  repeated:    ours first / ours repeated = {rep_sel:.1}x selective, {rep_uns:.1}x unselective  (target >= 3x: {})",
+        verdict(rep_sel >= 3.0 && rep_uns >= 3.0)
+    );
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
