@@ -20,7 +20,10 @@ const UNSELECTIVE: &str = "if $X is None: $$$B";
 
 fn stdlib() -> Option<PathBuf> {
     let out = Command::new("python3")
-        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
+        ])
         .output()
         .ok()?;
     let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
@@ -35,7 +38,11 @@ fn cli_run(cli: &Path, dir: &Path, pattern: &str) -> (Duration, usize) {
         .output()
         .expect("run the ast-grep CLI");
     let took = start.elapsed();
-    let n = out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    let n = out
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
     (took, n)
 }
 
@@ -62,10 +69,16 @@ async fn ours(root: &Path, pattern: &str) -> Ours {
     // A fresh run: empty parse cache.
     let run = Run::new(RunOptions::at(root).unwrap()).unwrap();
     let family = tools_ast::family(&run).unwrap().unwrap();
-    let reg = RegistryBuilder::new(run.clone()).family(family).build().unwrap();
+    let reg = RegistryBuilder::new(run.clone())
+        .family(family)
+        .build()
+        .unwrap();
     let args = json!({"pattern": pattern, "language": "python"});
     let t = Instant::now();
-    let out = reg.call(Surface::FULL, "ast_grep", args.clone()).await.unwrap();
+    let out = reg
+        .call(Surface::FULL, "ast_grep", args.clone())
+        .await
+        .unwrap();
     let first = t.elapsed();
     let s = out.structured.unwrap();
     let t = Instant::now();
@@ -106,10 +119,16 @@ async fn main() {
         return;
     };
     let Some(cli) = tools_core::testing::which("ast-grep") else {
-        println!("ast bench: the ast-grep CLI is not on PATH (pip install ast-grep-cli); nothing measured");
+        println!(
+            "ast bench: the ast-grep CLI is not on PATH (pip install ast-grep-cli); nothing measured"
+        );
         return;
     };
-    println!("ast bench on {} (threads: {})", dir.display(), rayon_threads());
+    println!(
+        "ast bench on {} (threads: {})",
+        dir.display(),
+        rayon_threads()
+    );
     // Warm the page cache so neither side pays for the first disk read.
     let _ = cli_run(&cli, &dir, SELECTIVE);
 
@@ -128,7 +147,11 @@ async fn main() {
             secs(o.first),
             secs(o.repeated),
             o.matches,
-            if o.matches as usize == cn { "" } else { "  MATCH COUNTS DIFFER" }
+            if o.matches as usize == cn {
+                ""
+            } else {
+                "  MATCH COUNTS DIFFER"
+            }
         );
         println!("             {}", o.detail);
     }

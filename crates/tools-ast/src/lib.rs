@@ -24,8 +24,8 @@
 //!   one language only; otherwise the call asks for one.
 //! - Before parsing, a file must contain every named literal token of the pattern (a byte
 //!   search); others are never parsed. Parsing runs on all cores. Texts and trees are cached
-//!   per run, keyed by path + size + mtime, bounded by `cache_max_bytes` (default 2 GiB,
-//!   estimated).
+//!   per run, keyed by path + size + mtime, bounded by `cache_max_bytes` (default 4 GiB,
+//!   estimated: a tree takes about 28 bytes per byte of source).
 //! - Overlapping matches in a rewrite: the outermost (first) wins, as with the ast-grep CLI.
 //! - Staged edits per run: at most `max_pending_edits` (default 16) pending at once and
 //!   `max_staged_bytes` (default 256 MiB) of new content; past either, `ast_edit` is refused
@@ -84,7 +84,7 @@ pub struct AstConfig {
     pub enabled: bool,
     /// Files larger than this are skipped and reported (default 4 MiB).
     pub max_file_bytes: u64,
-    /// Estimated memory the per-run parse cache may hold (default 2 GiB; 0 disables it).
+    /// Estimated memory the per-run parse cache may hold (default 4 GiB; 0 disables it).
     pub cache_max_bytes: usize,
     /// Staged edits pending at once per run (default 16).
     pub max_pending_edits: usize,
@@ -99,7 +99,7 @@ impl Default for AstConfig {
         AstConfig {
             enabled: true,
             max_file_bytes: 4 << 20,
-            cache_max_bytes: 2 << 30,
+            cache_max_bytes: 4 << 30,
             max_pending_edits: 16,
             max_staged_bytes: 256 << 20,
             max_diff_lines: 400,
@@ -111,6 +111,7 @@ impl Default for AstConfig {
 pub(crate) struct AstShared {
     config: AstConfig,
     cache: ParseCache,
+    walks: walk::WalkCache,
     edits: staged::EditStore,
     writer: Arc<dyn FileWriter>,
 }
@@ -127,6 +128,7 @@ impl AstFamily {
         AstFamily {
             shared: Arc::new(AstShared {
                 cache: ParseCache::new(config.cache_max_bytes),
+                walks: walk::WalkCache::default(),
                 edits: staged::EditStore::new(config.max_pending_edits, config.max_staged_bytes),
                 writer,
                 config,

@@ -51,6 +51,7 @@ pub fn scan<T: Send>(
 ) -> Result<Scan<T>, ToolError> {
     let lang = pattern.lang;
     let grammar = lang.grammar();
+    cache.begin_scan();
     let outcomes: Vec<Outcome<T>> = files
         .par_iter()
         .map(|f| {

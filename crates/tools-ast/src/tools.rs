@@ -15,7 +15,7 @@ use crate::pattern::{CompiledPattern, compile};
 use crate::rewrite::Rewrite;
 use crate::search::{MatchRecord, Scan, find_matches, scan};
 use crate::staged::{StagedFile, content_hash};
-use crate::walk::{SkipReason, Walked, languages_present, walk};
+use crate::walk::{SkipReason, Walked, languages_present};
 
 /// Default `max_results`.
 pub const DEFAULT_MAX_RESULTS: usize = 50;
@@ -164,7 +164,7 @@ fn prepare(
     };
     let source_text = pattern;
     let pattern = compile(pattern, lang)?;
-    let walked = walk(&scope, Some(lang), max_bytes);
+    let walked = shared.walks.walk(&scope, Some(lang), max_bytes);
     Ok(Prepared {
         scope,
         source: source_text.to_string(),

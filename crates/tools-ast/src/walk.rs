@@ -53,12 +53,102 @@ impl SkipReason {
 }
 
 /// What the walk found.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Walked {
     /// Files to search, sorted by path.
     pub files: Vec<FileEntry>,
     /// Files left out, with the reason.
     pub skipped: Vec<(PathBuf, SkipReason)>,
+    /// Every folder entered, with what says whether its listing or ignore rules changed.
+    dirs: Vec<(PathBuf, DirStamp)>,
+}
+
+/// A folder's mtime (changes when an entry is added, removed or renamed) and those of its
+/// ignore files (edited in place without touching the folder's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DirStamp([Option<SystemTime>; 3]);
+
+impl DirStamp {
+    fn of(dir: &Path) -> DirStamp {
+        let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        DirStamp([m(dir), m(&dir.join(".gitignore")), m(&dir.join(".ignore"))])
+    }
+}
+
+/// Remembers recent walks so a repeated query over an unchanged tree skips the directory
+/// walk: a remembered walk is reused only when no folder (nor ignore file) in it changed,
+/// and every file is stat'ed again so its size and mtime are current.
+#[derive(Default)]
+pub struct WalkCache {
+    walks: std::sync::Mutex<std::collections::HashMap<WalkKey, Walked>>,
+}
+
+/// Scope, language filter and size cap: what makes two walks the same.
+type WalkKey = (PathBuf, Option<Lang>, u64);
+
+/// Walks remembered at most.
+const MAX_CACHED_WALKS: usize = 8;
+
+impl WalkCache {
+    /// [`walk`], reusing a remembered walk when nothing in it changed.
+    pub fn walk(&self, scope: &Path, lang: Option<Lang>, max_file_bytes: u64) -> Walked {
+        if !scope.is_dir() {
+            return walk(scope, lang, max_file_bytes);
+        }
+        let key = (scope.to_path_buf(), lang, max_file_bytes);
+        let remembered = self.walks.lock().ok().and_then(|m| m.get(&key).cloned());
+        if let Some(w) = remembered {
+            use rayon::prelude::*;
+            let unchanged = w
+                .dirs
+                .par_iter()
+                .all(|(d, stamp)| DirStamp::of(d) == *stamp);
+            if unchanged {
+                return restat(w, max_file_bytes);
+            }
+        }
+        let fresh = walk(scope, lang, max_file_bytes);
+        if let Ok(mut m) = self.walks.lock() {
+            if m.len() >= MAX_CACHED_WALKS {
+                m.clear();
+            }
+            m.insert(key, fresh.clone());
+        }
+        fresh
+    }
+}
+
+fn restat(w: Walked, max_file_bytes: u64) -> Walked {
+    use rayon::prelude::*;
+    let all: Vec<(PathBuf, Lang)> = w
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.lang))
+        .chain(w.skipped.iter().filter_map(|(p, r)| {
+            (*r == SkipReason::TooLarge)
+                .then(|| Lang::from_path(p).map(|l| (p.clone(), l)))
+                .flatten()
+        }))
+        .collect();
+    let metas: Vec<_> = all
+        .par_iter()
+        .map(|(p, _)| std::fs::metadata(p).ok())
+        .collect();
+    let mut out = Walked {
+        dirs: w.dirs,
+        ..Walked::default()
+    };
+    for ((path, lang), meta) in all.into_iter().zip(metas) {
+        push(&mut out, path, lang, meta, max_file_bytes);
+    }
+    out.files.sort_by(|a, b| a.path.cmp(&b.path));
+    out.skipped.extend(
+        w.skipped
+            .into_iter()
+            .filter(|(_, r)| *r != SkipReason::TooLarge),
+    );
+    out.skipped.sort();
+    out
 }
 
 /// Walks `scope` (a file or a folder). With `lang`, only files of that language are kept
@@ -74,7 +164,10 @@ pub fn walk(scope: &Path, lang: Option<Lang>, max_file_bytes: u64) -> Walked {
         push(&mut out, scope.to_path_buf(), lang, meta, max_file_bytes);
         return out;
     }
-    let walker = ignore::WalkBuilder::new(scope)
+    // Parallel: on a large tree the walk (readdir, stat, ignore rules) is most of a
+    // selective search's time. The order is restored by the sort below.
+    let found = std::sync::Mutex::new(Walked::default());
+    ignore::WalkBuilder::new(scope)
         .require_git(false)
         .filter_entry(|e| {
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
@@ -83,20 +176,38 @@ pub fn walk(scope: &Path, lang: Option<Lang>, max_file_bytes: u64) -> Walked {
                     .to_str()
                     .is_some_and(|n| ALWAYS_SKIPPED_DIRS.contains(&n)))
         })
-        .build();
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let path = entry.path();
-        let Some(file_lang) = Lang::from_path(path) else {
-            continue;
-        };
-        if lang.is_some_and(|l| l != file_lang) {
-            continue;
-        }
-        let meta = entry.metadata().ok();
-        push(&mut out, entry.into_path(), file_lang, meta, max_file_bytes);
+        .build_parallel()
+        .run(|| {
+            let found = &found;
+            Box::new(move |entry| {
+                let Ok(entry) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                if entry.file_type().is_some_and(|t| t.is_dir()) {
+                    let stamp = DirStamp::of(entry.path());
+                    if let Ok(mut w) = found.lock() {
+                        w.dirs.push((entry.into_path(), stamp));
+                    }
+                    return ignore::WalkState::Continue;
+                }
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    return ignore::WalkState::Continue;
+                }
+                let Some(file_lang) = Lang::from_path(entry.path()) else {
+                    return ignore::WalkState::Continue;
+                };
+                if lang.is_some_and(|l| l != file_lang) {
+                    return ignore::WalkState::Continue;
+                }
+                let meta = entry.metadata().ok();
+                if let Ok(mut w) = found.lock() {
+                    push(&mut w, entry.into_path(), file_lang, meta, max_file_bytes);
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    if let Ok(w) = found.into_inner() {
+        out = w;
     }
     out.files.sort_by(|a, b| a.path.cmp(&b.path));
     out.skipped.sort();
@@ -179,5 +290,26 @@ mod tests {
         let langs = languages_present(root, 1 << 20);
         assert_eq!(langs[0].0.id(), "python");
         assert_eq!(langs.len(), 2);
+    }
+
+    #[test]
+    fn a_remembered_walk_is_reused_only_while_nothing_changed() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.py"), "x = 1\n").unwrap();
+        let py = Lang::from_id("python");
+        let cache = WalkCache::default();
+        assert_eq!(cache.walk(root, py, 1 << 20).files.len(), 1);
+        // Content change: same listing, fresh size.
+        std::fs::write(root.join("sub/a.py"), "x = 12345\n").unwrap();
+        let w = cache.walk(root, py, 1 << 20);
+        assert_eq!(w.files[0].size, 10);
+        // A new file changes the folder: walked again.
+        std::fs::write(root.join("sub/b.py"), "y = 1\n").unwrap();
+        assert_eq!(cache.walk(root, py, 1 << 20).files.len(), 2);
+        // An ignore file edited: walked again.
+        std::fs::write(root.join(".gitignore"), "b.py\n").unwrap();
+        assert_eq!(cache.walk(root, py, 1 << 20).files.len(), 1);
     }
 }
