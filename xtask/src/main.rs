@@ -7,7 +7,9 @@
 //! - `test` runs setup, `cargo test --workspace`, and the end-to-end suite (`tests/e2e`,
 //!   pytest driving the built binary through the MCP Python SDK), then prints which real
 //!   components the tests exercised and which they skipped, and why. With `CI=true` a skip is
-//!   a failure (the tests themselves also fail on one).
+//!   a failure (the tests themselves also fail on one). `--matrix` (always on under
+//!   `CI=true`) adds the feature matrix: the facade with no default features and with each
+//!   single feature, and every tool crate's tests on their own.
 //! - `bench [FAMILY...]` runs each family's benchmark (`cargo bench -p tools-FAMILY --bench
 //!   FAMILY`), side by side with the tool a user would otherwise use.
 
@@ -329,7 +331,10 @@ fn matrix(log: &Path) -> Vec<String> {
 }
 
 fn test(args: &[String]) -> Result {
-    let with_matrix = args.iter().any(|a| a == "--matrix");
+    // CI always runs the matrix: a crate that only builds inside the whole workspace must
+    // not land.
+    let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
+    let with_matrix = ci || args.iter().any(|a| a == "--matrix");
     let args: Vec<String> = args.iter().filter(|a| *a != "--matrix").cloned().collect();
     let args = &args[..];
     setup()?;
@@ -369,7 +374,6 @@ fn test(args: &[String]) -> Result {
     if with_matrix {
         failures.extend(matrix(&log));
     }
-    let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
     let skipped = component_table(&log);
     if ci && skipped > 0 {
         failures.push(format!(
