@@ -12,6 +12,27 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use crate::text::BoundedBuffer;
 use crate::{Run, ToolError};
 
+/// Finds `name` on `$PATH` as an executable file, or checks it as given when it contains
+/// a `/`. The one lookup every family's discovery uses.
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    if name.contains('/') {
+        let p = std::path::PathBuf::from(name);
+        return is_executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+/// Whether `p` is a regular file with an execute bit.
+pub fn is_executable(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
 /// Sends SIGKILL to a whole process group. Harmless if the group is gone.
 pub fn kill_group(pgid: i32) {
     if pgid > 1 {

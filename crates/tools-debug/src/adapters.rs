@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tools_core::process::is_executable;
+pub use tools_core::process::which;
 
 use tools_core::process::{ChildProcess, Pipes};
 use tools_core::{Run, ToolError};
@@ -294,25 +296,6 @@ pub enum Resolution {
         /// What was looked for and where.
         looked: String,
     },
-}
-
-/// Finds `name` on `$PATH` (or as given when it contains a `/`).
-pub fn which(name: &str) -> Option<PathBuf> {
-    if name.contains('/') {
-        let p = PathBuf::from(name);
-        return is_executable(&p).then_some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 fn path_dirs_text() -> String {

@@ -10,6 +10,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+use tools_core::process::is_executable;
+pub use tools_core::process::which;
 
 use crate::Language;
 
@@ -20,25 +22,6 @@ pub struct Interpreter {
     pub path: PathBuf,
     /// Why this one, in words for `doctor` and for error messages.
     pub why: String,
-}
-
-/// Finds an executable on `$PATH`, or checks a path that contains a `/`.
-pub fn which(name: &str) -> Option<PathBuf> {
-    if name.contains('/') {
-        let p = PathBuf::from(name);
-        return is_executable(&p).then_some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 /// Whether `p` is a `#!` script rather than a binary (a shim or launcher).

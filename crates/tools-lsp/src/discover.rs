@@ -5,18 +5,12 @@
 //! from another environment answers about other packages).
 
 use std::path::{Path, PathBuf};
+use tools_core::process::is_executable;
 
 use crate::table::{Candidate, ServerSpec};
 
 /// The project-local binary folders, in order of preference.
 pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.bin"];
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
-}
 
 /// The folders searched for a program, in order, for a project rooted at `root` inside
 /// `workspace`: the local binary folders of `root` and each parent up to `workspace`, then

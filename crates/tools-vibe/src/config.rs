@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tools_core::process::is_executable;
 
 use serde::Deserialize;
 use tools_core::ToolError;
@@ -225,13 +226,6 @@ impl TierConfig {
             .find(|p| is_executable(p))
             .ok_or_else(|| format!("`{program}` is not on the worker's PATH"))
     }
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 #[cfg(test)]
