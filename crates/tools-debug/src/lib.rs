@@ -20,6 +20,26 @@
 //!
 //! What this crate is not for: building the program (use `gcc -g`, `go build`, …) or
 //! language-server queries.
+//!
+//! ## Use this crate on its own
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+//! let dir = tempfile::tempdir().unwrap();
+//! let run = Run::new(RunOptions::at(dir.path()).unwrap()).unwrap();
+//! let mut builder = RegistryBuilder::new(run.clone());
+//! if let Some(debug) = tools_debug::family(&run).unwrap() {
+//!     builder = builder.family(debug);
+//! }
+//! let registry = builder.build().unwrap();
+//! // `debug` is tier exec: absent from the plan surface.
+//! assert!(registry.list(Surface::PLAN).iter().all(|t| t.name != "debug"));
+//! let adapters = registry.call(Surface::FULL, "debug", serde_json::json!({"operation": "adapters"})).await.unwrap();
+//! assert!(adapters.text.contains("debugpy"));
+//! run.close().await;
+//! # }
+//! ```
 
 pub mod adapters;
 pub mod config;

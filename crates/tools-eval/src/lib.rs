@@ -31,6 +31,25 @@
 //!
 //! What this crate is not for: running untrusted code safely (the kernel runs with the
 //! tool server's rights), or notebooks on disk.
+//!
+//! ## Use this crate on its own
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+//! let dir = tempfile::tempdir().unwrap();
+//! let run = Run::new(RunOptions::at(dir.path()).unwrap()).unwrap();
+//! let mut builder = RegistryBuilder::new(run.clone());
+//! if let Some(eval) = tools_eval::family(&run).unwrap() {
+//!     builder = builder.family(eval);
+//! }
+//! let registry = builder.build().unwrap();
+//! let args = serde_json::json!({"code": "x = 40\nx + 2", "description": "add two numbers in a kernel"});
+//! let out = registry.call(Surface::FULL, "eval", args).await.unwrap();
+//! assert!(out.text.contains("42"));
+//! run.close().await; // the kernel process ends with the run
+//! # }
+//! ```
 
 pub mod discover;
 pub mod image;

@@ -26,6 +26,27 @@
 //!
 //! Not for: editing files other than through a rename, or applying server-initiated edits
 //! (`workspace/applyEdit` is answered "not applied").
+//!
+//! ## Use this crate on its own
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+//! let dir = tempfile::tempdir().unwrap();
+//! let run = Run::new(RunOptions::at(dir.path()).unwrap()).unwrap();
+//! let mut builder = RegistryBuilder::new(run.clone());
+//! if let Some(lsp) = tools_lsp::family(&run).unwrap() {
+//!     builder = builder.family(lsp);
+//! }
+//! let registry = builder.build().unwrap();
+//! // `lsp` is on the read-only surface, `lsp_rename` (tier write) is not.
+//! let names: Vec<String> = registry.list(Surface::READ_ONLY).into_iter().map(|t| t.name).collect();
+//! assert!(names.contains(&"lsp".to_string()) && !names.contains(&"lsp_rename".to_string()));
+//! let status = registry.call(Surface::FULL, "lsp", serde_json::json!({"action": "status"})).await.unwrap();
+//! assert!(!status.text.is_empty());
+//! run.close().await;
+//! # }
+//! ```
 
 pub mod checker;
 pub mod client;

@@ -101,6 +101,31 @@
 //! for them (a worker's MCP client has no elicitation to offer, and the gate fails closed
 //! instead of blocking). Leave `vibe` out of a worker's configuration too, so workers do not
 //! spawn workers.
+//!
+//! ## Use this crate on its own
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use tools_core::{Config, RegistryBuilder, Run, RunOptions, Surface};
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut opts = RunOptions::at(dir.path()).unwrap();
+//! opts.config = Config::parse("[vibe.fast]\ncommand = [\"echo\", \"done: {brief}\"]\n").unwrap();
+//! let run = Run::new(opts).unwrap();
+//! let vibe = tools_vibe::family(&run).unwrap().expect("a [vibe] table turns vibe mode on");
+//! let registry = RegistryBuilder::new(run.clone()).family(vibe).build().unwrap();
+//! let spawned = registry
+//!     .call(Surface::FULL, "vibe_spawn", serde_json::json!({"brief": "tidy up", "label": "demo"}))
+//!     .await
+//!     .unwrap();
+//! assert!(spawned.text.contains("w1"));
+//! let done = registry
+//!     .call(Surface::FULL, "vibe_wait", serde_json::json!({"worker_id": "w1", "timeout_seconds": 30}))
+//!     .await
+//!     .unwrap();
+//! assert!(done.text.contains("done: tidy up"), "{}", done.text);
+//! run.close().await;
+//! # }
+//! ```
 
 mod config;
 mod events;
