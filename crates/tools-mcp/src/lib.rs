@@ -116,11 +116,7 @@ impl Elicitor for RoundTripElicitor {
         requested_schema: Value,
         timeout: Duration,
     ) -> Result<ElicitOutcome, ToolError> {
-        let schema: ElicitationSchema = serde_json::from_value(requested_schema).map_err(|e| {
-            ToolError::internal(format!(
-                "the question form is not a valid elicitation schema: {e}"
-            ))
-        })?;
+        let schema = form_schema(requested_schema)?;
         let questions = QUESTIONS.try_with(|q| q.clone()).map_err(|_| {
             ToolError::not_available("this question is not part of a client's tool call")
         })?;
@@ -226,6 +222,15 @@ fn client_elicitor(ctx: &RequestContext<RoleServer>) -> Option<Arc<dyn Elicitor>
     }))
 }
 
+/// The form a gate built, as the elicitation schema both elicitors send.
+fn form_schema(requested_schema: Value) -> Result<ElicitationSchema, ToolError> {
+    serde_json::from_value(requested_schema).map_err(|e| {
+        ToolError::internal(format!(
+            "the question form is not a valid elicitation schema: {e}"
+        ))
+    })
+}
+
 fn is_round_trip_protocol(version: &ProtocolVersion) -> bool {
     version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
 }
@@ -256,11 +261,7 @@ impl Elicitor for PeerElicitor {
         requested_schema: Value,
         timeout: Duration,
     ) -> Result<ElicitOutcome, ToolError> {
-        let schema: ElicitationSchema = serde_json::from_value(requested_schema).map_err(|e| {
-            ToolError::internal(format!(
-                "the question form is not a valid elicitation schema: {e}"
-            ))
-        })?;
+        let schema = form_schema(requested_schema)?;
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
