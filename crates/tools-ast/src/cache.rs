@@ -1,8 +1,8 @@
 //! The per-run parse cache: file text and, once parsed, its tree, keyed by path + size +
 //! modification time, so a second query over the same tree neither re-reads nor re-parses.
 //!
-//! Memory is bounded: every entry is charged an estimate (its text, plus
-//! [`TREE_COST_PER_BYTE`] × its length once parsed). Past the cap, entries not used by the
+//! Memory is bounded: every entry is charged what it holds (its text, plus the compact tree's
+//! nodes once parsed: see [`CompactTree::memory_cost`]). Past the cap, entries not used by the
 //! current scan are dropped, least recently used first; when every entry belongs to the
 //! current scan, new ones are simply not kept. (Plain LRU would thrash: a scan over a tree
 //! larger than the cache, in path order, would evict each entry before the next scan needs
@@ -14,20 +14,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use crate::compact_tree::CompactTree;
 use crate::lang::Lang;
-use crate::pattern::Tree;
-
-/// Estimated bytes of tree-sitter tree per byte of source (measured on the Python standard
-/// library: about 3.2 GB of process memory for 110 MB of parsed source).
-pub const TREE_COST_PER_BYTE: usize = 28;
 
 /// What is cached for one file.
 #[derive(Clone)]
 pub enum Cached {
     /// The text only (the prefilter ruled the file out, so it was never parsed).
-    Text(Arc<str>),
+    Text(Arc<String>),
     /// The parsed tree (which holds the text).
-    Tree(Arc<Tree>),
+    Tree(Arc<CompactTree>),
 }
 
 impl Cached {
@@ -35,13 +31,13 @@ impl Cached {
     pub fn text(&self) -> &str {
         match self {
             Cached::Text(t) => t,
-            Cached::Tree(t) => t.get_text(),
+            Cached::Tree(t) => t.text(),
         }
     }
     fn cost(&self) -> usize {
         match self {
             Cached::Text(t) => t.len() + 64,
-            Cached::Tree(t) => t.get_text().len() * (1 + TREE_COST_PER_BYTE) + 64,
+            Cached::Tree(t) => t.memory_cost() + 64,
         }
     }
 }
@@ -225,7 +221,13 @@ mod tests {
         let py = Lang::from_id("python").unwrap();
         let c = ParseCache::new(1000);
         let t = Some(SystemTime::UNIX_EPOCH);
-        c.put(Path::new("/a"), 3, t, py, Cached::Text("abc".into()));
+        c.put(
+            Path::new("/a"),
+            3,
+            t,
+            py,
+            Cached::Text(Arc::new("abc".into())),
+        );
         assert!(c.get(Path::new("/a"), 3, t, py).is_some());
         assert!(c.get(Path::new("/a"), 4, t, py).is_none());
         let later = Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1));
@@ -235,7 +237,7 @@ mod tests {
         c.begin_scan();
         for i in 0..100 {
             let p = PathBuf::from(format!("/f{i}"));
-            c.put(&p, 100, t, py, Cached::Text("x".repeat(100).into()));
+            c.put(&p, 100, t, py, Cached::Text(Arc::new("x".repeat(100))));
         }
         let s = c.stats();
         assert!(s.bytes <= 1000, "{s:?}");
@@ -245,7 +247,7 @@ mod tests {
         c.begin_scan();
         for i in 200..205 {
             let p = PathBuf::from(format!("/f{i}"));
-            c.put(&p, 100, t, py, Cached::Text("x".repeat(100).into()));
+            c.put(&p, 100, t, py, Cached::Text(Arc::new("x".repeat(100))));
         }
         assert!(c.get(Path::new("/f204"), 100, t, py).is_some());
         assert!(c.stats().bytes <= 1000);

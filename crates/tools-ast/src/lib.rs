@@ -24,8 +24,9 @@
 //!   one language only; otherwise the call asks for one.
 //! - Before parsing, a file must contain every named literal token of the pattern (a byte
 //!   search); others are never parsed. Parsing runs on all cores. Texts and trees are cached
-//!   per run, keyed by path + size + mtime, bounded by `cache_max_bytes` (default 4 GiB,
-//!   estimated: a tree takes about 28 bytes per byte of source).
+//!   per run, keyed by path + size + mtime, bounded by `cache_max_bytes` (default 2 GiB).
+//!   Trees are kept in a compact form (26 bytes per node, about 7 bytes per byte of Python
+//!   source, a quarter of a tree-sitter tree), which is also what matching walks.
 //! - Overlapping matches in a rewrite: the outermost (first) wins, as with the ast-grep CLI.
 //! - Staged edits per run: at most `max_pending_edits` (default 16) pending at once and
 //!   `max_staged_bytes` (default 256 MiB) of new content; past either, `ast_edit` is refused
@@ -55,6 +56,7 @@
 //! ```
 
 mod cache;
+mod compact_tree;
 mod lang;
 mod pattern;
 mod rewrite;
@@ -69,6 +71,7 @@ use serde::Deserialize;
 use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
 
 pub use cache::{CacheStats, ParseCache};
+pub use compact_tree::{CompactDoc, CompactNode, CompactTree};
 pub use lang::Lang;
 pub use pattern::{CompiledPattern, compile};
 pub use rewrite::Rewrite;
@@ -84,7 +87,8 @@ pub struct AstConfig {
     pub enabled: bool,
     /// Files larger than this are skipped and reported (default 4 MiB).
     pub max_file_bytes: u64,
-    /// Estimated memory the per-run parse cache may hold (default 4 GiB; 0 disables it).
+    /// Memory the per-run parse cache may hold: texts and compact trees (default 2 GiB; 0
+    /// disables it).
     pub cache_max_bytes: usize,
     /// Staged edits pending at once per run (default 16).
     pub max_pending_edits: usize,
@@ -99,7 +103,7 @@ impl Default for AstConfig {
         AstConfig {
             enabled: true,
             max_file_bytes: 4 << 20,
-            cache_max_bytes: 4 << 30,
+            cache_max_bytes: 2 << 30,
             max_pending_edits: 16,
             max_staged_bytes: 256 << 20,
             max_diff_lines: 400,

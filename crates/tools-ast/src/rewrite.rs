@@ -18,10 +18,11 @@ use ast_grep_core::{Doc, Language, NodeMatch};
 use ast_grep_language::SupportLang;
 use tools_core::ToolError;
 
+use crate::compact_tree::{CompactDoc, CompactTree};
 use crate::lang::Lang;
 use crate::pattern::{CompiledPattern, Tree};
 
-type SgMatch<'r> = NodeMatch<'r, StrDoc<SupportLang>>;
+type SgMatch<'r> = NodeMatch<'r, CompactDoc>;
 type SgNode<'r> = Node<'r, StrDoc<SupportLang>>;
 
 /// One metavariable occurrence in a template.
@@ -140,8 +141,8 @@ impl Rewrite {
 
     /// Rewrites every non-overlapping match in `tree` (outermost first); `None` when nothing
     /// matched or nothing changed. Returns the new text and the number of replacements.
-    pub fn apply(&self, pattern: &CompiledPattern, tree: &Tree) -> Option<(String, usize)> {
-        let source = tree.get_text();
+    pub fn apply(&self, pattern: &CompiledPattern, tree: &CompactTree) -> Option<(String, usize)> {
+        let source = tree.text();
         let mut edits: Vec<(std::ops::Range<usize>, Vec<u8>)> = Vec::new();
         let mut last_end = 0;
         for m in tree.root().find_all(&pattern.pattern) {
@@ -318,7 +319,7 @@ mod tests {
         let lang = Lang::from_id(lang).unwrap();
         let p = compile(pat, lang).unwrap();
         let r = Rewrite::new(rw, &p).unwrap();
-        let tree = Tree::try_new(src, lang.grammar()).unwrap();
+        let tree = CompactTree::parse(src.to_string(), lang.grammar()).unwrap();
         r.apply(&p, &tree)
             .map(|(t, _)| t)
             .unwrap_or_else(|| src.to_string())

@@ -4,15 +4,15 @@
 //! replacements). Results come back in path order; within a file in source order.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{Node, NodeMatch};
-use ast_grep_language::SupportLang;
 use rayon::prelude::*;
 use tools_core::ToolError;
 
 use crate::cache::{Cached, ParseCache};
-use crate::pattern::{CompiledPattern, Tree};
+use crate::compact_tree::{CompactDoc, CompactTree};
+use crate::pattern::CompiledPattern;
 use crate::walk::{FileEntry, SkipReason};
 
 /// How many leading bytes are looked at for a NUL to call a file binary.
@@ -47,7 +47,7 @@ pub fn scan<T: Send>(
     pattern: &CompiledPattern,
     cache: &ParseCache,
     cancelled: &(dyn Fn() -> bool + Sync),
-    step: &(dyn Fn(&Tree) -> Option<T> + Sync),
+    step: &(dyn Fn(&CompactTree) -> Option<T> + Sync),
 ) -> Result<Scan<T>, ToolError> {
     let lang = pattern.lang;
     let grammar = lang.grammar();
@@ -58,10 +58,9 @@ pub fn scan<T: Send>(
             if cancelled() {
                 return Outcome::Prefiltered;
             }
-            let cached = cache.get(&f.path, f.size, f.mtime, lang);
-            let text: std::sync::Arc<str> = match cached {
+            let text: String = match cache.get(&f.path, f.size, f.mtime, lang) {
                 Some(Cached::Tree(tree)) => {
-                    if !pattern.may_match(tree.get_text().as_bytes()) {
+                    if !pattern.may_match(tree.text().as_bytes()) {
                         return Outcome::Prefiltered;
                     }
                     return Outcome::Done {
@@ -69,20 +68,28 @@ pub fn scan<T: Send>(
                         value: step(&tree),
                     };
                 }
-                Some(Cached::Text(t)) => t,
-                None => match read_text(f) {
-                    Ok(t) => t.into(),
-                    Err(reason) => return Outcome::Skipped(reason),
-                },
+                Some(Cached::Text(t)) => {
+                    if !pattern.may_match(t.as_bytes()) {
+                        return Outcome::Prefiltered;
+                    }
+                    t.as_ref().clone()
+                }
+                None => {
+                    let t = match read_text(f) {
+                        Ok(t) => t,
+                        Err(reason) => return Outcome::Skipped(reason),
+                    };
+                    if !pattern.may_match(t.as_bytes()) {
+                        cache.put(&f.path, f.size, f.mtime, lang, Cached::Text(Arc::new(t)));
+                        return Outcome::Prefiltered;
+                    }
+                    t
+                }
             };
-            if !pattern.may_match(text.as_bytes()) {
-                cache.put(&f.path, f.size, f.mtime, lang, Cached::Text(text));
-                return Outcome::Prefiltered;
-            }
-            let Ok(tree) = Tree::try_new(&text, grammar) else {
+            let Ok(tree) = CompactTree::parse(text, grammar) else {
                 return Outcome::Skipped(SkipReason::Unreadable);
             };
-            let tree = std::sync::Arc::new(tree);
+            let tree = Arc::new(tree);
             let value = step(&tree);
             cache.put(&f.path, f.size, f.mtime, lang, Cached::Tree(tree));
             Outcome::Done {
@@ -163,7 +170,7 @@ pub const MAX_MATCH_CHARS: usize = 2000;
 /// Longest capture text kept.
 pub const MAX_CAPTURE_CHARS: usize = 400;
 
-type SgNode<'r> = Node<'r, StrDoc<SupportLang>>;
+type SgNode<'r> = Node<'r, CompactDoc>;
 
 /// The start and end of a node as 1-based `(line, col, end_line, end_col)`.
 pub fn node_span(n: &SgNode<'_>) -> (usize, usize, usize, usize) {
@@ -173,7 +180,7 @@ pub fn node_span(n: &SgNode<'_>) -> (usize, usize, usize, usize) {
 }
 
 /// Records one match.
-pub fn record(pattern: &CompiledPattern, m: &NodeMatch<'_, StrDoc<SupportLang>>) -> MatchRecord {
+pub fn record(pattern: &CompiledPattern, m: &NodeMatch<'_, CompactDoc>) -> MatchRecord {
     let (line, col, end_line, end_col) = node_span(m.get_node());
     let env = m.get_env();
     let captures = pattern
@@ -214,7 +221,7 @@ pub fn record(pattern: &CompiledPattern, m: &NodeMatch<'_, StrDoc<SupportLang>>)
 }
 
 /// Every match of `pattern` in `tree`, in source order.
-pub fn find_matches(pattern: &CompiledPattern, tree: &Tree) -> Vec<MatchRecord> {
+pub fn find_matches(pattern: &CompiledPattern, tree: &CompactTree) -> Vec<MatchRecord> {
     tree.root()
         .find_all(&pattern.pattern)
         .map(|m| record(pattern, &m))

@@ -467,8 +467,8 @@ impl Tool for AstEditTool {
                 &|tree| {
                     rewrite.apply(pattern, tree).map(|(new_text, n)| {
                         (
-                            content_hash(tree.get_text().as_bytes()),
-                            tree.get_text().to_string(),
+                            content_hash(tree.text().as_bytes()),
+                            tree.text().to_string(),
                             new_text,
                             n,
                         )
