@@ -1,8 +1,9 @@
-//! The per-run parse cache: file text and, once parsed, its tree, keyed by path + size +
-//! modification time, so a second query over the same tree neither re-reads nor re-parses.
+//! The per-run parse cache, keyed by path + size + modification time: for a parsed file its
+//! tree (so a later query never parses it again), for a file the literal prefilter ruled out
+//! the literals it lacks (so a later query needing one of them does not even read it).
 //!
-//! Memory is bounded: every entry is charged what it holds (its text, plus the compact tree's
-//! nodes once parsed: see [`CompactTree::memory_cost`]). Past the cap, entries not used by the
+//! Memory is bounded: every entry is charged what it holds (a tree: its text and nodes, see
+//! [`CompactTree::memory_cost`]). Past the cap, entries not used by the
 //! current scan are dropped, least recently used first; when every entry belongs to the
 //! current scan, new ones are simply not kept. (Plain LRU would thrash: a scan over a tree
 //! larger than the cache, in path order, would evict each entry before the next scan needs
@@ -17,26 +18,25 @@ use std::time::SystemTime;
 use crate::compact_tree::CompactTree;
 use crate::lang::Lang;
 
+/// Literals remembered as absent per file, newest kept.
+pub const MAX_LACKED_LITERALS: usize = 8;
+
 /// What is cached for one file.
 #[derive(Clone)]
 pub enum Cached {
-    /// The text only (the prefilter ruled the file out, so it was never parsed).
-    Text(Arc<String>),
+    /// The file was read and ruled out without parsing: it contains none of these literals
+    /// (a pattern needing any of them cannot match it). Its text is not kept: holding the
+    /// text of every file a selective search reads cost more on that first search (fresh
+    /// memory for the whole tree's text) than reading the file again costs a later one.
+    Lacks(Arc<Vec<Vec<u8>>>),
     /// The parsed tree (which holds the text).
     Tree(Arc<CompactTree>),
 }
 
 impl Cached {
-    /// The file's text.
-    pub fn text(&self) -> &str {
-        match self {
-            Cached::Text(t) => t,
-            Cached::Tree(t) => t.text(),
-        }
-    }
     fn cost(&self) -> usize {
         match self {
-            Cached::Text(t) => t.len() + 64,
+            Cached::Lacks(l) => l.iter().map(|lit| lit.len() + 24).sum::<usize>() + 64,
             Cached::Tree(t) => t.memory_cost() + 64,
         }
     }
@@ -216,18 +216,17 @@ impl ParseCache {
 mod tests {
     use super::*;
 
+    /// An entry costing 100 bytes.
+    fn lacks(n: usize) -> Cached {
+        Cached::Lacks(Arc::new(vec![vec![b'x'; n]]))
+    }
+
     #[test]
     fn keyed_by_size_and_mtime_and_bounded() {
         let py = Lang::from_id("python").unwrap();
         let c = ParseCache::new(1000);
         let t = Some(SystemTime::UNIX_EPOCH);
-        c.put(
-            Path::new("/a"),
-            3,
-            t,
-            py,
-            Cached::Text(Arc::new("abc".into())),
-        );
+        c.put(Path::new("/a"), 3, t, py, lacks(1));
         assert!(c.get(Path::new("/a"), 3, t, py).is_some());
         assert!(c.get(Path::new("/a"), 4, t, py).is_none());
         let later = Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1));
@@ -237,7 +236,7 @@ mod tests {
         c.begin_scan();
         for i in 0..100 {
             let p = PathBuf::from(format!("/f{i}"));
-            c.put(&p, 100, t, py, Cached::Text(Arc::new("x".repeat(100))));
+            c.put(&p, 100, t, py, lacks(36));
         }
         let s = c.stats();
         assert!(s.bytes <= 1000, "{s:?}");
@@ -247,7 +246,7 @@ mod tests {
         c.begin_scan();
         for i in 200..205 {
             let p = PathBuf::from(format!("/f{i}"));
-            c.put(&p, 100, t, py, Cached::Text(Arc::new("x".repeat(100))));
+            c.put(&p, 100, t, py, lacks(36));
         }
         assert!(c.get(Path::new("/f204"), 100, t, py).is_some());
         assert!(c.stats().bytes <= 1000);

@@ -23,10 +23,12 @@
 //! - With a folder and no `language`, the language is inferred when the folder holds files of
 //!   one language only; otherwise the call asks for one.
 //! - Before parsing, a file must contain every named literal token of the pattern (a byte
-//!   search); others are never parsed. Parsing runs on all cores. Texts and trees are cached
-//!   per run, keyed by path + size + mtime, bounded by `cache_max_bytes` (default 2 GiB).
-//!   Trees are kept in a compact form (26 bytes per node, about 7 bytes per byte of Python
-//!   source, a quarter of a tree-sitter tree), which is also what matching walks.
+//!   search); others are never parsed. Parsing runs on all cores. Per run, keyed by path +
+//!   size + mtime and bounded by `cache_max_bytes` (default 2 GiB), the cache keeps each
+//!   parsed file's tree and, for a file ruled out, the literals it lacks (a later pattern
+//!   needing one of them skips the file unread). Trees are kept in a compact form (26 bytes
+//!   per node, about 7 bytes per byte of Python source, a quarter of a tree-sitter tree),
+//!   which is also what matching walks.
 //! - Overlapping matches in a rewrite: the outermost (first) wins, as with the ast-grep CLI.
 //! - Staged edits per run: at most `max_pending_edits` (default 16) pending at once and
 //!   `max_staged_bytes` (default 256 MiB) of new content; past either, `ast_edit` is refused

@@ -62,9 +62,15 @@ impl CompiledPattern {
 
     /// Whether `text` contains every literal (the prefilter: a `false` means no match).
     pub fn may_match(&self, text: &[u8]) -> bool {
+        self.missing_literal(text).is_none()
+    }
+
+    /// A literal `text` does not contain, if any (then the pattern cannot match it).
+    pub fn missing_literal(&self, text: &[u8]) -> Option<&[u8]> {
         self.literals
             .iter()
-            .all(|lit| memchr::memmem::find(text, lit).is_some())
+            .find(|lit| memchr::memmem::find(text, lit).is_none())
+            .map(Vec::as_slice)
     }
 }
 

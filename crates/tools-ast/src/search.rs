@@ -10,7 +10,7 @@ use ast_grep_core::{Node, NodeMatch};
 use rayon::prelude::*;
 use tools_core::ToolError;
 
-use crate::cache::{Cached, ParseCache};
+use crate::cache::{Cached, MAX_LACKED_LITERALS, ParseCache};
 use crate::compact_tree::{CompactDoc, CompactTree};
 use crate::pattern::CompiledPattern;
 use crate::walk::{FileEntry, SkipReason};
@@ -58,7 +58,7 @@ pub fn scan<T: Send>(
             if cancelled() {
                 return Outcome::Prefiltered;
             }
-            let text: String = match cache.get(&f.path, f.size, f.mtime, lang) {
+            let lacks = match cache.get(&f.path, f.size, f.mtime, lang) {
                 Some(Cached::Tree(tree)) => {
                     if !pattern.may_match(tree.text().as_bytes()) {
                         return Outcome::Prefiltered;
@@ -68,24 +68,28 @@ pub fn scan<T: Send>(
                         value: step(&tree),
                     };
                 }
-                Some(Cached::Text(t)) => {
-                    if !pattern.may_match(t.as_bytes()) {
+                Some(Cached::Lacks(lacks)) => {
+                    if pattern.literals.iter().any(|l| lacks.contains(l)) {
                         return Outcome::Prefiltered;
                     }
-                    t.as_ref().clone()
+                    Some(lacks)
                 }
-                None => {
-                    let t = match read_text(f) {
-                        Ok(t) => t,
-                        Err(reason) => return Outcome::Skipped(reason),
-                    };
-                    if !pattern.may_match(t.as_bytes()) {
-                        cache.put(&f.path, f.size, f.mtime, lang, Cached::Text(Arc::new(t)));
-                        return Outcome::Prefiltered;
-                    }
-                    t
-                }
+                None => None,
             };
+            let text = match read_text(f) {
+                Ok(t) => t,
+                Err(reason) => return Outcome::Skipped(reason),
+            };
+            if let Some(missing) = pattern.missing_literal(text.as_bytes()) {
+                let mut known = lacks.map(|l| l.as_ref().clone()).unwrap_or_default();
+                if known.len() >= MAX_LACKED_LITERALS {
+                    known.remove(0);
+                }
+                known.push(missing.to_vec());
+                let entry = Cached::Lacks(Arc::new(known));
+                cache.put(&f.path, f.size, f.mtime, lang, entry);
+                return Outcome::Prefiltered;
+            }
             let Ok(tree) = CompactTree::parse(text, grammar) else {
                 return Outcome::Skipped(SkipReason::Unreadable);
             };

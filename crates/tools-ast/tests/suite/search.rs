@@ -113,6 +113,36 @@ async fn the_prefilter_never_parses_files_without_the_literals() {
 }
 
 #[tokio::test]
+async fn a_file_ruled_out_by_one_literal_is_still_searched_for_another() {
+    let ws = workspace(&[
+        ("a.py", "obj.dispose()\n"),
+        ("b.py", "obj.close()\n"),
+        ("c.py", "x = 1\n"),
+    ]);
+    assert_eq!(
+        total(&ws.ok("ast_grep", grep("$X.dispose()", "python")).await),
+        1
+    );
+    // b.py is remembered as lacking `dispose`; a pattern needing `close` must still read it.
+    let out = ws.ok("ast_grep", grep("$X.close()", "python")).await;
+    assert_eq!(total(&out), 1, "{}", out.text);
+    let counts = |s: &serde_json::Value| {
+        let n = |k: &str| s[k].as_u64().unwrap();
+        (n("parsed_files"), n("cached_files"), n("prefiltered_files"))
+    };
+    assert_eq!(counts(out.structured.as_ref().unwrap()), (1, 0, 2));
+    // `dispose` again: nothing is parsed. a.py's tree is cached; b.py (parsed for `close`) is
+    // ruled out by its cached tree's text, c.py by the literal remembered as absent.
+    let again = ws.ok("ast_grep", grep("$X.dispose()", "python")).await;
+    assert_eq!(total(&again), 1);
+    assert_eq!(counts(again.structured.as_ref().unwrap()), (0, 1, 2));
+    // A file that changes is read again: its remembered literals no longer hold.
+    std::fs::write(ws.root().join("b.py"), "obj.dispose()  # now\n").unwrap();
+    let changed = ws.ok("ast_grep", grep("$X.dispose()", "python")).await;
+    assert_eq!(total(&changed), 2, "{}", changed.text);
+}
+
+#[tokio::test]
 async fn language_is_required_inferred_or_refused() {
     let ws = workspace(&[("a.py", "f(1)\n"), ("b.rs", "fn m() { f(1); }\n")]);
     let e = ws.err("ast_grep", json!({"pattern": "f($A)"})).await;
