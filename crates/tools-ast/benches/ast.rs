@@ -3,9 +3,11 @@
 //!
 //! Measured: a selective pattern (`$X.dispose()`) and an unselective one
 //! (`if $X is None: $$$B`), our first query (fresh run, empty parse cache) and our repeated
-//! query (same run), against one CLI run of each. Printed: the times, the match counts (which
-//! must agree), the ratios and the targets: selective ≥ 20× faster than the CLI, unselective
-//! no slower, repeated ≥ 3× faster than our first.
+//! query (same run), against the CLI on the same pattern. Each side runs `AST_BENCH_TRIALS`
+//! times (default 3), the two alternating so that a slow spell of the machine hits both, and
+//! the ratios are taken of the medians. Printed: every trial, the match counts (which must
+//! agree), the ratios and the targets: selective ≥ 20× faster than the CLI, unselective no
+//! slower, repeated ≥ 3× faster than our first.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -124,42 +126,63 @@ async fn main() {
         );
         return;
     };
+    let trials: usize = std::env::var("AST_BENCH_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(3);
     println!(
-        "ast bench on {} (threads: {})",
+        "ast bench on {} (threads: {}, trials: {trials})",
         dir.display(),
         rayon_threads()
     );
     // Warm the page cache so neither side pays for the first disk read.
     let _ = cli_run(&cli, &dir, SELECTIVE);
 
-    let (cli_sel, cli_sel_n) = cli_run(&cli, &dir, SELECTIVE);
-    let ours_sel = ours(&dir, SELECTIVE).await;
-    let (cli_uns, cli_uns_n) = cli_run(&cli, &dir, UNSELECTIVE);
-    let ours_uns = ours(&dir, UNSELECTIVE).await;
-
-    for (name, pat, c, cn, o) in [
-        ("selective", SELECTIVE, cli_sel, cli_sel_n, &ours_sel),
-        ("unselective", UNSELECTIVE, cli_uns, cli_uns_n, &ours_uns),
-    ] {
-        println!(
-            "{name:<12} `{pat}`: CLI {:.3} s ({cn} matches) | ours first {:.3} s, repeated {:.3} s ({} matches){}",
-            secs(c),
-            secs(o.first),
-            secs(o.repeated),
-            o.matches,
-            if o.matches as usize == cn {
-                ""
-            } else {
-                "  MATCH COUNTS DIFFER"
+    let mut summary = Vec::new();
+    for (name, pat) in [("selective", SELECTIVE), ("unselective", UNSELECTIVE)] {
+        let mut cli_times = Vec::new();
+        let mut firsts = Vec::new();
+        let mut repeats = Vec::new();
+        for trial in 1..=trials {
+            let (c, cn) = cli_run(&cli, &dir, pat);
+            let o = ours(&dir, pat).await;
+            println!(
+                "{name:<12} `{pat}` trial {trial}: CLI {:.3} s ({cn} matches) | ours first {:.3} s, repeated {:.3} s ({} matches){}",
+                secs(c),
+                secs(o.first),
+                secs(o.repeated),
+                o.matches,
+                if o.matches as usize == cn {
+                    ""
+                } else {
+                    "  MATCH COUNTS DIFFER"
+                }
+            );
+            if trial == 1 {
+                println!("             {}", o.detail);
             }
-        );
-        println!("             {}", o.detail);
+            cli_times.push(secs(c));
+            firsts.push(secs(o.first));
+            repeats.push(secs(o.repeated));
+        }
+        summary.push((name, median(cli_times), median(firsts), median(repeats)));
     }
-    let sel_ratio = secs(cli_sel) / secs(ours_sel.first);
-    let uns_ratio = secs(cli_uns) / secs(ours_uns.first);
-    let rep_sel = secs(ours_sel.first) / secs(ours_sel.repeated);
-    let rep_uns = secs(ours_uns.first) / secs(ours_uns.repeated);
-    println!("ratios:");
+    println!("medians and ratios:");
+    for (name, cli, first, repeated) in &summary {
+        println!("  {name:<12} CLI {cli:.3} s | ours first {first:.3} s, repeated {repeated:.3} s");
+    }
+    let [
+        (_, cli_sel, sel_first, sel_rep),
+        (_, cli_uns, uns_first, uns_rep),
+    ] = summary[..]
+    else {
+        unreachable!("two patterns measured")
+    };
+    let sel_ratio = cli_sel / sel_first;
+    let uns_ratio = cli_uns / uns_first;
+    let rep_sel = sel_first / sel_rep;
+    let rep_uns = uns_first / uns_rep;
     println!(
         "  selective:   CLI / ours first = {sel_ratio:.1}x  (target >= 20x: {})",
         verdict(sel_ratio >= 20.0)
@@ -172,6 +195,11 @@ async fn main() {
         "  repeated:    ours first / ours repeated = {rep_sel:.1}x selective, {rep_uns:.1}x unselective  (target >= 3x: {})",
         verdict(rep_sel >= 3.0 && rep_uns >= 3.0)
     );
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 fn rayon_threads() -> usize {
