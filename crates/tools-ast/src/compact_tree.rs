@@ -299,6 +299,11 @@ impl<'r> Iterator for Children<'r> {
 
 impl ExactSizeIterator for Children<'_> {}
 
+/// Whether `bytes` hold anything but whitespace.
+fn has_content(bytes: &[u8]) -> bool {
+    bytes.iter().any(|b| !b.is_ascii_whitespace())
+}
+
 impl<'r> SgNode<'r> for CompactNode<'r> {
     fn parent(&self) -> Option<Self> {
         let p = self.rec().parent;
@@ -346,8 +351,25 @@ impl<'r> SgNode<'r> for CompactNode<'r> {
     fn is_named(&self) -> bool {
         self.rec().flags & NAMED != 0
     }
+    /// No named child, or text that no child covers (the number of CSS `1px`, whose only
+    /// child is the unit; the characters of a Go string around an escape sequence).
+    /// ast-grep compares such a node by its text when it checks that a repeated
+    /// metavariable matched the same code, and by its children otherwise: with only the
+    /// first half, `margin: $X $X` matched `margin: 1px 2px`.
     fn is_named_leaf(&self) -> bool {
-        !self.children().any(|c| c.is_named())
+        let src = self.data.src.as_bytes();
+        let rec = self.rec();
+        let mut covered = rec.start as usize;
+        let mut named_child = false;
+        let mut uncovered = false;
+        for c in self.children() {
+            let r = c.rec();
+            named_child |= c.is_named();
+            uncovered |= has_content(&src[covered..(r.start as usize).max(covered)]);
+            covered = covered.max(r.end as usize);
+        }
+        uncovered |= has_content(&src[covered..(rec.end as usize).max(covered)]);
+        !named_child || uncovered
     }
     fn is_leaf(&self) -> bool {
         self.rec().child_count == 0
@@ -389,7 +411,7 @@ mod tests {
         let s = n.start_pos();
         let e = n.end_pos();
         format!(
-            "{} {} {:?} {:?}-{:?} named={} leaf={} named_leaf={} missing={} error={} extra={} children={} parent={:?} text={:?}",
+            "{} {} {:?} {:?}-{:?} named={} leaf={} missing={} error={} extra={} children={} parent={:?} text={:?}",
             n.kind(),
             n.kind_id(),
             n.range(),
@@ -397,7 +419,6 @@ mod tests {
             (e.line(), e.column(n)),
             n.is_named(),
             n.is_leaf(),
-            n.is_named_leaf(),
             n.get_inner_node().is_missing(),
             n.is_error(),
             n.get_inner_node().is_extra(),
@@ -489,6 +510,33 @@ mod tests {
         let theirs: Vec<_> = ts.root().find_all(&p).map(|m| m.range()).collect();
         assert_eq!(ours, theirs);
         assert_eq!(ours.len(), 2);
+    }
+
+    #[test]
+    fn a_node_with_text_no_child_covers_compares_by_text() {
+        let leafy = |src: &str, lang: SupportLang, kind: &str| -> Vec<bool> {
+            let t = CompactTree::parse(src.to_string(), lang).unwrap();
+            let root = t.root();
+            root.dfs()
+                .filter(|n| n.kind() == kind)
+                .map(|n| n.is_named_leaf())
+                .collect()
+        };
+        // `1px`: the unit is the only child; the number is the node's own text.
+        assert_eq!(
+            leafy("a { margin: 1px 2; }", SupportLang::Css, "integer_value"),
+            [true, true]
+        );
+        // A call's children cover all its text but whitespace: compared by children.
+        assert_eq!(leafy("f(a,  b)\n", SupportLang::Python, "call"), [false]);
+        let p = Pattern::new("f($X, $X)", SupportLang::Go);
+        let matches = |src: &str| {
+            let t = CompactTree::parse(src.to_string(), SupportLang::Go).unwrap();
+            t.root().find_all(&p).count()
+        };
+        assert_eq!(matches("package m\nvar _ = f(\"a\\n\", \"a\\n\")\n"), 1);
+        assert_eq!(matches("package m\nvar _ = f(\"a\\n\", \"b\\n\")\n"), 0);
+        assert_eq!(matches("package m\nvar _ = f(g(a,  b), g(a, b))\n"), 1);
     }
 
     #[test]

@@ -159,13 +159,9 @@ async fn repeated_metavariables_match_the_same_code_in_every_language() {
         let diff_out = ws.call("ast_grep", grep(different, lang)).await;
         match (same_out, diff_out) {
             (Ok(s), Ok(d)) => {
-                // FIXME: in CSS, ast-grep-core 0.51's capture comparison treats `1px` and
-                // `2px` as the same code (seen with the library directly; the CLI 0.51.1 tells
-                // them apart), so today both rules match.
-                let want_same = if *lang == "css" { 2 } else { 1 };
-                if total(&s) != want_same || total(&d) != 2 {
+                if total(&s) != 1 || total(&d) != 2 {
                     failures.push(format!(
-                        "{lang}: `{same}` matched {} (want {want_same}), `{different}` matched {} (want 2)\n{}\n{}",
+                        "{lang}: `{same}` matched {} (want 1), `{different}` matched {} (want 2)\n{}\n{}",
                         total(&s),
                         total(&d),
                         s.text,
