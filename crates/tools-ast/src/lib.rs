@@ -160,7 +160,7 @@ pub fn search_files(
 ) -> Result<Vec<(std::path::PathBuf, Vec<MatchRecord>)>, ToolError> {
     let compiled = compile(pattern, lang)?;
     let walked = walk::walk(scope, Some(lang), config.max_file_bytes);
-    let scan = search::scan(&walked.files, &compiled, cache, &|| false, &|tree| {
+    let scan = search::scan(&walked, &compiled, cache, &|| false, &|tree| {
         let m = find_matches(&compiled, tree);
         (!m.is_empty()).then_some(m)
     })?;

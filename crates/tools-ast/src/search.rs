@@ -13,7 +13,7 @@ use tools_core::ToolError;
 use crate::cache::{Cached, MAX_LACKED_LITERALS, ParseCache};
 use crate::compact_tree::{CompactDoc, CompactTree};
 use crate::pattern::CompiledPattern;
-use crate::walk::{FileEntry, SkipReason};
+use crate::walk::{FileMeta, SkipReason, Walked};
 
 /// How many leading bytes are looked at for a NUL to call a file binary.
 const BINARY_SNIFF_BYTES: usize = 8192;
@@ -41,9 +41,10 @@ enum Outcome<T> {
     Done { parsed: bool, value: Option<T> },
 }
 
-/// Runs `step` on the tree of every file that may match. `cancelled` is polled per file.
+/// Runs `step` on the tree of every walked file that may match. `cancelled` is polled per
+/// file.
 pub fn scan<T: Send>(
-    files: &[FileEntry],
+    walked: &Walked,
     pattern: &CompiledPattern,
     cache: &ParseCache,
     cancelled: &(dyn Fn() -> bool + Sync),
@@ -52,13 +53,27 @@ pub fn scan<T: Send>(
     let lang = pattern.lang;
     let grammar = lang.grammar();
     cache.begin_scan();
+    let files = &walked.files;
     let outcomes: Vec<Outcome<T>> = files
         .par_iter()
         .map(|f| {
             if cancelled() {
                 return Outcome::Prefiltered;
             }
-            let lacks = match cache.get(&f.path, f.size, f.mtime, lang) {
+            // A file the walk did not stat is opened now, and its size and mtime are taken
+            // from the open file: one path lookup instead of two.
+            let (meta, mut open) = match f.meta {
+                Some(meta) => (meta, None),
+                None => match open_with_meta(&f.path) {
+                    Ok((file, meta)) => (meta, Some(file)),
+                    Err(reason) => return Outcome::Skipped(reason),
+                },
+            };
+            if meta.size > walked.max_file_bytes {
+                return Outcome::Skipped(SkipReason::TooLarge);
+            }
+            let (size, mtime) = (meta.size, meta.mtime);
+            let lacks = match cache.get(&f.path, size, mtime, lang) {
                 Some(Cached::Tree(tree)) => {
                     if !pattern.may_match(tree.text().as_bytes()) {
                         return Outcome::Prefiltered;
@@ -76,7 +91,14 @@ pub fn scan<T: Send>(
                 }
                 None => None,
             };
-            let text = match read_text(f) {
+            let file = match open.take() {
+                Some(file) => file,
+                None => match std::fs::File::open(&f.path) {
+                    Ok(file) => file,
+                    Err(_) => return Outcome::Skipped(SkipReason::Unreadable),
+                },
+            };
+            let text = match read_text(file, size) {
                 Ok(t) => t,
                 Err(reason) => return Outcome::Skipped(reason),
             };
@@ -87,7 +109,7 @@ pub fn scan<T: Send>(
                 }
                 known.push(missing.to_vec());
                 let entry = Cached::Lacks(Arc::new(known));
-                cache.put(&f.path, f.size, f.mtime, lang, entry);
+                cache.put(&f.path, size, mtime, lang, entry);
                 return Outcome::Prefiltered;
             }
             let Ok(tree) = CompactTree::parse(text, grammar) else {
@@ -95,7 +117,7 @@ pub fn scan<T: Send>(
             };
             let tree = Arc::new(tree);
             let value = step(&tree);
-            cache.put(&f.path, f.size, f.mtime, lang, Cached::Tree(tree));
+            cache.put(&f.path, size, mtime, lang, Cached::Tree(tree));
             Outcome::Done {
                 parsed: true,
                 value,
@@ -138,8 +160,17 @@ pub fn scan<T: Send>(
     Ok(scan)
 }
 
-fn read_text(f: &FileEntry) -> Result<String, SkipReason> {
-    let bytes = std::fs::read(&f.path).map_err(|_| SkipReason::Unreadable)?;
+fn open_with_meta(path: &std::path::Path) -> Result<(std::fs::File, FileMeta), SkipReason> {
+    let file = std::fs::File::open(path).map_err(|_| SkipReason::Unreadable)?;
+    let meta = file.metadata().map_err(|_| SkipReason::Unreadable)?;
+    Ok((file, FileMeta::of(&meta)))
+}
+
+fn read_text(mut file: std::fs::File, size: u64) -> Result<String, SkipReason> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    file.read_to_end(&mut bytes)
+        .map_err(|_| SkipReason::Unreadable)?;
     let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
     if memchr::memchr(0, sniff).is_some() {
         return Err(SkipReason::Binary);

@@ -294,16 +294,10 @@ impl Tool for AstGrepTool {
             )?;
             let cancelled = || cancel.is_cancelled();
             let pattern = &prep.pattern;
-            let result = scan(
-                &prep.walked.files,
-                pattern,
-                &shared.cache,
-                &cancelled,
-                &|tree| {
-                    let m = find_matches(pattern, tree);
-                    (!m.is_empty()).then_some(m)
-                },
-            )?;
+            let result = scan(&prep.walked, pattern, &shared.cache, &cancelled, &|tree| {
+                let m = find_matches(pattern, tree);
+                (!m.is_empty()).then_some(m)
+            })?;
             Ok(render_grep(ws, &shared, &prep, &result, max_results))
         })
         .await
@@ -459,22 +453,16 @@ impl Tool for AstEditTool {
             let rewrite = Rewrite::new(&args.rewrite, &prep.pattern)?;
             let cancelled = || cancel.is_cancelled();
             let pattern = &prep.pattern;
-            let result = scan(
-                &prep.walked.files,
-                pattern,
-                &shared.cache,
-                &cancelled,
-                &|tree| {
-                    rewrite.apply(pattern, tree).map(|(new_text, n)| {
-                        (
-                            content_hash(tree.text().as_bytes()),
-                            tree.text().to_string(),
-                            new_text,
-                            n,
-                        )
-                    })
-                },
-            )?;
+            let result = scan(&prep.walked, pattern, &shared.cache, &cancelled, &|tree| {
+                rewrite.apply(pattern, tree).map(|(new_text, n)| {
+                    (
+                        content_hash(tree.text().as_bytes()),
+                        tree.text().to_string(),
+                        new_text,
+                        n,
+                    )
+                })
+            })?;
             render_edit(ws, &shared, &prep, result, &args.rewrite)
         })
         .await
