@@ -244,6 +244,21 @@ fn shown_code(text: &str) -> String {
     out.join("\n    ")
 }
 
+/// Runs a tool's file work (walks, parses, writes: all blocking) on a blocking thread, with
+/// the run's workspace and the call's cancellation.
+async fn off_the_runtime<F>(ctx: &CallCtx, what: &str, work: F) -> Result<ToolOutput, ToolError>
+where
+    F: FnOnce(&Workspace, &(dyn Fn() -> bool + Sync)) -> Result<ToolOutput, ToolError>
+        + Send
+        + 'static,
+{
+    let run = ctx.run.clone();
+    let cancel = ctx.cancel.clone();
+    tokio::task::spawn_blocking(move || work(run.workspace(), &|| cancel.is_cancelled()))
+        .await
+        .map_err(|e| ToolError::internal(format!("the {what} task failed: {e}")))?
+}
+
 /// `ast_grep`: structural search.
 pub struct AstGrepTool {
     pub(crate) shared: Arc<AstShared>,
@@ -281,27 +296,17 @@ impl Tool for AstGrepTool {
             Some(n) => n.min(MAX_MAX_RESULTS),
         };
         let shared = self.shared.clone();
-        let run = ctx.run.clone();
-        let cancel = ctx.cancel.clone();
-        tokio::task::spawn_blocking(move || {
-            let ws = run.workspace();
-            let prep = prepare(
-                ws,
-                &shared,
-                &args.pattern,
-                args.path.as_deref(),
-                args.language.as_deref(),
-            )?;
-            let cancelled = || cancel.is_cancelled();
+        off_the_runtime(ctx, "search", move |ws, cancelled| {
+            let (path, language) = (args.path.as_deref(), args.language.as_deref());
+            let prep = prepare(ws, &shared, &args.pattern, path, language)?;
             let pattern = &prep.pattern;
-            let result = scan(&prep.walked, pattern, &shared.cache, &cancelled, &|tree| {
+            let result = scan(&prep.walked, pattern, &shared.cache, cancelled, &|tree| {
                 let m = find_matches(pattern, tree);
                 (!m.is_empty()).then_some(m)
             })?;
             Ok(render_grep(ws, &shared, &prep, &result, max_results))
         })
         .await
-        .map_err(|e| ToolError::internal(format!("the search task failed: {e}")))?
     }
 }
 
@@ -439,21 +444,12 @@ impl Tool for AstEditTool {
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let args: EditArgs = parse_args(args)?;
         let shared = self.shared.clone();
-        let run = ctx.run.clone();
-        let cancel = ctx.cancel.clone();
-        tokio::task::spawn_blocking(move || {
-            let ws = run.workspace();
-            let prep = prepare(
-                ws,
-                &shared,
-                &args.pattern,
-                args.path.as_deref(),
-                args.language.as_deref(),
-            )?;
+        off_the_runtime(ctx, "edit", move |ws, cancelled| {
+            let (path, language) = (args.path.as_deref(), args.language.as_deref());
+            let prep = prepare(ws, &shared, &args.pattern, path, language)?;
             let rewrite = Rewrite::new(&args.rewrite, &prep.pattern)?;
-            let cancelled = || cancel.is_cancelled();
             let pattern = &prep.pattern;
-            let result = scan(&prep.walked, pattern, &shared.cache, &cancelled, &|tree| {
+            let result = scan(&prep.walked, pattern, &shared.cache, cancelled, &|tree| {
                 rewrite.apply(pattern, tree).map(|(new_text, n)| {
                     (
                         content_hash(tree.text().as_bytes()),
@@ -466,7 +462,6 @@ impl Tool for AstEditTool {
             render_edit(ws, &shared, &prep, result, &args.rewrite)
         })
         .await
-        .map_err(|e| ToolError::internal(format!("the edit task failed: {e}")))?
     }
 }
 
@@ -589,9 +584,7 @@ impl Tool for ResolveTool {
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let args: ResolveArgs = parse_args(args)?;
         let shared = self.shared.clone();
-        let run = ctx.run.clone();
-        tokio::task::spawn_blocking(move || {
-            let ws = run.workspace();
+        off_the_runtime(ctx, "resolve", move |ws, _cancelled| {
             let display = |p: &Path| ws.display(p);
             match args.action {
                 Action::Discard => {
@@ -634,6 +627,5 @@ impl Tool for ResolveTool {
             }
         })
         .await
-        .map_err(|e| ToolError::internal(format!("the resolve task failed: {e}")))?
     }
 }
