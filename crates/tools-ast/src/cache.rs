@@ -142,7 +142,8 @@ impl ParseCache {
         if mtime.is_none() {
             return;
         }
-        let cost = value.cost();
+        // The key is charged too: for a ruled-out file it is most of what the entry holds.
+        let cost = value.cost() + path.as_os_str().len();
         if cost > self.max_bytes {
             return;
         }
