@@ -1,5 +1,6 @@
 //! Shared helpers for the suite.
 
+mod compact;
 mod crosscheck;
 mod edit;
 mod languages;
