@@ -109,6 +109,10 @@ type WalkKey = (PathBuf, Option<Lang>);
 /// Walks remembered at most.
 const MAX_CACHED_WALKS: usize = 8;
 
+/// How far before a walk's start a stamp must lie for the walk to be remembered (file
+/// systems take mtimes from a clock that may lag the system's by a tick).
+const STAMP_SLACK: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl WalkCache {
     /// [`walk`], reusing a remembered walk when nothing in it changed.
     pub fn walk(&self, scope: &Path, lang: Option<Lang>, max_file_bytes: u64) -> Walked {
@@ -124,8 +128,14 @@ impl WalkCache {
                 return restat(w, max_file_bytes);
             }
         }
+        let started = SystemTime::now();
         let fresh = walk(scope, lang, max_file_bytes);
-        if let Ok(mut m) = self.walks.lock() {
+        // A folder or ignore file changed while (or just before) it was walked may have been
+        // listed or read before the change and stamped after it: such a walk is not kept.
+        let settled = |mtime: &Option<SystemTime>| mtime.is_some_and(|m| m + STAMP_SLACK < started);
+        if fresh.stamps.iter().all(|(_, m)| settled(m))
+            && let Ok(mut m) = self.walks.lock()
+        {
             if m.len() >= MAX_CACHED_WALKS {
                 m.clear();
             }
@@ -343,6 +353,15 @@ mod tests {
         assert_eq!(langs.len(), 2);
     }
 
+    /// Sets `path`'s mtime `secs` seconds into the past.
+    fn age(path: &Path, secs: u64) {
+        let when = SystemTime::now() - std::time::Duration::from_secs(secs);
+        std::fs::File::open(path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+
     #[test]
     fn a_remembered_walk_is_reused_only_while_nothing_changed() {
         let d = tempfile::tempdir().unwrap();
@@ -351,8 +370,15 @@ mod tests {
         std::fs::write(root.join("sub/a.py"), "x = 1\n").unwrap();
         let py = Lang::from_id("python");
         let cache = WalkCache::default();
-        assert_eq!(cache.walk(root, py, 1 << 20).files.len(), 1);
-        // Content change: same listing, fresh size.
+        // Folders changed a moment ago: walked, but not remembered (the walk may have seen
+        // them half-changed).
+        let w = cache.walk(root, py, 1 << 20);
+        assert_eq!(w.files.len(), 1);
+        assert!(cache.walk(root, py, 1 << 20).files[0].meta.is_none());
+        age(root, 60);
+        age(&root.join("sub"), 60);
+        // Walked and remembered; the next walk reuses it (every file stat'ed again).
+        assert!(cache.walk(root, py, 1 << 20).files[0].meta.is_none());
         std::fs::write(root.join("sub/a.py"), "x = 12345\n").unwrap();
         let w = cache.walk(root, py, 1 << 20);
         assert_eq!(w.files[0].meta.map(|m| m.size), Some(10));
@@ -364,23 +390,24 @@ mod tests {
         );
         // A new file changes the folder: walked again.
         std::fs::write(root.join("sub/b.py"), "y = 1\n").unwrap();
-        assert_eq!(cache.walk(root, py, 1 << 20).files.len(), 2);
-        // An ignore file created: walked again.
+        let w = cache.walk(root, py, 1 << 20);
+        assert_eq!(w.files.len(), 2);
+        assert!(w.files[0].meta.is_none());
+        // An ignore file created: walked again, and its rules apply.
         std::fs::write(root.join(".gitignore"), "c.py\n").unwrap();
+        age(root, 60);
+        age(&root.join("sub"), 60);
+        age(&root.join(".gitignore"), 60);
         assert_eq!(cache.walk(root, py, 1 << 20).files.len(), 2);
+        assert!(cache.walk(root, py, 1 << 20).files[0].meta.is_some());
         // The same ignore file edited in place (its folder's mtime stays): walked again.
         let dir_mtime = mtime_of(root);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .truncate(true)
-            .open(root.join(".gitignore"))
-            .unwrap();
-        std::io::Write::write_all(&mut &file, b"b.py\n").unwrap();
-        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
-        file.set_modified(later).unwrap();
-        drop(file);
+        std::fs::write(root.join(".gitignore"), "b.py\n").unwrap();
+        age(&root.join(".gitignore"), 30);
         assert_eq!(mtime_of(root), dir_mtime);
-        assert_eq!(cache.walk(root, py, 1 << 20).files.len(), 1);
+        let w = cache.walk(root, py, 1 << 20);
+        assert_eq!(w.files.len(), 1);
+        assert!(w.files[0].meta.is_none());
     }
 
     #[test]
