@@ -408,58 +408,11 @@ mod tests {
     use ast_grep_core::Pattern;
     use ast_grep_core::tree_sitter::StrDoc;
 
-    /// Everything ast-grep reads of a node, for comparing a compact tree with tree-sitter's.
-    fn describe<'r, D: Doc>(n: &ast_grep_core::Node<'r, D>) -> String {
-        let s = n.start_pos();
-        let e = n.end_pos();
-        format!(
-            "{} {} {:?} {:?}-{:?} named={} leaf={} missing={} error={} extra={} children={} parent={:?} text={:?}",
-            n.kind(),
-            n.kind_id(),
-            n.range(),
-            (s.line(), s.column(n)),
-            (e.line(), e.column(n)),
-            n.is_named(),
-            n.is_leaf(),
-            n.get_inner_node().is_missing(),
-            n.is_error(),
-            n.get_inner_node().is_extra(),
-            n.children().count(),
-            n.parent().map(|p| p.range()),
-            n.text(),
-        )
-    }
-
     fn both(src: &str, lang: SupportLang) -> (CompactTree, AstGrep<StrDoc<SupportLang>>) {
         (
             CompactTree::parse(src.to_string(), lang).unwrap(),
             AstGrep::new(src, lang),
         )
-    }
-
-    #[test]
-    fn same_nodes_as_tree_sitter() {
-        let cases = [
-            (
-                "def f(a, b):\n    # note\n    if a is None:\n        return b  # µ\n    x = [1, 2,]\n",
-                SupportLang::Python,
-            ),
-            ("fn main() { let x = (1 + ; }", SupportLang::Rust),
-            (
-                "class A { void f() { if (x != null) { x.dispose(); } } }",
-                SupportLang::Dart,
-            ),
-            ("const a = `x${b}y`; /* c */ f(a,)", SupportLang::JavaScript),
-            ("", SupportLang::Go),
-        ];
-        for (src, lang) in cases {
-            let (compact, ts) = both(src, lang);
-            let ours: Vec<String> = compact.root().dfs().map(|n| describe(&n)).collect();
-            let theirs: Vec<String> = ts.root().dfs().map(|n| describe(&n)).collect();
-            assert_eq!(ours, theirs, "{lang}: {src}");
-            assert_eq!(compact.node_count(), ours.len());
-            assert_eq!(compact.text(), src);
-        }
     }
 
     #[test]

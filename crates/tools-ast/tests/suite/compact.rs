@@ -10,13 +10,14 @@ use ast_grep_language::SupportLang;
 use tools_ast::{CompactTree, Lang};
 
 /// Everything ast-grep reads of a node (but `is_named_leaf`, which compact trees widen on
-/// purpose: see `CompactNode`). Parents are not asked (tree-sitter's walk up is slow on large
-/// files); equal children everywhere make them equal, and the unit tests ask them.
-fn describe<D: Doc>(n: &Node<'_, D>) -> String {
+/// purpose: see `CompactNode`). The parent only `with_parent`: tree-sitter's walk up is slow
+/// on large files, and equal children everywhere make parents equal anyway.
+fn describe<D: Doc>(n: &Node<'_, D>, with_parent: bool) -> String {
     let (s, e) = (n.start_pos(), n.end_pos());
     let inner = n.get_inner_node();
+    let parent = with_parent.then(|| n.parent().map(|p| p.range()));
     format!(
-        "{} {} {:?} {:?} {:?} {}{}{}{}{} {:?}",
+        "{} {} {:?} {:?} {:?} {}{}{}{}{} {:?} {parent:?} {:?}",
         n.kind(),
         n.kind_id(),
         n.range(),
@@ -28,7 +29,42 @@ fn describe<D: Doc>(n: &Node<'_, D>) -> String {
         u8::from(n.is_error()),
         u8::from(inner.is_extra()),
         n.children().map(|c| c.range().start).collect::<Vec<_>>(),
+        n.text(),
     )
+}
+
+/// Asserts that `src` gives the same nodes in both trees.
+fn assert_same_trees(src: &str, grammar: SupportLang, with_parent: bool, what: &str) -> usize {
+    let compact = CompactTree::parse(src.to_string(), grammar).unwrap();
+    let ts = AstGrep::new(src, grammar);
+    let (ours, theirs) = (compact.root(), ts.root());
+    for (a, b) in ours.dfs().zip(theirs.dfs()) {
+        let (da, db) = (describe(&a, with_parent), describe(&b, with_parent));
+        assert_eq!(da, db, "{what}: first differing node");
+    }
+    assert_eq!(ours.dfs().count(), theirs.dfs().count(), "{what}");
+    assert_eq!(compact.text(), src);
+    compact.node_count()
+}
+
+#[test]
+fn compact_trees_equal_tree_sitter_trees_on_edge_cases() {
+    let cases = [
+        (
+            "def f(a, b):\n    # note\n    if a is None:\n        return b  # µ\n    x = [1, 2,]\n",
+            SupportLang::Python,
+        ),
+        ("fn main() { let x = (1 + ; }", SupportLang::Rust),
+        (
+            "class A { void f() { if (x != null) { x.dispose(); } } }",
+            SupportLang::Dart,
+        ),
+        ("const a = `x${b}y`; /* c */ f(a,)", SupportLang::JavaScript),
+        ("", SupportLang::Go),
+    ];
+    for (src, grammar) in cases {
+        assert_same_trees(src, grammar, true, &format!("{grammar}: {src}"));
+    }
 }
 
 /// Up to `limit` files under `dir` with extension `ext`, in path order.
@@ -96,21 +132,7 @@ fn compact_trees_equal_tree_sitter_trees_on_real_code() {
             if src.len() > 256 << 10 {
                 continue;
             }
-            let compact = CompactTree::parse(src.clone(), grammar).unwrap();
-            let ts = AstGrep::new(&src, grammar);
-            let ours = compact.root();
-            let theirs = ts.root();
-            for (a, b) in ours.dfs().zip(theirs.dfs()) {
-                let (da, db) = (describe(&a), describe(&b));
-                assert_eq!(da, db, "{}: first differing node", path.display());
-            }
-            assert_eq!(
-                ours.dfs().count(),
-                theirs.dfs().count(),
-                "{}",
-                path.display()
-            );
-            nodes += compact.node_count();
+            nodes += assert_same_trees(&src, grammar, false, &path.display().to_string());
         }
         checked.push(format!("{id}: {} files, {nodes} nodes", found.len()));
     }
