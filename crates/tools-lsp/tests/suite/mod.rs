@@ -7,6 +7,7 @@ mod go;
 mod on_write;
 mod python;
 mod rename;
+mod rename_safety;
 mod typescript;
 
 use std::path::{Path, PathBuf};
