@@ -70,6 +70,11 @@ pub enum FileError {
         "is read-only (mode {0:04o}); it was left unchanged — change its permissions first if it really should be edited"
     )]
     ReadOnly(u32),
+    /// The file's mode allows writing, but not by this process (another owner or group).
+    #[error(
+        "is not writable by this process (mode {0:04o}, owned by another user or group); it was left unchanged"
+    )]
+    NotWritable(u32),
     /// The file is larger than the caller's cap.
     #[error("is {size} bytes, over the {cap} byte cap")]
     TooLarge {
@@ -100,6 +105,7 @@ impl FileError {
             | FileError::NotRegular(_)
             | FileError::NotAFolder(_)
             | FileError::ReadOnly(_)
+            | FileError::NotWritable(_)
             | FileError::TooLarge { .. }
             | FileError::Outside => ToolError::invalid("path", msg),
             FileError::Symlink | FileError::PathSwapped(_) | FileError::Replaced => {
@@ -274,7 +280,7 @@ fn check_writable(dir: &Dir, name: &std::ffi::OsStr, mode: u32) -> Result<(), Fi
     // An unprivileged process must also have write permission itself.
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 && !dir.may_write(name)? {
-        return Err(FileError::ReadOnly(mode));
+        return Err(FileError::NotWritable(mode));
     }
     Ok(())
 }
