@@ -231,7 +231,7 @@ pub fn write_file_as(
     temp.file.sync_all()?;
     dir.rename(&temp.name, &name)?;
     temp.persisted = true;
-    dir.sync()?;
+    sync_after_rename(&dir, path);
     Ok(Written {
         created: existing.is_none(),
         in_place: false,
@@ -244,8 +244,17 @@ pub fn remove_file(ws: &Workspace, path: &Path) -> Result<(), FileError> {
     let entry = regular_entry(&dir, &name)?.ok_or(FileError::NotFound)?;
     check_writable(&dir, &name, entry.mode)?;
     dir.unlink(&name)?;
-    dir.sync()?;
+    sync_after_rename(&dir, path);
     Ok(())
+}
+
+/// Flushes the folder after the file's name changed. The change has happened whatever
+/// this returns, so a failure is logged rather than reported as a failed write (which
+/// would make a caller believe the file was left as it was).
+fn sync_after_rename(dir: &Dir, path: &Path) {
+    if let Err(e) = dir.sync() {
+        tracing::warn!(path = %path.display(), error = %e, "could not flush the folder after writing");
+    }
 }
 
 /// The lstat of `name` when it is a regular file, `None` when absent, else the error that

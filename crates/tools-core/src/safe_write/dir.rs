@@ -1,7 +1,8 @@
 //! Directory handles reached from the workspace root one component at a time.
 //!
-//! Every folder on the way to a file is opened with `openat(…, O_NOFOLLOW | O_DIRECTORY)`
-//! relative to the folder before it, starting at the root. A folder that was swapped for a
+//! Every folder on the way to a file is opened with `openat(…, O_PATH | O_NOFOLLOW |
+//! O_DIRECTORY)` relative to the folder before it, starting at the root (`O_PATH` needs only
+//! search permission, as a path lookup does). A folder that was swapped for a
 //! symbolic link after the jail checked the path (to the outside or anywhere else) makes
 //! the open fail instead of being followed; every later step (stat, temp file, rename,
 //! unlink) happens relative to the handle, so no path is looked up twice.
@@ -93,7 +94,7 @@ impl Dir {
         let fd = check(unsafe {
             libc::open(
                 c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
             )
         })?;
         // SAFETY: `fd` was just returned by a successful open and is owned by nobody else.
@@ -109,7 +110,7 @@ impl Dir {
             libc::openat(
                 self.fd.as_raw_fd(),
                 c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             )
         })?;
         // SAFETY: `fd` was just returned by a successful openat.
@@ -209,10 +210,22 @@ impl Dir {
         check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), 0) }).map(|_| ())
     }
 
-    /// Flushes the folder itself, so a rename or unlink survives a crash.
+    /// Flushes the folder itself, so a rename or unlink survives a crash. The handle only
+    /// locates the folder (`O_PATH`), so the folder is opened for reading to be flushed.
     pub(crate) fn sync(&self) -> io::Result<()> {
+        let dot = c_name(OsStr::new("."))?;
+        // SAFETY: valid fd and name; the fd returned is owned below.
+        let fd = check(unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                dot.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        })?;
+        // SAFETY: `fd` was just returned by a successful openat.
+        let dir = unsafe { OwnedFd::from_raw_fd(fd) };
         // SAFETY: valid fd.
-        check(unsafe { libc::fsync(self.fd.as_raw_fd()) }).map(|_| ())
+        check(unsafe { libc::fsync(dir.as_raw_fd()) }).map(|_| ())
     }
 }
 
