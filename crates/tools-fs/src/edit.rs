@@ -118,10 +118,19 @@ impl Tool for EditTool {
                     ToolError::invalid("path", format!("`{shown}` is not UTF-8 text"))
                 })?;
                 let (style, body) = TextStyle::detect(&text);
-                let (old, new) = (
+                let (mut old, mut new) = (
                     style.model_text(&a.old_string),
                     style.model_text(&a.new_string),
                 );
+                // A file that mixes both line endings is edited byte for byte; when the
+                // model's `\n` text is only there with `\r\n`, the CRLF spelling is used.
+                if !body.contains(&old) && old.contains('\n') && !old.contains('\r') {
+                    let crlf = old.replace('\n', "\r\n");
+                    if body.contains(&crlf) {
+                        old = crlf;
+                        new = new.replace("\r\n", "\n").replace('\n', "\r\n");
+                    }
+                }
                 let (count, first_line) = locate(&body, &old, a.replace_all, &shown)?;
                 let updated = style.render(&body.replace(&old, &new));
                 safe_write::write_file(ws, &path, &updated).map_err(|e| write_failed(e, &shown))?;

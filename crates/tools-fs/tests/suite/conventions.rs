@@ -37,6 +37,31 @@ async fn edit_and_apply_patch_keep_crlf_and_bom() {
 }
 
 #[tokio::test]
+async fn a_file_with_mixed_line_endings_is_edited_byte_for_byte() {
+    let ws = Ws::new();
+    let f = ws.path("mixed.txt");
+    std::fs::write(&f, "unix\nwin one\r\nwin two\r\nunix again\n").unwrap();
+    ws.ok(
+        "edit",
+        json!({"path": "mixed.txt", "old_string": "win one\nwin two", "new_string": "win one\nnew\nwin two"}),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        b"unix\nwin one\r\nnew\r\nwin two\r\nunix again\n"
+    );
+    ws.ok(
+        "edit",
+        json!({"path": "mixed.txt", "old_string": "unix again", "new_string": "last"}),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        b"unix\nwin one\r\nnew\r\nwin two\r\nlast\n"
+    );
+}
+
+#[tokio::test]
 async fn modes_are_kept_and_new_files_follow_the_umask() {
     let ws = Ws::new();
     let exe = ws.path("run.sh");
