@@ -142,3 +142,25 @@ async def test_resolve_refuses_a_folder_swapped_for_an_outside_link(tmp_path):
         assert r.is_error and "pkg/a.py" in text(r) and "Nothing was written" in text(r), text(r)
     assert (outside / "a.py").read_text() == src
     assert (root / "pkg.old" / "a.py").read_text() == src
+
+
+async def test_an_edit_racing_resolve_accept_is_never_lost(tmp_path):
+    """`edit` and `resolve accept` on one file take the same lock: either the accept comes
+    first and the edit applies on top, or the edit comes first and the accept is refused."""
+    f = tmp_path / "a.py"
+    async with mcp_session(tmp_path) as c:
+        for _ in range(10):
+            f.write_text("dispose(x)\nkeep = 1\n")
+            r = await c.call_tool("ast_edit", {"pattern": "dispose($X)", "rewrite": "$X.dispose()", "language": "python"})
+            assert not r.is_error, text(r)
+            edit_id = r.structured_content["edit_id"]
+            edit, accept = await asyncio.gather(
+                c.call_tool("edit", {"path": "a.py", "old_string": "keep = 1", "new_string": "keep = 2"}),
+                c.call_tool("resolve", {"edit_id": edit_id, "action": "accept"}),
+            )
+            assert not edit.is_error, text(edit)
+            if accept.is_error:
+                assert "changed since it was staged" in text(accept), text(accept)
+                assert f.read_text() == "dispose(x)\nkeep = 2\n"
+            else:
+                assert f.read_text() == "x.dispose()\nkeep = 2\n"
