@@ -610,6 +610,7 @@ mod tests {
             root: dir.path().into(),
             conversation_id: "t".into(),
             config: tools_core::Config::empty(),
+            trusted: false,
         })
         .unwrap();
         let (ours, theirs) = tools_core::transport::memory_pair();
@@ -672,6 +673,7 @@ mod tests {
             root: dir.path().into(),
             conversation_id: "t".into(),
             config: tools_core::Config::empty(),
+            trusted: false,
         })
         .unwrap();
         let (ours, theirs) = tools_core::transport::memory_pair();

@@ -48,6 +48,7 @@ fn registry(dir: &std::path::Path) -> (Arc<Run>, Arc<Registry>) {
         root: dir.into(),
         conversation_id: "bench".into(),
         config: Config::empty(),
+        trusted: true,
     })
     .unwrap();
     let reg = RegistryBuilder::new(run.clone())

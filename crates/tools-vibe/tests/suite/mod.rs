@@ -65,6 +65,7 @@ pub fn fixture_with(config: &str) -> Option<Fixture> {
         root: dir.path().canonicalize().unwrap(),
         conversation_id: format!("vibe-test-{}", unique()),
         config: Config::parse(config).unwrap(),
+        trusted: true,
     })
     .unwrap();
     let family = tools_vibe::family(&run).unwrap().expect("vibe mode is on");
