@@ -212,6 +212,23 @@ impl ProgramSearch {
         ))
     }
 
+    /// As [`ProgramSearch::find`], but a bare name is looked up on the usable `$PATH`
+    /// entries only (for programs no project installs locally, such as debug adapters).
+    pub fn find_on_path(&self, program: &str, project: &Path) -> Result<FoundProgram, String> {
+        if program.contains('/') || program.is_empty() {
+            return self.find(program, project);
+        }
+        self.path_dirs()
+            .into_iter()
+            .map(|d| d.join(program))
+            .find(|p| is_executable(p))
+            .map(|path| FoundProgram {
+                path,
+                origin: Origin::Path,
+            })
+            .ok_or_else(|| format!("`{program}` is not on PATH"))
+    }
+
     /// Where a bare name is looked for, in words, e.g. `./{.venv/bin,venv/bin,node_modules/.bin}
     /// (and the same under each parent up to the workspace root), then $PATH`.
     pub fn where_text(&self, project: &Path) -> String {

@@ -459,7 +459,7 @@ impl DapClient {
         let Some((program, rest)) = args.args.split_first() else {
             return Err("runInTerminal without a command".into());
         };
-        let mut cmd = tokio::process::Command::new(program);
+        let mut cmd = tools_core::child_command(&run, program);
         cmd.args(rest).current_dir(&args.cwd);
         if let Some(Value::Object(env)) = &args.env {
             for (k, v) in env {

@@ -411,7 +411,7 @@ impl KernelProcess {
         let (err_r, err_w) = os_pipe()?;
         set_nonblocking(&out_r)?;
         set_nonblocking(&err_r)?;
-        let mut cmd = tokio::process::Command::new(&interpreter.path);
+        let mut cmd = tools_core::child_command(run, &interpreter.path);
         match language {
             Language::Python => {
                 cmd.arg("-c").arg(PYTHON_BOOT).arg(PYTHON_DRIVER);
