@@ -54,6 +54,10 @@ pub const BASE_VARIABLES: &[&str] = &[
     "VIRTUAL_ENV",
     "PYENV_ROOT",
     "PYENV_VERSION",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
     // Node: version managers whose shims are on PATH.
     "NVM_DIR",
     "NVM_BIN",

@@ -422,6 +422,7 @@ impl KernelProcess {
         }
         cmd.current_dir(run.root())
             .env("MPLBACKEND", "Agg")
+            .env("PYTHONUNBUFFERED", "1")
             .env("AGENT_TOOLS_EVAL_ROOT", run.root())
             .env("PYTHONIOENCODING", "utf-8");
         let sources = [

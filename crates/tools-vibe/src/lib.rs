@@ -180,7 +180,12 @@ pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> 
     if !run.config().has_section(SECTION) {
         return Ok(None);
     }
-    let config: VibeConfig = run.config().section(SECTION)?;
+    let mut config: VibeConfig = run.config().section(SECTION)?;
+    // An untrusted run dropped the repository's worker commands: those tiers do not exist.
+    let ignored = run.config().ignored_keys();
+    config
+        .tiers
+        .retain(|name, _| !ignored.contains(&format!("{SECTION}.{name}.command")));
     if config.tiers.is_empty() {
         return Ok(None);
     }

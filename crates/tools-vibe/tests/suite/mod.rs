@@ -5,6 +5,7 @@ mod bad_input;
 mod events;
 mod lifecycle;
 mod processes;
+mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
