@@ -431,7 +431,7 @@ impl Resolver {
                 let args = if cand.len() > 1 {
                     cand[1..].to_vec()
                 } else {
-                    vec!["-m".into(), "debugpy.adapter".into()]
+                    debugpy_adapter_args(search.trusted())
                 };
                 return Resolution::Found {
                     program: p.clone(),
@@ -492,6 +492,21 @@ impl Resolver {
         }
         ok
     }
+}
+
+/// The arguments that start debugpy's adapter. The adapter runs in the project folder, and
+/// `-m` would put that folder first on `sys.path`, so in an untrusted run a `debugpy.py`
+/// planted there would be what starts: there the folder is dropped from `sys.path` first.
+fn debugpy_adapter_args(trusted: bool) -> Vec<String> {
+    if trusted {
+        return vec!["-m".into(), "debugpy.adapter".into()];
+    }
+    vec![
+        "-c".into(),
+        "import sys; del sys.path[0]; import runpy; \
+         runpy.run_module('debugpy.adapter', run_name='__main__', alter_sys=True)"
+            .into(),
+    ]
 }
 
 /// Picks the adapter for a program: `.py` → debugpy, a `.go` file or a folder of Go files →
