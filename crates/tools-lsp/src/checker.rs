@@ -366,4 +366,17 @@ mod tests {
         assert!(parse_line("Compiling foo v0.1.0").is_none());
         assert!(parse_line("0 errors, 0 warnings").is_none());
     }
+
+    #[test]
+    fn only_checkers_that_read_sources_run_untrusted() {
+        let c = |argv: &[&str]| crate::table::Candidate {
+            command: argv.iter().map(|s| s.to_string()).collect(),
+        };
+        assert!(runs_project_code(&c(&["cargo", "check"])));
+        assert!(runs_project_code(&c(&["go", "vet", "./..."])));
+        assert!(runs_project_code(&c(&["mypy", "."])));
+        assert!(runs_project_code(&c(&["npm", "run", "lint"])));
+        assert!(!runs_project_code(&c(&["pyright"])));
+        assert!(!runs_project_code(&c(&["/usr/bin/tsc", "--noEmit"])));
+    }
 }
