@@ -4,7 +4,8 @@
 //! A file that comes from the repository (the root's `agent-tools.toml`, or an explicit file
 //! inside the workspace) is written by whoever wrote the repository. In an untrusted run it
 //! may tune limits and server settings, but every key that names a program, an argument list
-//! or environment ([`PROGRAM_KEYS`]) is dropped before any family reads it, and the dropped
+//! or environment ([`PROGRAM_KEYS`], and server settings such as `python.pythonPath` or
+//! `check.overrideCommand`) is dropped before any family reads it, and the dropped
 //! keys are remembered so `doctor` and `status` can say which ([`Config::ignored_keys`]).
 
 use std::path::{Path, PathBuf};
@@ -31,8 +32,31 @@ pub const PROGRAM_KEYS: &[&str] = &[
     "interpreter",
 ];
 
-/// Subtrees that are a server's own data, never read as our keys.
+/// Subtrees that are a server's own data: kept, except for the entries
+/// [`names_program_in_settings`] recognises.
 const DATA_KEYS: &[&str] = &["settings", "initialization_options"];
+
+/// Fragments of server-setting names that point a server at a program or an interpreter
+/// (`python.pythonPath`, `rust-analyzer.check.overrideCommand`, `typescript.tsdk`,
+/// `tsserver.path`, `cargo.buildScripts.overrideCommand`, `server.extraEnv`, …),
+/// compared case-insensitively.
+const PROGRAM_SETTING_FRAGMENTS: &[&str] = &[
+    "command",
+    "path",
+    "executable",
+    "interpreter",
+    "env",
+    "tsdk",
+    "wrapper",
+    "binary",
+];
+
+/// Whether a server-setting name may point the server at a program (an untrusted run drops
+/// it; a few harmless path lists such as `extraPaths` go with them).
+fn names_program_in_settings(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    PROGRAM_SETTING_FRAGMENTS.iter().any(|f| lower.contains(f))
+}
 
 /// The parsed configuration file (or an empty one).
 #[derive(Debug, Clone, Default)]
@@ -170,10 +194,29 @@ fn strip_program_keys(table: &mut toml::Table, prefix: &str, ignored: &mut Vec<S
         if names_program {
             table.remove(&key);
             ignored.push(dotted);
-        } else if !DATA_KEYS.contains(&key.as_str())
-            && let Some(toml::Value::Table(inner)) = table.get_mut(&key)
-        {
-            strip_program_keys(inner, &dotted, ignored);
+        } else if let Some(toml::Value::Table(inner)) = table.get_mut(&key) {
+            if DATA_KEYS.contains(&key.as_str()) {
+                strip_program_settings(inner, &dotted, ignored);
+            } else {
+                strip_program_keys(inner, &dotted, ignored);
+            }
+        }
+    }
+}
+
+/// In a server's `settings` or `initialization_options`: drops every entry whose name may
+/// point the server at a program, at any depth (a dotted key such as
+/// `"python.pythonPath"` is one name).
+fn strip_program_settings(table: &mut toml::Table, prefix: &str, ignored: &mut Vec<String>) {
+    let keys: Vec<String> = table.keys().cloned().collect();
+    for key in keys {
+        let dotted = format!("{prefix}.{key}");
+        let last = key.rsplit('.').next().unwrap_or(&key);
+        if names_program_in_settings(last) {
+            table.remove(&key);
+            ignored.push(dotted);
+        } else if let Some(toml::Value::Table(inner)) = table.get_mut(&key) {
+            strip_program_settings(inner, &dotted, ignored);
         }
     }
 }
@@ -205,7 +248,7 @@ mod tests {
         std::fs::write(
             dir.path().join(CONFIG_FILE_NAME),
             "[lsp]\nrequest_timeout_ms = 7\n[lsp.servers.python]\ncommand = [\"evil\"]\n\
-             settings = { command = \"kept: server data\" }\n[vibe.fast]\ncommand = [\"sh\"]\n\
+             settings = { python = { pythonPath = \".venv/bin/python\", analysis = { typeCheckingMode = \"strict\" } } }\n[vibe.fast]\ncommand = [\"sh\"]\n\
              env = { A = \"1\" }\ntimeout_seconds = 3\n[eval]\npython = \"x\"\n",
         )
         .unwrap();
@@ -219,16 +262,18 @@ mod tests {
             [
                 "eval.python",
                 "lsp.servers.python.command",
+                "lsp.servers.python.settings.python.pythonPath",
                 "vibe.fast.command",
                 "vibe.fast.env"
             ]
         );
         let lsp = untrusted.raw_section("lsp").unwrap();
         assert_eq!(lsp["request_timeout_ms"].as_integer(), Some(7));
-        assert!(
-            lsp["servers"]["python"]["settings"]
-                .get("command")
-                .is_some()
+        let settings = &lsp["servers"]["python"]["settings"]["python"];
+        assert!(settings.get("pythonPath").is_none());
+        assert_eq!(
+            settings["analysis"]["typeCheckingMode"].as_str(),
+            Some("strict")
         );
         // A configuration handed over by the embedder is not the repository's.
         let given = Config::parse("[eval]\npython = \"x\"\n").unwrap();
