@@ -15,8 +15,8 @@ user's own configuration names it.
 import json
 import os
 import shutil
+import subprocess
 import sys
-import time
 
 import pytest
 
@@ -55,6 +55,14 @@ def real(program):
     return found and os.path.realpath(found)
 
 
+def rustup_which(tool):
+    """The real toolchain binary behind a rustup proxy, asked from outside any project."""
+    if shutil.which("rustup") is None:
+        return None
+    out = subprocess.run(["rustup", "which", tool], cwd="/", capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
 def planted_repo(root, markers):
     """Writes the fixture repository under `root`; every planted program appends its name
     and environment to a file in `markers` (outside the repository) when it runs."""
@@ -86,6 +94,13 @@ def planted_repo(root, markers):
         root / "tools" / "worker.sh",
         f'#!/bin/sh\n{record("worker")}printf "brief: %s\\n" "$1"\n',
     )
+    # A toolchain file naming the repository's own folder as the toolchain: the rustup
+    # proxies (cargo, rust-analyzer) would run these.
+    tools = {t: rustup_which(t) for t in ["cargo", "rustc", "rust-analyzer"]}
+    if all(tools.values()):
+        for name, real_path in tools.items():
+            executable(root / "toolchain" / "bin" / name, f'#!/bin/sh\n{record("toolchain-" + name)}exec "{real_path}" "$@"\n')
+        (root / "rust-toolchain.toml").write_text(f'[toolchain]\npath = {json.dumps(str(root / "toolchain"))}\n')
     (root / "agent-tools.toml").write_text(
         f"""
 [lsp]
@@ -151,6 +166,11 @@ async def test_untrusted_runs_none_of_the_planted_programs(repo):
         out = text(r)
         assert "the project's build was not run" in out and "cargo check" in out, out
 
+        if shutil.which("rust-analyzer") and (root / "rust-toolchain.toml").exists():
+            # rust-analyzer runs from the user's toolchain, without build scripts.
+            r = await c.call_tool("lsp", {"action": "symbols", "file": "src/lib.rs"})
+            assert not r.is_error and "restock" in text(r), text(r)
+
         r = await c.call_tool("eval", {"code": f"import os, sys\n(sys.executable, os.environ.get({SECRET_NAME!r}))", "description": DESC})
         assert not r.is_error, text(r)
         assert ".venv" not in text(r) and "None" in text(r), text(r)
@@ -184,7 +204,10 @@ async def test_trusted_runs_use_the_projects_programs_without_our_secrets(repo):
         assert r.structured_content["status"] == "done", text(r)
         assert r.structured_content["result"] == "brief: $(touch pwned)", text(r)
     assert not (root / "pwned").exists()
-    assert {"node-pyright", "venv-python", "build-rs", "worker"} <= set(ran(markers)), ran(markers)
+    expected = {"node-pyright", "venv-python", "build-rs", "worker"}
+    if (root / "rust-toolchain.toml").exists():
+        expected.add("toolchain-cargo")
+    assert expected <= set(ran(markers)), ran(markers)
     for name in ["node-pyright", "venv-python", "build-rs", "worker"]:
         seen = (markers / name).read_text()
         assert SECRET_VALUE not in seen, f"{name} saw the secret"

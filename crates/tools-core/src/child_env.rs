@@ -11,6 +11,9 @@
 //! - what the user's own configuration passes through by name or `*` pattern
 //!   (`[env] pass`, and `[env] workers` for worker CLIs only).
 //!
+//! In an untrusted run children also get [`untrusted_pins`], so a repository's toolchain file
+//! cannot pick the `cargo` or `rust-analyzer` that runs.
+//!
 //! A variable whose name contains `KEY`, `SECRET`, `TOKEN` or `PASSWORD` (in any case) is
 //! never passed by the minimal set or by a pattern: only an exact name in the user's list
 //! passes it. `PYTHONPATH`, `NODE_PATH`, `LD_PRELOAD` and proxy variables (which often carry
@@ -180,9 +183,13 @@ pub fn env_policy(run: &Run) -> Arc<EnvPolicy> {
 
 /// A command for `program` with the run's environment policy applied: the one way every
 /// tool crate builds a child (language servers, checkers, adapters, debuggees, kernels).
+/// In an untrusted run the tool-chain pins of [`untrusted_pins`] are added.
 pub fn child_command(run: &Run, program: impl AsRef<OsStr>) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(program);
     env_policy(run).apply(&mut cmd, ChildKind::Tool);
+    if !run.trusted() {
+        cmd.envs(untrusted_pins());
+    }
     cmd
 }
 
@@ -190,6 +197,9 @@ pub fn child_command(run: &Run, program: impl AsRef<OsStr>) -> tokio::process::C
 pub fn worker_command(run: &Run, program: impl AsRef<OsStr>) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(program);
     env_policy(run).apply(&mut cmd, ChildKind::Worker);
+    if !run.trusted() {
+        cmd.envs(untrusted_pins());
+    }
     cmd
 }
 
@@ -197,7 +207,53 @@ pub fn worker_command(run: &Run, program: impl AsRef<OsStr>) -> tokio::process::
 pub fn std_child_command(run: &Run, program: impl AsRef<OsStr>) -> std::process::Command {
     let mut cmd = std::process::Command::new(program);
     env_policy(run).apply_std(&mut cmd, ChildKind::Tool);
+    if !run.trusted() {
+        cmd.envs(untrusted_pins());
+    }
     cmd
+}
+
+/// Variables that keep a repository from choosing the tool chain that runs: a
+/// `rust-toolchain.toml` may name a toolchain by `path` (a folder of the repository's own
+/// `cargo` and `rust-analyzer`, which the rustup proxies would run), and a `go.mod`
+/// `toolchain` line makes `go` fetch and run another release. Untrusted children get
+/// `RUSTUP_TOOLCHAIN` (the user's default toolchain) and `GOTOOLCHAIN=local`, unless the user
+/// set them.
+pub fn untrusted_pins() -> Vec<(OsString, OsString)> {
+    let mut pins = Vec::new();
+    if std::env::var_os("RUSTUP_TOOLCHAIN").is_none()
+        && let Some(t) = default_rust_toolchain()
+    {
+        pins.push(("RUSTUP_TOOLCHAIN".into(), t.into()));
+    }
+    if std::env::var_os("GOTOOLCHAIN").is_none() {
+        pins.push(("GOTOOLCHAIN".into(), "local".into()));
+    }
+    pins
+}
+
+/// The user's default rustup toolchain, asked once, from `/` (so no toolchain file of any
+/// project applies). `None` without rustup.
+fn default_rust_toolchain() -> Option<String> {
+    static DEFAULT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    DEFAULT
+        .get_or_init(|| {
+            let rustup = crate::process::which("rustup")?;
+            let mut cmd = std::process::Command::new(rustup);
+            EnvPolicy::default().apply_std(&mut cmd, ChildKind::Tool);
+            let out = cmd
+                .arg("default")
+                .current_dir("/")
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()
+                .filter(|o| o.status.success())?;
+            let text = String::from_utf8(out.stdout).ok()?;
+            let name = text.split_whitespace().next()?.to_string();
+            (!name.is_empty() && name != "no").then_some(name)
+        })
+        .clone()
 }
 
 #[cfg(test)]
