@@ -84,6 +84,15 @@ def planted_repo(root, markers):
         f"    std::fs::write({json.dumps(str(markers / 'build-rs'))}, env.join(\"\\n\")).unwrap();\n"
         "}\n"
     )
+    (root / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}, "include": ["web"]}\n')
+    (root / "web").mkdir()
+    (root / "web" / "stock.ts").write_text("export function restock(a: number, b: number): number {\n  return a + b;\n}\n")
+    typescript = root / "node_modules" / "typescript"
+    (typescript / "lib").mkdir(parents=True)
+    (typescript / "package.json").write_text('{"name": "typescript", "version": "5.4.5"}\n')
+    (typescript / "lib" / "tsserver.js").write_text(
+        f"require('fs').writeFileSync({json.dumps(str(markers / 'workspace-tsserver'))}, 'ran');\nprocess.exit(1);\n"
+    )
     record = lambda name: f'env > "{markers}/{name}"\n'
     pyright = real("pyright-langserver") or "/nonexistent/pyright-langserver"
     python = os.path.realpath(sys.executable)
@@ -166,6 +175,10 @@ async def test_untrusted_runs_none_of_the_planted_programs(repo):
         out = text(r)
         assert "the project's build was not run" in out and "cargo check" in out, out
 
+        if shutil.which("typescript-language-server"):
+            # The TypeScript outside the project answers, not node_modules/typescript.
+            r = await c.call_tool("lsp", {"action": "symbols", "file": "web/stock.ts"})
+            assert not r.is_error and "restock" in text(r), text(r)
         if shutil.which("rust-analyzer") and (root / "rust-toolchain.toml").exists():
             # rust-analyzer runs from the user's toolchain, without build scripts.
             r = await c.call_tool("lsp", {"action": "symbols", "file": "src/lib.rs"})

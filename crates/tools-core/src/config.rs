@@ -38,7 +38,8 @@ const DATA_KEYS: &[&str] = &["settings", "initialization_options"];
 
 /// Fragments of server-setting names that point a server at a program or an interpreter
 /// (`python.pythonPath`, `rust-analyzer.check.overrideCommand`, `typescript.tsdk`,
-/// `tsserver.path`, `cargo.buildScripts.overrideCommand`, `server.extraEnv`, …),
+/// `tsserver.path`, `cargo.buildScripts.overrideCommand`, `server.extraEnv`, tsserver
+/// `plugins`, …),
 /// compared case-insensitively.
 const PROGRAM_SETTING_FRAGMENTS: &[&str] = &[
     "command",
@@ -49,6 +50,7 @@ const PROGRAM_SETTING_FRAGMENTS: &[&str] = &[
     "tsdk",
     "wrapper",
     "binary",
+    "plugin",
 ];
 
 /// Whether a server-setting name may point the server at a program (an untrusted run drops

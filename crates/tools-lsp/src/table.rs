@@ -227,6 +227,12 @@ pub fn server_table(cfg: &LspConfig) -> Vec<ServerSpec> {
     {
         restrict_rust_analyzer(rust);
     }
+    if !cfg.trusted
+        && let Some(ts) = table.get_mut("typescript")
+        && let Some(tsserver) = global_tsserver()
+    {
+        pin_tsserver(ts, &tsserver);
+    }
     for (lang, c) in &cfg.checkers {
         if let Some(entry) = table.get_mut(lang) {
             if let Some(cmds) = &c.commands {
@@ -271,6 +277,44 @@ fn restrict_rust_analyzer(spec: &mut ServerSpec) {
         *section = serde_json::json!({});
     }
     merge_json(section, &off);
+}
+
+/// The `tsserver.js` of a TypeScript installed outside any project: next to `tsc` on `PATH`,
+/// or beside `typescript-language-server` in its `node_modules`.
+fn global_tsserver() -> Option<std::path::PathBuf> {
+    let real = |name: &str| tools_core::process::which(name).and_then(|p| p.canonicalize().ok());
+    let mut candidates = Vec::new();
+    // `…/typescript/bin/tsc` → `…/typescript/lib/tsserver.js`
+    if let Some(tsc) = real("tsc")
+        && let Some(pkg) = tsc.parent().and_then(|b| b.parent())
+    {
+        candidates.push(pkg.join("lib/tsserver.js"));
+    }
+    // `…/node_modules/typescript-language-server/lib/cli.mjs` → its own or a sibling typescript
+    if let Some(cli) = real("typescript-language-server")
+        && let Some(pkg) = cli.parent().and_then(|l| l.parent())
+    {
+        candidates.push(pkg.join("node_modules/typescript/lib/tsserver.js"));
+        if let Some(modules) = pkg.parent() {
+            candidates.push(modules.join("typescript/lib/tsserver.js"));
+        }
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+/// typescript-language-server in an untrusted run: it would run the workspace's own
+/// `node_modules/typescript/lib/tsserver.js` before anything else, so it is pointed at the
+/// TypeScript installed outside the project.
+fn pin_tsserver(spec: &mut ServerSpec, tsserver: &std::path::Path) {
+    let mut init = spec
+        .initialization_options
+        .take()
+        .unwrap_or_else(|| serde_json::json!({}));
+    merge_json(
+        &mut init,
+        &serde_json::json!({"tsserver": {"path": tsserver.display().to_string()}}),
+    );
+    spec.initialization_options = Some(init);
 }
 
 /// Writes every leaf of `over` into `base`, creating objects on the way.
@@ -356,5 +400,20 @@ mod tests {
             true
         );
         assert!(ra.settings.is_null());
+    }
+
+    #[test]
+    fn a_pinned_tsserver_keeps_the_other_initialization_options() {
+        let mut t = server_table(&LspConfig {
+            trusted: true,
+            ..Default::default()
+        });
+        let ts = t.iter_mut().find(|s| s.language == "typescript").unwrap();
+        ts.initialization_options =
+            Some(serde_json::json!({"preferences": {"quoteStyle": "single"}}));
+        pin_tsserver(ts, std::path::Path::new("/opt/ts/lib/tsserver.js"));
+        let init = ts.initialization_options.as_ref().unwrap();
+        assert_eq!(init["tsserver"]["path"], "/opt/ts/lib/tsserver.js");
+        assert_eq!(init["preferences"]["quoteStyle"], "single");
     }
 }
