@@ -142,6 +142,7 @@
 
 mod config;
 mod events;
+mod log;
 mod tools;
 mod worker;
 
