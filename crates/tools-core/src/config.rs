@@ -288,4 +288,20 @@ mod tests {
                 .is_some()
         );
     }
+
+    #[test]
+    fn an_explicit_file_outside_the_workspace_is_the_users_own() {
+        let ws = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let mine = elsewhere.path().join("mine.toml");
+        std::fs::write(&mine, "[eval]\npython = \"/usr/bin/python3\"\n").unwrap();
+        let cfg = Config::load(ws.path(), Some(&mine)).unwrap();
+        assert!(!cfg.from_repository());
+        assert!(cfg.for_trust(false).ignored_keys().is_empty());
+        let inside = ws.path().join("other.toml");
+        std::fs::write(&inside, "[eval]\npython = \"x\"\n").unwrap();
+        let cfg = Config::load(ws.path(), Some(&inside)).unwrap();
+        assert!(cfg.from_repository());
+        assert_eq!(cfg.for_trust(false).ignored_keys(), ["eval.python"]);
+    }
 }

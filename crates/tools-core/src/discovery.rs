@@ -132,10 +132,15 @@ impl ProgramSearch {
     /// and entries inside the workspace (a `PATH` with `.` or `./bin` in it would otherwise
     /// run the repository's programs).
     pub fn path_dirs(&self) -> Vec<PathBuf> {
-        let Some(path) = std::env::var_os("PATH") else {
-            return Vec::new();
-        };
-        std::env::split_paths(&path)
+        match std::env::var_os("PATH") {
+            Some(path) => self.usable_dirs_of(&path),
+            None => Vec::new(),
+        }
+    }
+
+    /// The entries of a `PATH` value this search may use.
+    fn usable_dirs_of(&self, path: &std::ffi::OsStr) -> Vec<PathBuf> {
+        std::env::split_paths(path)
             .filter(|d| self.trusted || (d.is_absolute() && !self.inside_workspace(d)))
             .collect()
     }
@@ -350,5 +355,24 @@ mod tests {
                 .split(':')
                 .all(|d| !d.starts_with(ws.to_str().unwrap()))
         );
+    }
+
+    #[test]
+    fn untrusted_runs_drop_path_entries_inside_the_workspace_and_relative_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join("bin")).unwrap();
+        let path = std::env::join_paths([
+            ws.join("bin"),
+            PathBuf::from("."),
+            PathBuf::from("/usr/bin"),
+            ws.join("missing/../bin"),
+        ])
+        .unwrap();
+        assert_eq!(
+            ProgramSearch::new(&ws, false).usable_dirs_of(&path),
+            [PathBuf::from("/usr/bin")]
+        );
+        assert_eq!(ProgramSearch::new(&ws, true).usable_dirs_of(&path).len(), 4);
     }
 }
