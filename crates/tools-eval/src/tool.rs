@@ -3,11 +3,11 @@
 //! it.
 
 use std::sync::Arc;
-use tools_core::discovery::ProgramSearch;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
+use tools_core::discovery::ProgramSearch;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
 use crate::kernel::{CellEnd, CellRun, KernelProcess};
