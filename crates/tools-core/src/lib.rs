@@ -14,11 +14,15 @@
 //! - [`framing`], [`transport`], [`process`]: the `Content-Length` framing, the request/response
 //!   transport and the child-process lifecycle that the LSP and DAP clients share.
 //! - [`text`]: capped lists and visibly cut text.
+//! - [`trust`], [`discovery`], [`child_env`]: workspace trust, where a program may be found,
+//!   and the environment every child process gets.
 //!
 //! What this crate is not for: protocol specifics (LSP, DAP, MCP) and tool logic.
 
+pub mod child_env;
 mod client;
 mod config;
+pub mod discovery;
 mod error;
 pub mod framing;
 mod output;
@@ -32,8 +36,10 @@ pub mod text;
 mod tier;
 mod tool;
 pub mod transport;
+pub mod trust;
 mod workspace;
 
+pub use child_env::{child_command, worker_command};
 pub use client::{ElicitOutcome, Elicitor};
 pub use config::Config;
 pub use error::ToolError;

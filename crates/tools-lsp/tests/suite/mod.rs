@@ -36,6 +36,7 @@ impl Project {
             root: dir.path().into(),
             conversation_id: "test".into(),
             config: Config::parse(config).unwrap(),
+            trusted: true,
         })
         .unwrap();
         let fam = tools_lsp::family(&run).unwrap().unwrap();
