@@ -57,10 +57,12 @@
 //! # }
 //! ```
 
+mod answer;
 mod cache;
 mod compact_tree;
 mod lang;
 mod pattern;
+mod render;
 mod rewrite;
 mod search;
 mod staged;
@@ -96,8 +98,12 @@ pub struct AstConfig {
     pub max_pending_edits: usize,
     /// Bytes of new content all pending edits may hold together (default 256 MiB).
     pub max_staged_bytes: usize,
-    /// Diff lines shown in an `ast_edit` preview (default 400).
+    /// Diff lines kept in an `ast_edit` preview's structured result (default 400).
     pub max_diff_lines: usize,
+    /// Text budget of an `ast_grep` answer in bytes (default 4096); `offset` pages on.
+    pub grep_answer_bytes: usize,
+    /// Text budget of an `ast_edit` answer in bytes (default 4096).
+    pub edit_answer_bytes: usize,
 }
 
 impl Default for AstConfig {
@@ -109,6 +115,8 @@ impl Default for AstConfig {
             max_pending_edits: 16,
             max_staged_bytes: 256 << 20,
             max_diff_lines: 400,
+            grep_answer_bytes: answer::DEFAULT_ANSWER_BYTES,
+            edit_answer_bytes: answer::DEFAULT_ANSWER_BYTES,
         }
     }
 }

@@ -10,12 +10,9 @@
 
 use std::collections::BTreeSet;
 
-use ast_grep_core::Node;
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::replacer::{Replacer, TemplateFix};
-use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{Doc, Language, NodeMatch};
-use ast_grep_language::SupportLang;
 use tools_core::ToolError;
 
 use crate::compact_tree::{CompactDoc, CompactTree};
@@ -23,7 +20,6 @@ use crate::lang::Lang;
 use crate::pattern::{CompiledPattern, Tree};
 
 type SgMatch<'r> = NodeMatch<'r, CompactDoc>;
-type SgNode<'r> = Node<'r, StrDoc<SupportLang>>;
 
 /// One metavariable occurrence in a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,20 +71,47 @@ pub fn template_vars(template: &str, sigil: char) -> Vec<TemplateVar> {
     out
 }
 
+/// Longest rewrite template accepted, in bytes.
+pub const MAX_TEMPLATE_BYTES: usize = 64 * 1024;
+
 /// A checked rewrite template.
 pub struct Rewrite {
     template: String,
     vars: Vec<TemplateVar>,
     lang: Lang,
+    /// The substitution without parentheses, built once (most matches need no parentheses).
+    plain: TemplateFix,
+}
+
+/// What stops a rewrite of one file before it is done.
+#[derive(Debug)]
+pub enum RewriteStop {
+    /// The call was cancelled.
+    Cancelled,
+    /// The new text would be larger than the limit (bytes).
+    TooLarge {
+        /// The limit.
+        limit: usize,
+    },
 }
 
 impl Rewrite {
     /// Checks `template` against what `pattern` binds: a name the pattern does not bind (or
     /// binds as the other kind, `$X` versus `$$$X`) is an error, not an empty string.
     pub fn new(template: &str, pattern: &CompiledPattern) -> Result<Self, ToolError> {
+        if template.len() > MAX_TEMPLATE_BYTES {
+            return Err(ToolError::invalid(
+                "rewrite",
+                format!(
+                    "the rewrite template is {} bytes; at most {MAX_TEMPLATE_BYTES} are accepted",
+                    template.len()
+                ),
+            ));
+        }
         let sigil = pattern.lang.grammar().meta_var_char();
         let vars = template_vars(template, sigil);
         let mut problems = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for v in &vars {
             let ok = if v.multi {
                 pattern.multis.contains(&v.name)
@@ -107,7 +130,7 @@ impl Rewrite {
                     "the pattern does not bind it".to_string()
                 };
                 let p = format!("`{shown}`: {hint}");
-                if !problems.contains(&p) {
+                if seen.insert(p.clone()) {
                     problems.push(p);
                 }
             }
@@ -132,20 +155,35 @@ impl Rewrite {
                 ),
             ));
         }
+        let grammar = pattern.lang.grammar();
         Ok(Rewrite {
             template: template.to_string(),
             vars,
             lang: pattern.lang,
+            plain: TemplateFix::with_transform(template, &grammar, &[]),
         })
     }
 
-    /// Rewrites every non-overlapping match in `tree` (outermost first); `None` when nothing
-    /// matched or nothing changed. Returns the new text and the number of replacements.
-    pub fn apply(&self, pattern: &CompiledPattern, tree: &CompactTree) -> Option<(String, usize)> {
+    /// Rewrites every non-overlapping match in `tree` (outermost first); `Ok(None)` when
+    /// nothing matched or nothing changed. Returns the new text and the number of
+    /// replacements. The work per match is linear in the template and the captures;
+    /// `cancelled` is polled between matches, and a new text growing past `max_bytes` stops
+    /// the rewrite of this file.
+    pub fn apply(
+        &self,
+        pattern: &CompiledPattern,
+        tree: &CompactTree,
+        cancelled: &dyn Fn() -> bool,
+        max_bytes: usize,
+    ) -> Result<Option<(String, usize)>, RewriteStop> {
         let source = tree.text();
         let mut edits: Vec<(std::ops::Range<usize>, Vec<u8>)> = Vec::new();
         let mut last_end = 0;
+        let mut new_len = source.len();
         for m in tree.root().find_all(&pattern.pattern) {
+            if cancelled() {
+                return Err(RewriteStop::Cancelled);
+            }
             let range = m.range();
             if !edits.is_empty() && range.start < last_end {
                 continue;
@@ -156,10 +194,14 @@ impl Rewrite {
                 bytes.push(b';');
             }
             last_end = replaced.end.max(range.end);
+            new_len = (new_len + bytes.len()).saturating_sub(replaced.len());
+            if new_len > max_bytes {
+                return Err(RewriteStop::TooLarge { limit: max_bytes });
+            }
             edits.push((replaced, bytes));
         }
         if edits.is_empty() {
-            return None;
+            return Ok(None);
         }
         let mut out = Vec::with_capacity(source.len());
         let mut at = 0;
@@ -173,8 +215,10 @@ impl Rewrite {
             }
         }
         out.extend_from_slice(&source.as_bytes()[at..]);
-        let text = String::from_utf8(out).ok()?;
-        (text != source).then_some((text, count))
+        let Ok(text) = String::from_utf8(out) else {
+            return Ok(None);
+        };
+        Ok((text != source).then_some((text, count)))
     }
 
     fn replacement(
@@ -184,10 +228,9 @@ impl Rewrite {
     ) -> (std::ops::Range<usize>, Vec<u8>) {
         let grammar = self.lang.grammar();
         let wrap = self.needs_parens(&m);
-        let plain = TemplateFix::with_transform(&self.template, &grammar, &[]);
-        let range = plain.get_replaced_range(&m, &pattern.pattern);
+        let range = self.plain.get_replaced_range(&m, &pattern.pattern);
         if wrap.is_empty() {
-            return (range, plain.generate_replacement(&m));
+            return (range, self.plain.generate_replacement(&m));
         }
         let names: Vec<String> = wrap.iter().cloned().collect();
         let fix = TemplateFix::with_transform(&self.template, &grammar, &names);
@@ -292,9 +335,18 @@ impl Rewrite {
                 continue;
             }
             let off = before.len();
+            // Every node's span, gathered once: one lookup per capture instead of a walk of
+            // the whole tree per capture (a template with thousands of `$X` stays linear).
+            let spanned: std::collections::HashSet<(usize, usize)> = root
+                .dfs()
+                .map(|n| {
+                    let r = n.range();
+                    (r.start, r.end)
+                })
+                .collect();
             let broken = spans
                 .iter()
-                .filter(|(_, r)| !has_node_spanning(&root, r.start + off, r.end + off))
+                .filter(|(_, r)| !spanned.contains(&(r.start + off, r.end + off)))
                 .map(|(n, _)| n.clone())
                 .collect();
             return Some(broken);
@@ -303,24 +355,19 @@ impl Rewrite {
     }
 }
 
-fn has_node_spanning(root: &SgNode<'_>, start: usize, end: usize) -> bool {
-    root.dfs().any(|n| {
-        let r = n.range();
-        r.start == start && r.end == end
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::pattern::compile;
+    use ast_grep_language::SupportLang;
 
     fn run(lang: &str, src: &str, pat: &str, rw: &str) -> String {
         let lang = Lang::from_id(lang).unwrap();
         let p = compile(pat, lang).unwrap();
         let r = Rewrite::new(rw, &p).unwrap();
         let tree = CompactTree::parse(src.to_string(), lang.grammar()).unwrap();
-        r.apply(&p, &tree)
+        r.apply(&p, &tree, &|| false, usize::MAX)
+            .unwrap()
             .map(|(t, _)| t)
             .unwrap_or_else(|| src.to_string())
     }

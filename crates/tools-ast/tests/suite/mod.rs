@@ -2,6 +2,7 @@
 
 mod compact;
 mod crosscheck;
+mod crosscheck_projects;
 mod edit;
 mod languages;
 mod search;
