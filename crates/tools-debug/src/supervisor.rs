@@ -28,6 +28,13 @@ use crate::session::{
     Bounds, BreakpointResult, Resume, Session, StartKind, StartPlan, WaitOutcome, normalise_reason,
 };
 
+/// Why the top frame could not be found: a plain answer, or a failed DAP exchange (which
+/// may clear the session).
+enum FrameError {
+    Tool(ToolError),
+    Dap(Error),
+}
+
 /// What `attach` connects to.
 #[derive(Debug, Clone, Default)]
 pub struct AttachTarget {
@@ -630,7 +637,9 @@ impl DebugSupervisor {
         }
         let bps = self.breakpoint_summary(inner);
         if !bps.is_empty() {
-            head.push(format!("breakpoints:\n{bps}"));
+            head.push(format!(
+                "breakpoints applied (set with `breakpoints`, kept until `terminate`):\n{bps}"
+            ));
         }
         if attached {
             if suspend {
@@ -860,6 +869,19 @@ impl DebugSupervisor {
         }
     }
 
+    /// The id of the top frame of the stopped thread (the one `scopes` and `evaluate` use
+    /// when no `frame_id` is given). `what` completes "the stopped thread has no frames to …".
+    async fn top_frame(s: &mut Session, what: &str) -> Result<u64, FrameError> {
+        let thread = s.thread(None).await.map_err(FrameError::Dap)?;
+        let trace = s.stack(thread, 1).await.map_err(FrameError::Dap)?;
+        match trace.stack_frames.first() {
+            Some(f) => Ok(f.id),
+            None => Err(FrameError::Tool(ToolError::rejected(format!(
+                "the stopped thread has no frames to {what}"
+            )))),
+        }
+    }
+
     /// `continue` or a step.
     pub async fn resume(
         &self,
@@ -1011,14 +1033,25 @@ impl DebugSupervisor {
         })))
     }
 
-    /// `scopes`.
-    pub async fn scopes(&self, frame_id: u64) -> Result<ToolOutput, ToolError> {
+    /// `scopes` of `frame_id`, or of the top frame of the stopped thread.
+    pub async fn scopes(&self, frame_id: Option<u64>) -> Result<ToolOutput, ToolError> {
         let mut inner = self.inner.lock().await;
         self.require(&mut inner).await?;
-        let Some(s) = inner.session.as_ref() else {
+        let Some(s) = inner.session.as_mut() else {
             return Err(ToolError::internal("no session"));
         };
         Self::require_stopped(s)?;
+        let frame_id = match frame_id {
+            Some(f) => f,
+            None => match Self::top_frame(s, "list scopes of").await {
+                Ok(f) => f,
+                Err(FrameError::Tool(e)) => return Err(e),
+                Err(FrameError::Dap(e)) => return Err(self.fail(&mut inner, e).await),
+            },
+        };
+        let Some(s) = inner.session.as_ref() else {
+            return Err(ToolError::internal("no session"));
+        };
         let scopes = match s.scopes(frame_id).await {
             Ok(v) => v,
             Err(e) => return Err(self.fail(&mut inner, e).await),
@@ -1088,23 +1121,14 @@ impl DebugSupervisor {
         Self::require_stopped(s)?;
         let frame = match frame_id {
             Some(f) => f,
-            None => {
-                let thread = match s.thread(None).await {
-                    Ok(t) => t,
-                    Err(e) => return Err(self.fail(&mut inner, e).await),
-                };
-                match s.stack(thread, 1).await {
-                    Ok(t) => match t.stack_frames.first() {
-                        Some(f) => f.id,
-                        None => {
-                            return Err(ToolError::rejected(
-                                "the stopped thread has no frames to evaluate in",
-                            ));
-                        }
-                    },
-                    Err(e) => return Err(self.fail(&mut inner, e).await),
-                }
-            }
+            None => match Self::top_frame(s, "evaluate in").await {
+                Ok(f) => f,
+                Err(FrameError::Tool(e)) => return Err(e),
+                Err(FrameError::Dap(e)) => return Err(self.fail(&mut inner, e).await),
+            },
+        };
+        let Some(s) = inner.session.as_ref() else {
+            return Err(ToolError::internal("no session"));
         };
         let r = match s.evaluate(expression, Some(frame)).await {
             Ok(r) => r,
@@ -1304,29 +1328,54 @@ impl DebugSupervisor {
         Ok(ToolOutput::text(text).with_structured(structured))
     }
 
-    /// `terminate`: ends the session and kills the adapter and the debuggee.
-    pub async fn terminate(&self) -> Result<ToolOutput, ToolError> {
+    /// `terminate`: ends the session and kills the adapter and the debuggee. The breakpoints
+    /// go with it unless `keep_breakpoints`: an agent that terminates is done with this
+    /// debugging, and breakpoints silently carried into an unrelated later launch would stop
+    /// it in surprising places.
+    pub async fn terminate(&self, keep_breakpoints: bool) -> Result<ToolOutput, ToolError> {
         let mut inner = self.inner.lock().await;
         let crashed = self.check_session(&mut inner).await.err();
+        let breakpoints = inner.breakpoints.values().map(Vec::len).sum::<usize>();
+        let files = inner.breakpoints.len();
+        let bp_note = match (breakpoints, keep_breakpoints) {
+            (0, _) => String::new(),
+            (n, true) => format!("; {n} breakpoint(s) in {files} file(s) kept for the next launch"),
+            (n, false) => {
+                inner.breakpoints.clear();
+                inner.results.clear();
+                format!(
+                    "; {n} breakpoint(s) in {files} file(s) cleared (pass keep_breakpoints: true to keep them)"
+                )
+            }
+        };
+        let structured = |terminated: bool| {
+            json!({
+                "terminated": terminated,
+                "breakpoints_cleared": if keep_breakpoints { 0 } else { breakpoints },
+                "breakpoints_kept": if keep_breakpoints { breakpoints } else { 0 },
+            })
+        };
         let Some(s) = inner.session.as_ref() else {
             let mut text = "no debug session to terminate".to_string();
             if let Some(e) = crashed {
                 text.push_str(&format!(" ({e})"));
             }
-            return Ok(ToolOutput::text(text).with_structured(json!({"terminated": false})));
+            text.push_str(&bp_note);
+            return Ok(ToolOutput::text(text).with_structured(structured(false)));
         };
         let what = format!("{} ({})", s.target, s.adapter);
         let attached = s.attached;
         self.clear(&mut inner, format!("{what} was terminated on request"))
             .await;
-        let text = if attached {
+        let mut text = if attached {
             format!(
                 "terminated the session {what}: the adapter was stopped and the debuggee detached (it was not ours to kill)"
             )
         } else {
             format!("terminated the session {what}: the adapter and the debuggee were stopped")
         };
-        Ok(ToolOutput::text(text).with_structured(json!({"terminated": true})))
+        text.push_str(&bp_note);
+        Ok(ToolOutput::text(text).with_structured(structured(true)))
     }
 
     /// Ends the session at run close (bounded by the run's close hook limit).
