@@ -188,6 +188,12 @@ impl Rewrite {
             if !edits.is_empty() && range.start < last_end {
                 continue;
             }
+            // Refuse before building: one replacement of a template with thousands of `$X`
+            // over a large capture could be gigabytes.
+            let least = new_len.saturating_sub(range.len()) + self.expanded_len(&m);
+            if least > max_bytes {
+                return Err(RewriteStop::TooLarge { limit: max_bytes });
+            }
             let ends_with_semi = source.as_bytes()[..range.end].last() == Some(&b';');
             let (replaced, mut bytes) = self.replacement(pattern, m);
             if pattern.added_semicolon && ends_with_semi && bytes.last() != Some(&b';') {
@@ -219,6 +225,27 @@ impl Rewrite {
             return Ok(None);
         };
         Ok((text != source).then_some((text, count)))
+    }
+
+    /// The least size of the replacement for `m` (the template's text plus every capture it
+    /// names; parentheses and re-indentation only add to it), without building it.
+    fn expanded_len(&self, m: &SgMatch<'_>) -> usize {
+        let env = m.get_env();
+        let mut len = self.template.len();
+        for v in &self.vars {
+            len = len.saturating_sub(v.range.len());
+            let capture = if v.multi {
+                let nodes = env.get_multiple_matches(&v.name);
+                match (nodes.first(), nodes.last()) {
+                    (Some(a), Some(b)) => b.range().end.saturating_sub(a.range().start),
+                    _ => 0,
+                }
+            } else {
+                env.get_match(&v.name).map_or(0, |n| n.range().len())
+            };
+            len = len.saturating_add(capture);
+        }
+        len
     }
 
     fn replacement(

@@ -1,5 +1,7 @@
 //! Shared helpers for the suite.
 
+mod bounds;
+mod budget;
 mod compact;
 mod crosscheck;
 mod crosscheck_projects;
