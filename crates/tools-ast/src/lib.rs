@@ -14,9 +14,14 @@
 //!   observers (diagnostics on write) see them.
 //!
 //! Choices where the specification is silent:
-//! - Patterns that are not a whole program (a bare Dart statement, a method) are read inside
-//!   a wrapper of the language (see [`Lang::contexts`]); a pattern that parses in no wrapper is
-//!   an error that shows where it failed. The result says which wrapper was used.
+//! - A pattern is read as the ast-grep CLI reads it when it parses on its own; only one that
+//!   does not (a bare Dart statement, a method) is read inside a wrapper of the language (see
+//!   [`Lang::contexts`]), and a pattern that parses nowhere is an error that shows where it
+//!   failed. The wrapper stays out of the text (the structured result names it); tokens the
+//!   parser had to fill in, and a search that finds nothing, come with a hint.
+//! - Answers are held to a text budget (`grep_answer_bytes`, `edit_answer_bytes`, about 4 KB):
+//!   locations and matched lines first, captures by their first and last lines, one line on
+//!   how to get more (`offset`); counters only in the structured result.
 //! - The walk honours `.gitignore` (also outside a git repository), `.ignore` and hidden
 //!   files, never enters `.git`, `target` or `node_modules`, and reports binary, non-UTF-8,
 //!   unreadable and too-large files (over `max_file_bytes`, default 4 MiB) in the result.

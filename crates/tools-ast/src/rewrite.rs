@@ -71,6 +71,10 @@ pub fn template_vars(template: &str, sigil: char) -> Vec<TemplateVar> {
     out
 }
 
+/// Largest instantiated template (template plus captures) whose precedence is checked by
+/// parsing it; larger ones are substituted as written.
+const MAX_PRECEDENCE_PROBE_BYTES: usize = 16 * 1024;
+
 /// Longest rewrite template accepted, in bytes.
 pub const MAX_TEMPLATE_BYTES: usize = 64 * 1024;
 
@@ -288,6 +292,12 @@ impl Rewrite {
         if !self.vars.iter().any(|v| !v.multi && compound(&v.name)) {
             return out;
         }
+        if self.expanded_len(m) > MAX_PRECEDENCE_PROBE_BYTES {
+            // Parsing the instance is the check; on a large instance that is not code on its
+            // own, the parser's error recovery costs seconds per match. Such a template is
+            // substituted as written, as the ast-grep CLI substitutes every template.
+            return out;
+        }
         let capture_text = |v: &TemplateVar| -> String {
             if v.multi {
                 let nodes = env.get_multiple_matches(&v.name);
@@ -397,6 +407,30 @@ mod tests {
             .unwrap()
             .map(|(t, _)| t)
             .unwrap_or_else(|| src.to_string())
+    }
+
+    #[test]
+    fn a_rewrite_stops_between_matches_when_cancelled_or_too_large() {
+        let lang = Lang::from_id("python").unwrap();
+        let p = compile("dispose($X)", lang).unwrap();
+        let r = Rewrite::new("$X.dispose()", &p).unwrap();
+        let src = "dispose(a)\n".repeat(10);
+        let tree = CompactTree::parse(src.clone(), lang.grammar()).unwrap();
+        let polls = std::cell::Cell::new(0);
+        let cancel_at_third = || {
+            polls.set(polls.get() + 1);
+            polls.get() >= 3
+        };
+        let stop = r
+            .apply(&p, &tree, &cancel_at_third, usize::MAX)
+            .unwrap_err();
+        assert!(matches!(stop, RewriteStop::Cancelled), "{stop:?}");
+        assert_eq!(polls.get(), 3, "polled once per match until cancelled");
+        let stop = r.apply(&p, &tree, &|| false, src.len() + 5).unwrap_err();
+        assert!(matches!(stop, RewriteStop::TooLarge { .. }), "{stop:?}");
+        let (text, n) = r.apply(&p, &tree, &|| false, usize::MAX).unwrap().unwrap();
+        assert_eq!(n, 10);
+        assert_eq!(text, "a.dispose()\n".repeat(10));
     }
 
     #[test]

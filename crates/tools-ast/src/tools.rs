@@ -207,7 +207,8 @@ impl Tool for AstGrepTool {
              a name used twice must match the same code both times (`if ($X != null) $X.dispose()`). \
              Snippets that are not a whole program (a Dart statement, a method) are fine. \
              Results are `path:line:col` with the matched code and captures, in path order, capped by \
-             max_results (default {DEFAULT_MAX_RESULTS}). Languages: {}.",
+             max_results (default {DEFAULT_MAX_RESULTS}); the text shows as many as fit about 4 KB (first line of \
+             each match, captures shortened) and names the `offset` of the next ones. Languages: {}.",
             Lang::ids().join(", ")
         )
     }
@@ -324,8 +325,10 @@ impl Tool for AstEditTool {
         "Structural rewrite, staged: the same matching as ast_grep plus a `rewrite` template into which the \
          captured metavariables are substituted (a captured expression gets parentheses where precedence \
          would change its meaning; multi-line captures keep their indentation). Nothing is written: the \
-         result is a diff preview with an `edit_id`; call `resolve` with it to accept (all files or none) \
-         or discard. A rewrite naming a metavariable the pattern does not bind is an error."
+         result is a diff preview (the files' diffs that fit about 4 KB; every replacement is staged all the \
+         same) with an `edit_id`; call `resolve` with it to accept (all files or none) or discard. A rewrite \
+         naming a metavariable the pattern does not bind is an error, and so is one that would make a file \
+         larger than `max_file_bytes`."
             .to_string()
     }
     fn input_schema(&self) -> Value {

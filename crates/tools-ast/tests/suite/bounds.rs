@@ -100,7 +100,7 @@ async fn a_cancelled_rewrite_stops_and_stages_nothing() {
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     let ws = workspace(&refs);
-    let template = "$X.close() or ".repeat(2000) + "None";
+    let template = "$X.close() or ".repeat(600) + "None";
     let cancel = tokio_util::sync::CancellationToken::new();
     let opts = CallOptions {
         cancel: Some(cancel.clone()),
