@@ -131,10 +131,11 @@ pub fn first_and_last_line(text: &str, line_chars: usize) -> String {
             shorten(first.trim(), line_chars),
             shorten(last.trim(), line_chars)
         ),
-        [first, .., last] => format!(
-            "{} … [{} lines] … {}",
+        [first, between @ .., last] => format!(
+            "{} … [{} line{}] … {}",
             shorten(first.trim(), line_chars),
-            lines.len() - 2,
+            between.len(),
+            if between.len() == 1 { "" } else { "s" },
             shorten(last.trim(), line_chars)
         ),
     }
@@ -165,6 +166,7 @@ mod tests {
         assert_eq!(first_and_last_line(body, 80), "fn f() { … [3 lines] … }");
         assert_eq!(first_and_last_line("x + 1", 80), "x + 1");
         assert_eq!(first_and_last_line("a\nb", 80), "a b");
+        assert_eq!(first_and_last_line("a\nb\nc", 80), "a … [1 line] … c");
     }
 
     #[test]

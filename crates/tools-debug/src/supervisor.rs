@@ -1,11 +1,18 @@
 //! The debug-session supervisor: one session per conversation (per run), a hard TTL, the
-//! breakpoints kept across sessions, and every operation of the `debug` tool.
+//! breakpoints kept until `terminate` (across a program's end or an adapter failure), and the
+//! session's life: launch, attach, resume, pause, status, terminate. Inspection of a stopped
+//! program lives in `inspect`, the breakpoint store in `breakpoints`.
 //!
 //! Rules it enforces: a second `launch`/`attach` while a session lives is rejected (never a
 //! silent replacement); a session past its TTL is terminated and `status` says it expired;
 //! an adapter that crashes or stops answering gets a clear error and a cleared session, with
 //! its processes killed. A session whose debuggee has already ended does not count as
 //! living: the next `launch` clears it and starts afresh.
+
+mod breakpoints;
+mod inspect;
+
+use inspect::frames_total;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,7 +21,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tools_core::text::{cap_list, cut_text};
+use tools_core::text::cut_text;
 use tools_core::{DoctorEntry, Run, ToolError, ToolOutput};
 
 use crate::adapters::{
@@ -22,18 +29,11 @@ use crate::adapters::{
 };
 use crate::config::DebugConfig;
 use crate::error::Error;
-use crate::protocol::{BreakpointState, Phase, StopEvent};
-use crate::report::{self, STACK_CAP, STOP_FRAMES, THREADS_CAP, VALUE_CAP, VARIABLES_CAP};
+use crate::protocol::{Phase, StopEvent};
+use crate::report::{self, STACK_CAP, STOP_FRAMES, VALUE_CAP};
 use crate::session::{
     Bounds, BreakpointResult, Resume, Session, StartKind, StartPlan, WaitOutcome, normalise_reason,
 };
-
-/// Why the top frame could not be found: a plain answer, or a failed DAP exchange (which
-/// may clear the session).
-enum FrameError {
-    Tool(ToolError),
-    Dap(Error),
-}
 
 /// What `attach` connects to.
 #[derive(Debug, Clone, Default)]
@@ -62,17 +62,6 @@ struct Inner {
     last_end: Option<String>,
     /// The last session's output, for `output` after it ended.
     last_output: Option<String>,
-}
-
-/// How many frames a thread has, from a trace asked for `cap + 1` levels. Adapters'
-/// `totalFrames` is only an estimate (lldb-dap adds a margin for lazy loading), so it is
-/// believed only when more than `cap` frames really came back.
-fn frames_total(trace: &dap_types::StackTraceResponse, cap: usize) -> usize {
-    let got = trace.stack_frames.len();
-    if got <= cap {
-        return got;
-    }
-    trace.total_frames.map(|t| t as usize).unwrap_or(0).max(got)
 }
 
 /// One run's debug supervisor. Cheap to share.
@@ -653,63 +642,6 @@ impl DebugSupervisor {
         self.wait_and_report(inner, bound, head, false).await
     }
 
-    fn breakpoint_summary(&self, inner: &Inner) -> String {
-        let Some(run) = self.run.upgrade() else {
-            return String::new();
-        };
-        let updates: Vec<BreakpointState> = inner
-            .session
-            .as_ref()
-            .and_then(|s| s.client.with(|st| st.breakpoint_updates.clone()))
-            .unwrap_or_default();
-        let mut lines = Vec::new();
-        for (file, wanted) in &inner.breakpoints {
-            let shown = run.workspace().display(file);
-            let results = inner.results.get(file);
-            for line in wanted {
-                let state = results
-                    .and_then(|r| r.iter().find(|b| b.requested_line == *line))
-                    .and_then(|b| b.state.clone())
-                    .map(|st| {
-                        match st
-                            .id
-                            .and_then(|id| updates.iter().rev().find(|u| u.id == Some(id)))
-                        {
-                            Some(u) => u.clone(),
-                            None => st,
-                        }
-                    });
-                lines.push(match state {
-                    None => {
-                        format!("  {shown}:{line} — kept; sent to the adapter at the next launch")
-                    }
-                    Some(st) if st.verified => match st.line {
-                        Some(l) if l != *line => {
-                            format!("  {shown}:{line} — verified, bound to line {l}")
-                        }
-                        _ => format!("  {shown}:{line} — verified"),
-                    },
-                    Some(st) => format!(
-                        "  {shown}:{line} — not verified{}{}",
-                        st.message
-                            .map(|m| format!(": {}", cut_text(&m, 300)))
-                            .unwrap_or_default(),
-                        st.line
-                            .filter(|l| l != line)
-                            .map(|l| format!(" (would bind to line {l})"))
-                            .unwrap_or_default()
-                    ),
-                });
-            }
-        }
-        let capped = cap_list(lines, 50);
-        let mut s = capped.shown.join("\n");
-        if let Some(m) = capped.more_line() {
-            s.push_str(&format!("\n  {m}"));
-        }
-        s
-    }
-
     /// Waits for the next stop (or end) and reports it, prefixed by `head`.
     async fn wait_and_report(
         &self,
@@ -869,19 +801,6 @@ impl DebugSupervisor {
         }
     }
 
-    /// The id of the top frame of the stopped thread (the one `scopes` and `evaluate` use
-    /// when no `frame_id` is given). `what` completes "the stopped thread has no frames to …".
-    async fn top_frame(s: &mut Session, what: &str) -> Result<u64, FrameError> {
-        let thread = s.thread(None).await.map_err(FrameError::Dap)?;
-        let trace = s.stack(thread, 1).await.map_err(FrameError::Dap)?;
-        match trace.stack_frames.first() {
-            Some(f) => Ok(f.id),
-            None => Err(FrameError::Tool(ToolError::rejected(format!(
-                "the stopped thread has no frames to {what}"
-            )))),
-        }
-    }
-
     /// `continue` or a step.
     pub async fn resume(
         &self,
@@ -965,212 +884,6 @@ impl DebugSupervisor {
         Ok(out)
     }
 
-    /// `threads`.
-    pub async fn threads(&self) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let Some(s) = inner.session.as_ref() else {
-            return Err(ToolError::internal("no session"));
-        };
-        if s.client.phase() == Phase::Terminated {
-            Self::require_stopped(s)?;
-        }
-        let threads = match s.threads().await {
-            Ok(t) => t,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let capped = cap_list(threads, THREADS_CAP);
-        let mut lines: Vec<String> = capped
-            .shown
-            .iter()
-            .map(|t| format!("thread {}: {}", t.id, t.name))
-            .collect();
-        if let Some(m) = capped.more_line() {
-            lines.push(m);
-        }
-        if lines.is_empty() {
-            lines.push("no threads".into());
-        }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
-            "threads": capped.shown.iter().map(|t| json!({"id": t.id, "name": t.name})).collect::<Vec<_>>(),
-            "total": capped.total,
-        })))
-    }
-
-    /// `stack`.
-    pub async fn stack(&self, thread_id: Option<u64>) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let run = self.run()?;
-        let Some(s) = inner.session.as_mut() else {
-            return Err(ToolError::internal("no session"));
-        };
-        Self::require_stopped(s)?;
-        let thread = match s.thread(thread_id).await {
-            Ok(t) => t,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let trace = match s.stack(thread, STACK_CAP as u64 + 1).await {
-            Ok(t) => t,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let total = frames_total(&trace, STACK_CAP);
-        let frames: Vec<_> = trace.stack_frames.iter().take(STACK_CAP).collect();
-        let mut lines = vec![format!("thread {thread}:")];
-        for (i, f) in frames.iter().enumerate() {
-            lines.push(format!("  {}", report::frame_line(run.workspace(), i, f)));
-        }
-        if total > frames.len() {
-            lines.push(format!(
-                "  … {} more not shown (of {total})",
-                total - frames.len()
-            ));
-        }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
-            "thread_id": thread,
-            "frames": frames.iter().map(|f| report::frame_json(run.workspace(), f)).collect::<Vec<_>>(),
-            "total": total,
-        })))
-    }
-
-    /// `scopes` of `frame_id`, or of the top frame of the stopped thread.
-    pub async fn scopes(&self, frame_id: Option<u64>) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let Some(s) = inner.session.as_mut() else {
-            return Err(ToolError::internal("no session"));
-        };
-        Self::require_stopped(s)?;
-        let frame_id = match frame_id {
-            Some(f) => f,
-            None => match Self::top_frame(s, "list scopes of").await {
-                Ok(f) => f,
-                Err(FrameError::Tool(e)) => return Err(e),
-                Err(FrameError::Dap(e)) => return Err(self.fail(&mut inner, e).await),
-            },
-        };
-        let Some(s) = inner.session.as_ref() else {
-            return Err(ToolError::internal("no session"));
-        };
-        let scopes = match s.scopes(frame_id).await {
-            Ok(v) => v,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let mut lines: Vec<String> = scopes
-            .iter()
-            .map(|sc| {
-                format!(
-                    "{} (reference {}){}",
-                    sc.name,
-                    sc.variables_reference,
-                    if sc.expensive {
-                        " — expensive to expand"
-                    } else {
-                        ""
-                    }
-                )
-            })
-            .collect();
-        if lines.is_empty() {
-            lines.push(format!("frame {frame_id} has no scopes"));
-        }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
-            "frame_id": frame_id,
-            "scopes": scopes.iter().map(|sc| json!({"name": sc.name, "reference": sc.variables_reference, "expensive": sc.expensive})).collect::<Vec<_>>(),
-        })))
-    }
-
-    /// `variables`.
-    pub async fn variables(&self, reference: u64) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let Some(s) = inner.session.as_ref() else {
-            return Err(ToolError::internal("no session"));
-        };
-        Self::require_stopped(s)?;
-        let vars = match s.variables(reference).await {
-            Ok(v) => v,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let capped = cap_list(vars, VARIABLES_CAP);
-        let mut lines: Vec<String> = capped.shown.iter().map(report::variable_line).collect();
-        if let Some(m) = capped.more_line() {
-            lines.push(m);
-        }
-        if lines.is_empty() {
-            lines.push(format!("reference {reference} has no children"));
-        }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
-            "reference": reference,
-            "variables": capped.shown.iter().map(report::variable_json).collect::<Vec<_>>(),
-            "total": capped.total,
-        })))
-    }
-
-    /// `evaluate`, in `frame_id` or the top frame of the stopped thread.
-    pub async fn evaluate(
-        &self,
-        expression: &str,
-        frame_id: Option<u64>,
-    ) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let Some(s) = inner.session.as_mut() else {
-            return Err(ToolError::internal("no session"));
-        };
-        Self::require_stopped(s)?;
-        let frame = match frame_id {
-            Some(f) => f,
-            None => match Self::top_frame(s, "evaluate in").await {
-                Ok(f) => f,
-                Err(FrameError::Tool(e)) => return Err(e),
-                Err(FrameError::Dap(e)) => return Err(self.fail(&mut inner, e).await),
-            },
-        };
-        let Some(s) = inner.session.as_ref() else {
-            return Err(ToolError::internal("no session"));
-        };
-        let r = match s.evaluate(expression, Some(frame)).await {
-            Ok(r) => r,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let mut text = cut_text(&r.result, VALUE_CAP);
-        if let Some(t) = r.type_.as_ref().filter(|t| !t.is_empty()) {
-            text = format!("{text}  ({t})");
-        }
-        if r.variables_reference > 0 {
-            text.push_str(&format!(
-                "  (reference {}; expand with `variables`)",
-                r.variables_reference
-            ));
-        }
-        Ok(ToolOutput::text(text).with_structured(json!({
-            "result": cut_text(&r.result, VALUE_CAP), "type": r.type_, "reference": r.variables_reference, "frame_id": frame,
-        })))
-    }
-
-    /// `output`: the debuggee's stdout/stderr so far (or of the last session).
-    pub async fn output(&self) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        let _ = self.check_session(&mut inner).await;
-        let (text, whose) = match inner.session.as_ref() {
-            Some(s) => (
-                s.client.with(|st| st.output.to_text()).unwrap_or_default(),
-                "the running session",
-            ),
-            None => match &inner.last_output {
-                Some(t) => (t.clone(), "the last session"),
-                None => return Ok(ToolOutput::text("no output: no debug session has run yet")),
-            },
-        };
-        if text.is_empty() {
-            return Ok(ToolOutput::text(format!("no output yet from {whose}")));
-        }
-        let shown = tools_core::text::head_tail(&text, 12_000);
-        Ok(ToolOutput::text(format!("output of {whose}:\n{shown}"))
-            .with_structured(json!({"output": shown, "chars": text.chars().count()})))
-    }
-
     /// `status`.
     pub async fn status(&self) -> Result<ToolOutput, ToolError> {
         let mut inner = self.inner.lock().await;
@@ -1247,85 +960,6 @@ impl DebugSupervisor {
             }
         }
         Ok(ToolOutput::text(lines.join("\n")).with_structured(st))
-    }
-
-    /// `breakpoints`: sets (or with no lines clears) the breakpoints of one file; kept for
-    /// later launches and sent at once to a live session.
-    pub async fn breakpoints(&self, file: &str, lines: Vec<u64>) -> Result<ToolOutput, ToolError> {
-        let run = self.run()?;
-        let path = run.workspace().resolve(file)?;
-        if !path.is_file() {
-            return Err(ToolError::invalid(
-                "file",
-                format!("`{file}` is not a file in the workspace"),
-            ));
-        }
-        if let Some(bad) = lines.iter().find(|l| **l == 0) {
-            return Err(ToolError::invalid(
-                "lines",
-                format!("line numbers are 1-based; got {bad}"),
-            ));
-        }
-        let mut lines = lines;
-        lines.sort_unstable();
-        lines.dedup();
-        if lines.len() > 200 {
-            return Err(ToolError::invalid(
-                "lines",
-                "at most 200 breakpoints per file",
-            ));
-        }
-        let mut inner = self.inner.lock().await;
-        let _ = self.check_session(&mut inner).await;
-        if lines.is_empty() {
-            inner.breakpoints.remove(&path);
-        } else {
-            inner.breakpoints.insert(path.clone(), lines.clone());
-        }
-        inner.results.remove(&path);
-        let live = inner
-            .session
-            .as_ref()
-            .is_some_and(|s| s.client.phase() != Phase::Terminated);
-        let shown = run.workspace().display(&path);
-        if live && let Some(s) = inner.session.as_ref() {
-            match s.set_breakpoints(&path, &lines).await {
-                Ok(r) => {
-                    inner.results.insert(path.clone(), r);
-                }
-                Err(e) => return Err(self.fail(&mut inner, e).await),
-            }
-        }
-        let text = if lines.is_empty() {
-            format!("cleared the breakpoints of {shown}")
-        } else {
-            let summary = self.breakpoint_summary(&inner);
-            let mine: Vec<&str> = summary
-                .lines()
-                .filter(|l| l.trim_start().starts_with(&format!("{shown}:")))
-                .collect();
-            format!(
-                "breakpoints of {shown}{}:\n{}",
-                if live {
-                    ""
-                } else {
-                    " (no session yet: kept and sent at the next launch)"
-                },
-                mine.join("\n")
-            )
-        };
-        let structured = json!({
-            "file": shown,
-            "lines": lines,
-            "sent": live,
-            "results": inner.results.get(&path).map(|r| r.iter().map(|b| json!({
-                "line": b.requested_line,
-                "verified": b.state.as_ref().map(|s| s.verified),
-                "bound_line": b.state.as_ref().and_then(|s| s.line),
-                "message": b.state.as_ref().and_then(|s| s.message.clone()),
-            })).collect::<Vec<_>>()),
-        });
-        Ok(ToolOutput::text(text).with_structured(structured))
     }
 
     /// `terminate`: ends the session and kills the adapter and the debuggee. The breakpoints
