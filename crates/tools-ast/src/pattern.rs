@@ -219,7 +219,8 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, ToolError> {
         .nth(line - 1)
         .unwrap_or(line_text)
         .to_string();
-    let caret = format!("{}^", " ".repeat(col.saturating_sub(1)));
+    let (shown_line, caret_at) = excerpt_at(&shown_line, col);
+    let caret = format!("{}^", " ".repeat(caret_at));
     Err(ToolError::invalid(
         "pattern",
         format!(
@@ -228,6 +229,31 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, ToolError> {
              Write the pattern as {lang} code with `$NAME` / `$$$NAME` where code varies."
         ),
     ))
+}
+
+/// Characters of a long pattern line shown around an error.
+const EXCERPT_CHARS: usize = 100;
+
+/// The part of `line` around 1-based column `col` (all of it when short), and where the
+/// caret goes under it: an error message about a long one-line pattern stays short.
+fn excerpt_at(line: &str, col: usize) -> (String, usize) {
+    let chars: Vec<char> = line.chars().collect();
+    let at = col.saturating_sub(1).min(chars.len());
+    if chars.len() <= EXCERPT_CHARS {
+        return (line.to_string(), at);
+    }
+    let start = at.saturating_sub(EXCERPT_CHARS / 2);
+    let end = (start + EXCERPT_CHARS).min(chars.len());
+    let mut shown: String = chars[start..end].iter().collect();
+    let mut caret = at - start;
+    if start > 0 {
+        shown.insert(0, '…');
+        caret += 1;
+    }
+    if end < chars.len() {
+        shown.push('…');
+    }
+    (shown, caret)
 }
 
 fn too_deep(why: String) -> ToolError {
@@ -591,6 +617,20 @@ mod tests {
             .to_string();
         assert!(err.contains("does not parse"), "{err}");
         assert!(compile("   ", lang("rust")).is_err());
+    }
+
+    #[test]
+    fn an_error_in_a_long_pattern_line_shows_the_part_around_it() {
+        let pattern = format!("x = [{}foo(", "1, ".repeat(200));
+        let err = compile(&pattern, lang("python")).unwrap_err().to_string();
+        assert!(err.len() < 600, "{} chars: {err}", err.len());
+        let lines: Vec<&str> = err.lines().collect();
+        let caret = lines.iter().position(|l| l.trim() == "^").unwrap();
+        let above: Vec<char> = lines[caret - 1].chars().collect();
+        let under = lines[caret].chars().take_while(|c| *c == ' ').count();
+        assert!(under < above.len(), "{err}");
+        assert!(above.len() <= EXCERPT_CHARS + 4, "{err}");
+        assert_eq!(excerpt_at("short", 3), ("short".to_string(), 2));
     }
 
     #[test]
