@@ -321,6 +321,17 @@ async fn bad_input_gets_clear_errors() {
         assert!(matches!(err, ToolError::NotAvailable(_)), "{err}");
         assert!(err.to_string().contains("missing root marker"), "{err}");
         assert!(err.to_string().contains("pyproject.toml"), "{err}");
+        assert!(
+            err.to_string().contains("up to the workspace root"),
+            "{err}"
+        );
+        // attach resolves its adapter the same way, and says the same about the marker.
+        let err = fx.err(json!({"operation":"attach","port":9})).await;
+        assert!(matches!(err, ToolError::NotAvailable(_)), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("missing root marker"), "{msg}");
+        assert!(msg.contains("no folder of the workspace"), "{msg}");
+        assert!(msg.contains("[debug.adapters.debugpy].markers"), "{msg}");
     }
 }
 
