@@ -18,10 +18,12 @@ mod client;
 mod config;
 mod error;
 pub mod framing;
+pub mod json_unicode;
 mod output;
 pub mod process;
 mod registry;
 mod run;
+pub mod sweep;
 pub mod testing;
 pub mod text;
 mod tier;
@@ -37,7 +39,7 @@ pub use registry::{
     Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,
     Registry, RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,
 };
-pub use run::{Run, RunOptions};
+pub use run::{KEEP_STATE_ENV, Run, RunOptions};
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
 pub use workspace::Workspace;

@@ -1,7 +1,13 @@
-//! The child-process lifecycle, written down once: every external process runs in its own
-//! process group, with stdin/stdout piped, stderr drained into a bounded log (a full pipe
-//! nobody reads would block the child), registered with its [`Run`] so closing the run
-//! kills it, and killed with its whole group when its owner drops.
+//! The child-process lifecycle, written down once: every external process runs in a session
+//! (and so a process group) of its own, with stdin/stdout piped, stderr drained into a
+//! bounded log (a full pipe nobody reads would block the child), registered with its [`Run`]
+//! so closing the run kills it and everything left in its session ([`crate::sweep`]), and
+//! killed with its whole group when its owner drops.
+//!
+//! Every child also gets `PR_SET_PDEATHSIG(SIGKILL)`: if this server dies without closing
+//! its runs (SIGKILL, a crash), the kernel kills its direct children. Linux ties that signal
+//! to the thread that forked, so children are only spawned from the runtime's long-lived
+//! worker threads (never from `spawn_blocking`, whose threads exit when idle).
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -57,6 +63,32 @@ pub fn signal_group(pgid: i32, signal: i32) {
 pub fn group_alive(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence.
     pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
+}
+
+/// Runs in the child between fork and exec: a new session (so a new process group), and
+/// SIGKILL when the parent dies. If the parent died before the `prctl`, the signal would
+/// never come, so the child ends itself.
+fn own_session_dying_with(parent: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: plain system calls without pointers, async-signal-safe.
+    unsafe {
+        if libc::setsid() < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::getppid() != parent {
+            libc::raise(libc::SIGKILL);
+        }
+    }
+    Ok(())
 }
 
 /// The last bytes a child wrote to stderr (bounded).
@@ -138,9 +170,13 @@ impl ChildProcess {
                 cmd.stdin(Stdio::null()).stdout(Stdio::null());
             }
         }
-        cmd.stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
+        cmd.stderr(Stdio::piped()).kill_on_drop(true);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: the closure only makes async-signal-safe calls (setsid, prctl, getppid,
+        // raise) in the forked child.
+        unsafe {
+            cmd.pre_exec(move || own_session_dying_with(parent));
+        }
         let mut child = cmd
             .spawn()
             .map_err(|e| ToolError::not_available(format!("cannot start {program}: {e}")))?;
@@ -173,7 +209,7 @@ impl ChildProcess {
         })
     }
 
-    /// The process id (and group id).
+    /// The process id (and its group and session id).
     pub fn pid(&self) -> i32 {
         self.pgid
     }
@@ -212,10 +248,14 @@ impl ChildProcess {
             None => self.child.wait().await.ok(),
         }
     }
-    /// Kills the whole group now.
+    /// Kills the whole group now, and whatever is left in the child's session or below it
+    /// (double-forked grandchildren).
     pub fn kill(&mut self) {
         kill_group(self.pgid);
         let _ = self.child.start_kill();
+        if self.pgid > 1 {
+            crate::sweep::kill_all(&[self.pgid].into_iter().collect());
+        }
         if let Some(run) = self.run.upgrade() {
             run.forget_process_group(self.pgid);
         }
