@@ -419,6 +419,22 @@ impl KernelProcess {
                 .map(|(t, _)| tokio::time::Instant::from_std(*t + settings.grace))
                 .unwrap_or(far);
             tokio::select! {
+                // The cancel is looked at first: a bridged call that ends because of the
+                // same cancel must be answered as cancelled, not with its own error.
+                biased;
+                _ = ctx.cancel.cancelled(), if stopping.is_none() => {
+                    // Dropping the futures cancels the bridged calls themselves; the cell
+                    // gets each one answered as cancelled (a ToolError it may catch), and
+                    // the interrupt follows shortly, so it stops even if it catches that.
+                    bridge = FuturesUnordered::new();
+                    let waiting = std::mem::take(&mut self.bridge_waiting);
+                    for call_id in &waiting {
+                        let _ = self.send(&cancelled_result(*call_id)).await;
+                    }
+                    let delay = if waiting.is_empty() { Duration::ZERO } else { CANCELLED_CALL_HEAD_START };
+                    interrupt_at = Some(tokio::time::Instant::now() + delay);
+                    stopping = Some((Instant::now(), StopReason::Cancel));
+                }
                 msg = self.messages.recv() => match msg {
                     None => {
                         run.end = self.died().await;
@@ -501,19 +517,6 @@ impl KernelProcess {
                     let idle = last_activity.elapsed();
                     tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
                     stopping = Some((Instant::now(), StopReason::Idle(idle)));
-                }
-                _ = ctx.cancel.cancelled(), if stopping.is_none() => {
-                    // Dropping the futures cancels the bridged calls themselves; the cell
-                    // gets each one answered as cancelled (a ToolError it may catch), and
-                    // the interrupt follows shortly, so it stops even if it catches that.
-                    bridge = FuturesUnordered::new();
-                    let waiting = std::mem::take(&mut self.bridge_waiting);
-                    for call_id in &waiting {
-                        let _ = self.send(&cancelled_result(*call_id)).await;
-                    }
-                    let delay = if waiting.is_empty() { Duration::ZERO } else { CANCELLED_CALL_HEAD_START };
-                    interrupt_at = Some(tokio::time::Instant::now() + delay);
-                    stopping = Some((Instant::now(), StopReason::Cancel));
                 }
                 _ = tokio::time::sleep_until(interrupt_at.unwrap_or(far)), if interrupt_at.is_some() => {
                     interrupt_at = None;
