@@ -29,6 +29,7 @@ pub mod text;
 mod tier;
 mod tool;
 pub mod transport;
+pub mod watchdog;
 mod workspace;
 
 pub use client::{ElicitOutcome, Elicitor};

@@ -182,6 +182,7 @@ impl ChildProcess {
             .map_err(|e| ToolError::not_available(format!("cannot start {program}: {e}")))?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         run.register_process_group(pgid);
+        crate::watchdog::watch_session(pgid);
         let stderr = StderrLog::new();
         if let Some(mut err) = child.stderr.take() {
             let log = stderr.clone();
@@ -255,6 +256,7 @@ impl ChildProcess {
         let _ = self.child.start_kill();
         if self.pgid > 1 {
             crate::sweep::kill_all(&[self.pgid].into_iter().collect());
+            crate::watchdog::forget_session(self.pgid);
         }
         if let Some(run) = self.run.upgrade() {
             run.forget_process_group(self.pgid);

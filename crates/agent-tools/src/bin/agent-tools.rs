@@ -311,6 +311,11 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error")),
         )
         .init();
+    // Before any thread exists: the watchdog ends the run's processes even if this server
+    // is killed with SIGKILL.
+    if let Err(e) = tools_core::watchdog::start() {
+        tracing::warn!("no watchdog for the run's processes: {e}");
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
