@@ -183,6 +183,7 @@ impl ChildProcess {
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         run.register_process_group(pgid);
         crate::watchdog::watch_session(pgid);
+        crate::sweep::session_started(pgid);
         let stderr = StderrLog::new();
         if let Some(mut err) = child.stderr.take() {
             let log = stderr.clone();
@@ -257,6 +258,7 @@ impl ChildProcess {
         if self.pgid > 1 {
             crate::sweep::kill_all(&[self.pgid].into_iter().collect());
             crate::watchdog::forget_session(self.pgid);
+            crate::sweep::session_ended(self.pgid);
         }
         if let Some(run) = self.run.upgrade() {
             run.forget_process_group(self.pgid);

@@ -243,7 +243,7 @@ impl Run {
             .lock()
             .map(|mut g| std::mem::take(&mut *g).into_iter().collect())
             .unwrap_or_default();
-        crate::sweep::kill_all(&groups);
+        crate::sweep::kill_run(&groups);
     }
 }
 

@@ -8,15 +8,61 @@
 //! its own is still the adapter's child) — found by scanning `/proc`.
 //!
 //! Covered: children, their process groups, anything left in their sessions (double forks,
-//! `nohup`, `disown`), and descendants still attached to any of those. Not covered: a
-//! process that both calls `setsid` and is re-parented away from the tree before the sweep
-//! (it has left every handle the kernel gives us without a cgroup); such a process is
-//! outside what an unprivileged tool server can track.
+//! `nohup`, `disown`), and descendants still attached to any of those. A process that both
+//! calls `setsid` and is orphaned (`setsid` plus a double fork) has left every handle above;
+//! a server that calls [`adopt_orphans`] (the binary does) becomes the child subreaper of
+//! its descendants, so such a process is re-parented to the server instead of init, and the
+//! sweep also ends these strays: children of this process that are in none of the live
+//! runs' sessions, nor in the server's own session. With several runs in one process, a
+//! stray cannot be told apart by run, so it is ended when any run closes.
 //!
 //! A session id or process-group id is never reused by Linux while a member of the session
 //! or group exists, so a match always belongs to the run.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Sessions of children that are still owned by some run (any run of this process).
+static LIVE_SESSIONS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+/// Whether this process adopts orphaned descendants ([`adopt_orphans`]).
+static ADOPTING: AtomicBool = AtomicBool::new(false);
+
+/// Makes this process the child subreaper of its descendants (`PR_SET_CHILD_SUBREAPER`), so
+/// orphans of the runs' processes are re-parented here and swept with the run. A
+/// process-wide choice: the binary makes it; an embedding harness may.
+pub fn adopt_orphans() -> std::io::Result<()> {
+    // SAFETY: prctl with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    ADOPTING.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Records a child's session as owned by a run.
+pub(crate) fn session_started(sid: i32) {
+    if let Ok(mut s) = LIVE_SESSIONS.lock() {
+        s.get_or_insert_with(HashSet::new).insert(sid);
+    }
+}
+
+/// Forgets a session its owner ended.
+pub(crate) fn session_ended(sid: i32) {
+    if let Ok(mut s) = LIVE_SESSIONS.lock()
+        && let Some(set) = s.as_mut()
+    {
+        set.remove(&sid);
+    }
+}
+
+fn live_sessions() -> HashSet<i32> {
+    LIVE_SESSIONS
+        .lock()
+        .ok()
+        .and_then(|s| s.clone())
+        .unwrap_or_default()
+}
 
 /// One line of `/proc/PID/stat`, the fields the sweep needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +75,8 @@ pub struct ProcStat {
     pub pgrp: i32,
     /// Its session.
     pub session: i32,
+    /// Whether it is a zombie (exited, not yet reaped).
+    pub zombie: bool,
 }
 
 /// Parses the text of `/proc/PID/stat`. The command name may hold spaces and parentheses,
@@ -37,7 +85,7 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
     let (head, rest) = text.rsplit_once(')')?;
     let pid = head.split_once('(')?.0.trim().parse().ok()?;
     let mut fields = rest.split_whitespace();
-    let _state = fields.next()?;
+    let state = fields.next()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
     let session = fields.next()?.parse().ok()?;
@@ -46,6 +94,7 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
         ppid,
         pgrp,
         session,
+        zombie: state == "Z",
     })
 }
 
@@ -61,9 +110,26 @@ pub fn all_processes() -> Vec<ProcStat> {
         .collect()
 }
 
+/// Orphans this server adopted: its children that are in none of `live` sessions and not
+/// in the server's own session, except `keep` (the watchdog).
+pub fn strays(procs: &[ProcStat], me: i32, live: &HashSet<i32>, keep: &[i32]) -> Vec<i32> {
+    let my_session = procs.iter().find(|p| p.pid == me).map(|p| p.session);
+    procs
+        .iter()
+        .filter(|p| p.ppid == me && Some(p.session) != my_session)
+        .filter(|p| !live.contains(&p.session) && !keep.contains(&p.pid))
+        .map(|p| p.pid)
+        .collect()
+}
+
 /// The processes of `procs` that belong to `roots` (session or process-group ids the run
-/// started), plus all their descendants. Never includes `exclude` (this server).
+/// started) or are listed in `extra`, plus all their descendants. Never includes `exclude`
+/// (this server).
 pub fn members(procs: &[ProcStat], roots: &HashSet<i32>, exclude: i32) -> Vec<i32> {
+    members_with(procs, roots, &[], exclude)
+}
+
+fn members_with(procs: &[ProcStat], roots: &HashSet<i32>, extra: &[i32], exclude: i32) -> Vec<i32> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for p in procs {
         children.entry(p.ppid).or_default().push(p.pid);
@@ -72,6 +138,7 @@ pub fn members(procs: &[ProcStat], roots: &HashSet<i32>, exclude: i32) -> Vec<i3
         .iter()
         .filter(|p| roots.contains(&p.session) || roots.contains(&p.pgrp))
         .map(|p| p.pid)
+        .chain(extra.iter().copied())
         .collect();
     let mut stack: Vec<i32> = found.iter().copied().collect();
     while let Some(pid) = stack.pop() {
@@ -92,16 +159,38 @@ pub fn members(procs: &[ProcStat], roots: &HashSet<i32>, exclude: i32) -> Vec<i3
 /// `/proc` finds in those sessions or groups or below them. A few rounds, since a process
 /// may fork while it is being swept. Returns how many processes the scans found.
 pub fn kill_all(roots: &HashSet<i32>) -> usize {
-    if roots.is_empty() {
+    sweep(roots, false)
+}
+
+/// [`kill_all`] for a closing run: also ends (and reaps) the adopted strays, when this
+/// process adopts orphans.
+pub fn kill_run(roots: &HashSet<i32>) -> usize {
+    sweep(roots, ADOPTING.load(Ordering::SeqCst))
+}
+
+fn sweep(roots: &HashSet<i32>, adopting: bool) -> usize {
+    if roots.is_empty() && !adopting {
         return 0;
     }
     for &pgid in roots {
         crate::process::kill_group(pgid);
     }
     let me = std::process::id() as i32;
+    let keep: Vec<i32> = crate::watchdog::pid().into_iter().collect();
     let mut total = 0;
     for _ in 0..4 {
-        let found = members(&all_processes(), roots, me);
+        let procs = all_processes();
+        let extra = if adopting {
+            strays(&procs, me, &live_sessions(), &keep)
+        } else {
+            Vec::new()
+        };
+        reap_zombies(&procs, &extra, me);
+        let live: Vec<i32> = procs.iter().filter(|p| !p.zombie).map(|p| p.pid).collect();
+        let found: Vec<i32> = members_with(&procs, roots, &extra, me)
+            .into_iter()
+            .filter(|p| live.contains(p) && !keep.contains(p))
+            .collect();
         if found.is_empty() {
             break;
         }
@@ -113,7 +202,26 @@ pub fn kill_all(roots: &HashSet<i32>) -> usize {
             }
         }
     }
+    if adopting {
+        // Give the kernel a moment to turn the killed strays into zombies, then reap them.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let procs = all_processes();
+        let extra = strays(&procs, me, &live_sessions(), &keep);
+        reap_zombies(&procs, &extra, me);
+    }
     total
+}
+
+/// Reaps the zombies among `strays` (adopted children nobody else waits for).
+fn reap_zombies(procs: &[ProcStat], strays: &[i32], me: i32) {
+    for p in procs {
+        if p.zombie && p.ppid == me && strays.contains(&p.pid) {
+            // SAFETY: waitpid on a specific child pid with a null status pointer.
+            unsafe {
+                libc::waitpid(p.pid, std::ptr::null_mut(), libc::WNOHANG);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -129,7 +237,8 @@ mod tests {
                 pid: 4242,
                 ppid: 1,
                 pgrp: 4240,
-                session: 4100
+                session: 4100,
+                zombie: false,
             }
         );
         assert_eq!(parse_stat("garbage"), None);
@@ -142,6 +251,7 @@ mod tests {
             ppid,
             pgrp,
             session,
+            zombie: false,
         };
         let procs = [
             p(10, 1, 10, 10),  // a child of the run: session leader
@@ -154,5 +264,28 @@ mod tests {
         ];
         let roots: HashSet<i32> = [10].into_iter().collect();
         assert_eq!(members(&procs, &roots, 99), vec![10, 11, 12, 13, 14]);
+    }
+
+    #[test]
+    fn strays_are_adopted_children_outside_every_live_session() {
+        let p = |pid, ppid, session| ProcStat {
+            pid,
+            ppid,
+            pgrp: pid,
+            session,
+            zombie: false,
+        };
+        let procs = [
+            p(99, 1, 50),  // this server, in the session it was started in
+            p(10, 99, 10), // a run's child (live session)
+            p(30, 99, 30), // an orphan that called setsid, adopted
+            p(31, 30, 30), // its child
+            p(40, 99, 50), // a helper of the server itself (its own session)
+            p(60, 99, 60), // the watchdog
+        ];
+        let live: HashSet<i32> = [10].into_iter().collect();
+        assert_eq!(strays(&procs, 99, &live, &[60]), vec![30]);
+        let none = HashSet::new();
+        assert_eq!(members_with(&procs, &none, &[30], 99), vec![30, 31]);
     }
 }

@@ -316,6 +316,11 @@ fn main() -> ExitCode {
     if let Err(e) = tools_core::watchdog::start() {
         tracing::warn!("no watchdog for the run's processes: {e}");
     }
+    // Orphans of the run's processes (a cell's `setsid` double fork) come back here, so
+    // closing the run ends them too.
+    if let Err(e) = tools_core::sweep::adopt_orphans() {
+        tracing::warn!("detached grandchildren cannot be adopted: {e}");
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
