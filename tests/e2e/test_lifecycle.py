@@ -7,8 +7,9 @@
 - SIGTERM, SIGINT and SIGHUP close the run and exit; SIGKILL leaves nothing either. Every
   process the run started is found by its working folder, command line or environment
   naming the workspace (a fresh folder per test), scanning /proc.
-- A request whose arguments hold a lone surrogate is answered with invalid params; the run
-  folder is private and gone after the server exits.
+- A cell's detached grandchildren (a double fork, with and without `setsid`) end with the
+  run; the run folder is private (0700) and gone after the server exits.
+- A request whose arguments hold a lone surrogate is answered with invalid params.
 """
 
 import json
@@ -281,3 +282,39 @@ async def test_a_signal_leaves_no_process_of_the_run(tmp_path, sig):
     if sig != signal.SIGKILL:
         # Nothing runs after SIGKILL to remove the folder; every other way out removes it.
         assert not run_folders(server_pid)
+
+
+DETACH = """import os, posix, time
+def detach(new_session, path):
+    pid = os.fork()
+    if pid == 0:
+        if new_session:
+            os.setsid()
+        else:
+            os.setpgid(0, 0)
+        if os.fork() == 0:
+            with open(path + '.tmp', 'w') as f:
+                f.write(str(os.getpid()))
+            os.rename(path + '.tmp', path)
+            time.sleep(600)
+        posix._exit(0)
+    os.waitpid(pid, 0)
+detach(True, 'setsid.pid')
+detach(False, 'group.pid')
+os.getppid()
+"""
+
+
+async def test_detached_grandchildren_of_a_cell_end_with_the_run(tmp_path):
+    async with mcp_session(tmp_path) as c:
+        r = await c.call_tool("eval", {"code": DETACH, "description": DESC})
+        assert not r.is_error, text(r)
+        server_pid = int(text(r))
+        await wait_until(lambda: (tmp_path / "setsid.pid").exists() and (tmp_path / "group.pid").exists(), "the grandchildren")
+        pids = [int((tmp_path / n).read_text()) for n in ("setsid.pid", "group.pid")]
+        assert all(alive(p) for p in pids)
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        await anyio.sleep(0.05)
+    assert not [p for p in pids if alive(p)], "detached grandchildren outlived the run"
+    assert not alive(server_pid)

@@ -173,3 +173,61 @@ async fn output_that_is_not_unicode_keeps_the_kernel_and_its_variables() {
 fn kernel_pid(o: &ToolOutput) -> Value {
     o.structured.as_ref().unwrap()["kernel"]["pid"].clone()
 }
+
+/// A cell that leaves two detached grandchildren: one double-forked into a process group of
+/// its own (same session), one double-forked after `setsid` (a session of its own).
+const DETACH: &str = r#"import os, posix, time
+def detach(new_session, path):
+    pid = os.fork()
+    if pid == 0:
+        if new_session:
+            os.setsid()
+        else:
+            os.setpgid(0, 0)
+        if os.fork() == 0:
+            with open(path + '.tmp', 'w') as f:
+                f.write(str(os.getpid()))
+            os.rename(path + '.tmp', path)
+            time.sleep(600)
+        posix._exit(0)
+    os.waitpid(pid, 0)
+detach(True, 'setsid.pid')
+detach(False, 'group.pid')
+"#;
+
+#[tokio::test]
+async fn detached_grandchildren_of_a_cell_end_with_the_run() {
+    if !python() {
+        return;
+    }
+    // The binary adopts orphans; so does this test process, for the `setsid` one.
+    tools_core::sweep::adopt_orphans().unwrap();
+    let e = env();
+    e.py(DETACH).await;
+    let mut pids = Vec::new();
+    for name in ["setsid.pid", "group.pid"] {
+        let path = e.dir.path().join(name);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !path.exists() {
+            assert!(Instant::now() < deadline, "{name} never appeared");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let pid: i32 = std::fs::read_to_string(&path)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(process_running(pid));
+        pids.push(pid);
+    }
+    e.run.close().await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|p| process_running(*p)) {
+        let alive: Vec<&i32> = pids.iter().filter(|p| process_running(**p)).collect();
+        assert!(
+            Instant::now() < deadline,
+            "detached grandchildren outlived the run: {alive:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
