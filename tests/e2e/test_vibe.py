@@ -7,6 +7,7 @@ argument and reads JSON events, `good` reads the brief on stdin and keeps the st
 
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -84,7 +85,8 @@ async def test_tools_are_read_tier_on_every_surface(tmp_path):
 async def test_spawn_list_wait_send_round_trip(tmp_path):
     write_config(tmp_path)
     gate = tmp_path / "gate"
-    async with mcp_session(tmp_path) as c:
+    # The run's folder (with the worker logs) is kept after the run only when asked.
+    async with mcp_session(tmp_path, env={"AGENT_TOOLS_KEEP_RUN_DIR": "1"}) as c:
         r = await c.call_tool("vibe_spawn", {"brief": f"first gate={gate}", "label": "e2e"})
         assert not r.is_error, text(r)
         assert r.structured_content["id"] == "w1"
@@ -119,6 +121,7 @@ async def test_spawn_list_wait_send_round_trip(tmp_path):
         assert r.structured_content["result"].endswith("brief: tail me final=none")
     content = open(log).read()
     assert "--- round 1 ended: done" in content and "progress: round 2 starting" in content
+    shutil.rmtree(os.path.dirname(os.path.dirname(log)))
 
 
 async def test_kill_failure_and_bad_input(tmp_path):
