@@ -211,8 +211,24 @@ impl McpServer {
         self,
         shutdown: impl std::future::Future<Output = ()>,
     ) -> Result<(), ToolError> {
-        let registry = Arc::clone(&self.registry);
         let (input, output) = rmcp::transport::stdio_pipes();
+        self.serve_streams(input, output, shutdown).await
+    }
+
+    /// Serves newline-delimited JSON-RPC read from `input` and written to `output` (the
+    /// stdio transport, over any byte streams), until the client closes `input` or
+    /// `shutdown` resolves; the run is closed either way.
+    pub async fn serve_streams<R, W>(
+        self,
+        input: R,
+        output: W,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<(), ToolError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let registry = Arc::clone(&self.registry);
         let (reader, writer, flushed) = stdio::guarded(input, output);
         tokio::pin!(shutdown);
         let service = tokio::select! {
