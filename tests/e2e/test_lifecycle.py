@@ -318,3 +318,39 @@ async def test_detached_grandchildren_of_a_cell_end_with_the_run(tmp_path):
         await anyio.sleep(0.05)
     assert not [p for p in pids if alive(p)], "detached grandchildren outlived the run"
     assert not alive(server_pid)
+
+
+async def test_a_language_server_that_stops_reading_makes_the_call_fail_not_hang(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "d"\nversion = "0"\n')
+    # Far more than a pipe holds, so opening it in the server blocks the writer.
+    (tmp_path / "big.py").write_text("def compute(x):\n    return x * 2\n" + "# filler line\n" * 40000)
+    deaf = REPO / "tests" / "e2e" / "fixtures" / "deaf_lsp.py"
+    (tmp_path / "agent-tools.toml").write_text(
+        f"[lsp.servers.python]\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(deaf))}]\n"
+    )
+    async with mcp_session(tmp_path, mode="legacy") as c:
+        # A bound against a hang only; the answer comes after the write timeout.
+        with anyio.fail_after(120):
+            r = await c.call_tool("lsp", {"action": "hover", "file": "big.py", "line": 1, "symbol": "compute"})
+        assert r.is_error, text(r)
+        assert "stopped reading its input" in text(r), text(r)
+        # The server keeps serving other calls.
+        r = await c.call_tool("read", {"path": "pyproject.toml"})
+        assert not r.is_error and "name" in text(r), text(r)
+
+
+async def test_the_checker_output_cap_stops_the_checker(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "d"\nversion = "0"\n')
+    (tmp_path / "a.py").write_text("x = 1\n")
+    # Prints past the cap, then would run for ten minutes.
+    noisy = "import sys, time\nsys.stdout.write('a.py:1:1: error: noise\\n' * 400000)\nsys.stdout.flush()\ntime.sleep(600)\n"
+    (tmp_path / "agent-tools.toml").write_text(
+        f"[lsp.checkers.python]\ncommand = [{json.dumps(sys.executable)}, \"-c\", {json.dumps(noisy)}]\n"
+    )
+    async with mcp_session(tmp_path, mode="legacy") as c:
+        # A bound against a hang only (the checker would otherwise run its whole timeout).
+        with anyio.fail_after(120):
+            r = await c.call_tool("lsp", {"action": "diagnostics", "file": "*"})
+        assert not r.is_error, text(r)
+        assert "(killed)" in text(r), text(r)
+    assert not processes_of(tmp_path), describe(processes_of(tmp_path))
