@@ -5,9 +5,11 @@
 //! killed with its whole group when its owner drops.
 //!
 //! Every child also gets `PR_SET_PDEATHSIG(SIGKILL)`: if this server dies without closing
-//! its runs (SIGKILL, a crash), the kernel kills its direct children. Linux ties that signal
-//! to the thread that forked, so children are only spawned from the runtime's long-lived
-//! worker threads (never from `spawn_blocking`, whose threads exit when idle).
+//! its runs (SIGKILL, a crash), the kernel kills its direct children. Linux sends that
+//! signal when the *thread* that forked exits, not the process, and a call may run on a
+//! short-lived thread (a `spawn_blocking` thread, a Python thread calling through the
+//! bindings). So every child is forked by one spawner thread that lives as long as the
+//! process ([`spawn_from_spawner`]).
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -89,6 +91,50 @@ fn own_session_dying_with(parent: libc::pid_t) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+type SpawnJob = (
+    tokio::runtime::Handle,
+    Command,
+    std::sync::mpsc::Sender<std::io::Result<Child>>,
+);
+
+/// The spawner thread's queue, started on first use.
+static SPAWNER: std::sync::OnceLock<Option<Mutex<std::sync::mpsc::Sender<SpawnJob>>>> =
+    std::sync::OnceLock::new();
+
+/// Spawns `cmd` from the process-long spawner thread, inside the caller's runtime (so the
+/// child's pipes and exit are driven by it), so the child's `PDEATHSIG` fires only when the
+/// whole process dies. Falls back to spawning here if that thread cannot be started.
+fn spawn_from_spawner(mut cmd: Command) -> std::io::Result<Child> {
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("agent-tools-spawner".into())
+            .spawn(move || {
+                for (handle, mut cmd, reply) in rx {
+                    let _runtime = handle.enter();
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let (Some(spawner), Ok(handle)) = (spawner, tokio::runtime::Handle::try_current()) else {
+        return cmd.spawn();
+    };
+    let (reply_tx, reply_rx) = std::sync::mpsc::channel();
+    let sent = spawner
+        .lock()
+        .map_err(|_| std::io::Error::other("the spawner queue is poisoned"))?
+        .send((handle, cmd, reply_tx));
+    if let Err(std::sync::mpsc::SendError((_, mut cmd, _))) = sent {
+        return cmd.spawn();
+    }
+    // Only fork and exec happen there: the answer comes in milliseconds.
+    reply_rx
+        .recv()
+        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?
 }
 
 /// The last bytes a child wrote to stderr (bounded).
@@ -177,8 +223,7 @@ impl ChildProcess {
         unsafe {
             cmd.pre_exec(move || own_session_dying_with(parent));
         }
-        let mut child = cmd
-            .spawn()
+        let mut child = spawn_from_spawner(cmd)
             .map_err(|e| ToolError::not_available(format!("cannot start {program}: {e}")))?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         run.register_process_group(pgid);
@@ -269,5 +314,58 @@ impl ChildProcess {
 impl Drop for ChildProcess {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, RunOptions};
+
+    fn state(pid: i32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit(')').next()?.trim_start().chars().next()
+    }
+
+    #[test]
+    fn a_child_outlives_the_short_lived_thread_that_started_it() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::new(RunOptions {
+            root: dir.path().into(),
+            conversation_id: "spawner".into(),
+            config: Config::empty(),
+        })
+        .unwrap();
+        let handle = rt.handle().clone();
+        let asking = Arc::clone(&run);
+        // A thread that asks for the child and exits, as a caller's pool thread does.
+        let child = std::thread::spawn(move || {
+            handle.block_on(async move {
+                let mut cmd = Command::new("sleep");
+                cmd.arg("30");
+                ChildProcess::spawn(&asking, cmd, Pipes::None).unwrap()
+            })
+        })
+        .join()
+        .unwrap();
+        let pid = child.pid();
+        // Were its death signal tied to that thread, it would be dead (or dying) by now.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(matches!(state(pid), Some('S' | 'R')), "{:?}", state(pid));
+        // Its own session, so nothing it leaves behind escapes the sweep.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let parsed = crate::sweep::parse_stat(&stat).unwrap();
+        assert_eq!((parsed.session, parsed.pgrp), (pid, pid));
+        rt.block_on(async move {
+            drop(child);
+            run.close().await;
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!matches!(state(pid), Some('S' | 'R')), "{:?}", state(pid));
     }
 }
