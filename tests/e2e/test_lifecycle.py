@@ -354,3 +354,33 @@ async def test_the_checker_output_cap_stops_the_checker(tmp_path):
         assert not r.is_error, text(r)
         assert "(killed)" in text(r), text(r)
     assert not processes_of(tmp_path), describe(processes_of(tmp_path))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
+def test_a_signal_during_a_one_shot_call_closes_its_run(tmp_path, sig):
+    code = "open('looping', 'w').close()\n" + LOOP
+    args = json.dumps({"code": code, "description": DESC})
+    proc = subprocess.Popen(
+        [agent_tools_bin(), "call", "eval", "--args", args, "--root", str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "looping").exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the cell never started"
+            time.sleep(0.05)
+        kernels = [p for p in processes_of(tmp_path) if p != proc.pid]
+        assert kernels, "no kernel found"
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig, (proc.returncode, proc.stderr.read())
+    deadline = time.monotonic() + 10
+    while processes_of(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not processes_of(tmp_path), describe(processes_of(tmp_path))
