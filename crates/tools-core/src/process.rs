@@ -9,7 +9,7 @@
 //! signal when the *thread* that forked exits, not the process, and a call may run on a
 //! short-lived thread (a `spawn_blocking` thread, a Python thread calling through the
 //! bindings). So every child is forked by one spawner thread that lives as long as the
-//! process ([`spawn_from_spawner`]).
+//! process.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};

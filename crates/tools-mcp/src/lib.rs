@@ -20,7 +20,7 @@
 //! - A tool that panics is answered with an internal error by the registry; the server keeps
 //!   serving. Requests whose arguments hold text that is not Unicode (a lone surrogate
 //!   escape such as `"\ud800"`, or bytes that are not UTF-8) are answered with
-//!   invalid-params instead of being dropped ([`unicode_guard`]).
+//!   invalid-params instead of being dropped ([`stdio`]).
 //!
 //! ## When the registry is built
 //!
@@ -235,7 +235,12 @@ impl McpServer {
             s = self.serve((reader, writer)) => {
                 s.map_err(|e| ToolError::internal(format!("MCP handshake failed: {e}")))?
             }
-            _ = &mut shutdown => return Ok(()),
+            _ = &mut shutdown => {
+                if let Some(reg) = registry.get() {
+                    reg.run().close().await;
+                }
+                return Ok(());
+            }
         };
         let stop = service.cancellation_token();
         let result = tokio::select! {
