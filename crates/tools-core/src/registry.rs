@@ -336,10 +336,19 @@ impl Registry {
                 .clone()
                 .unwrap_or_else(|| self.run.cancellation().child_token()),
         };
+        // A call cancelled while it waits its turn never starts.
         let _guard = match self.locks.get(name) {
-            Some(lock) => Some(lock.lock().await),
+            Some(lock) => tokio::select! {
+                g = lock.lock() => Some(g),
+                _ = ctx.cancel.cancelled() => None,
+            },
             None => None,
         };
+        if ctx.cancel.is_cancelled() {
+            return Err(
+                ToolError::rejected(format!("`{name}` was cancelled before it started")).into(),
+            );
+        }
         let mut out = unless_panicked(name, tool.call(&ctx, args)).await??;
         drop(_guard);
         // Write observers.
@@ -568,6 +577,36 @@ mod tests {
             reg.call(Surface::FULL, "r", json!({})).await.unwrap().text,
             "r ok"
         );
+    }
+
+    #[tokio::test]
+    async fn a_call_cancelled_while_it_waits_its_turn_never_runs() {
+        let (_d, run) = run();
+        let x = Echo::new("x", Tier::Exec, false);
+        let reg = RegistryBuilder::new(run).tool(x.clone()).build().unwrap();
+        let cancel = CancellationToken::new();
+        let first = reg.call(Surface::FULL, "x", json!({}));
+        let second = reg.call_with(
+            Surface::FULL,
+            "x",
+            json!({}),
+            CallOptions {
+                cancel: Some(cancel.clone()),
+                ..Default::default()
+            },
+        );
+        let canceller = async {
+            tokio::task::yield_now().await;
+            cancel.cancel();
+        };
+        let (a, b, ()) = tokio::join!(first, second, canceller);
+        assert_eq!(a.unwrap().text, "x ok");
+        match b {
+            Err(CallError::Tool(ToolError::Rejected(m))) => {
+                assert!(m.contains("before it started"))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
     }
 
     struct Deny;
