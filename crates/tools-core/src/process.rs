@@ -223,12 +223,14 @@ impl ChildProcess {
         unsafe {
             cmd.pre_exec(move || own_session_dying_with(parent));
         }
+        let spawning = crate::sweep::spawning();
         let mut child = spawn_from_spawner(cmd)
             .map_err(|e| ToolError::not_available(format!("cannot start {program}: {e}")))?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         run.register_process_group(pgid);
         crate::watchdog::watch_session(pgid);
         crate::sweep::session_started(pgid);
+        drop(spawning);
         let stderr = StderrLog::new();
         if let Some(mut err) = child.stderr.take() {
             let log = stderr.clone();
@@ -302,8 +304,6 @@ impl ChildProcess {
         let _ = self.child.start_kill();
         if self.pgid > 1 {
             crate::sweep::kill_all(&[self.pgid].into_iter().collect());
-            crate::watchdog::forget_session(self.pgid);
-            crate::sweep::session_ended(self.pgid);
         }
         if let Some(run) = self.run.upgrade() {
             run.forget_process_group(self.pgid);
@@ -314,6 +314,12 @@ impl ChildProcess {
 impl Drop for ChildProcess {
     fn drop(&mut self) {
         self.kill();
+        // Only now: while its owner holds it, the child (or its zombie, which the owner may
+        // still wait for) must never look like a stray.
+        if self.pgid > 1 {
+            crate::watchdog::forget_session(self.pgid);
+            crate::sweep::session_ended(self.pgid);
+        }
     }
 }
 

@@ -27,6 +27,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static LIVE_SESSIONS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 /// Whether this process adopts orphaned descendants ([`adopt_orphans`]).
 static ADOPTING: AtomicBool = AtomicBool::new(false);
+/// Held from a child's fork until its session is recorded, and while strays are picked: a
+/// child that exists but is not yet recorded would look like a stray.
+static SPAWNING: Mutex<()> = Mutex::new(());
+
+/// Holds off the stray sweep while a child is spawned and its session recorded.
+pub(crate) fn spawning() -> std::sync::MutexGuard<'static, ()> {
+    SPAWNING.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Makes this process the child subreaper of its descendants (`PR_SET_CHILD_SUBREAPER`), so
 /// orphans of the runs' processes are re-parented here and swept with the run. A
@@ -169,6 +177,7 @@ pub fn kill_run(roots: &HashSet<i32>) -> usize {
 }
 
 fn sweep(roots: &HashSet<i32>, adopting: bool) -> usize {
+    let _no_spawns = adopting.then(spawning);
     if roots.is_empty() && !adopting {
         return 0;
     }
