@@ -8,6 +8,7 @@ The workspace's own file names the worker programs, so these runs are trusted (`
 
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -89,7 +90,8 @@ async def test_tools_are_read_tier_on_every_surface(tmp_path):
 async def test_spawn_list_wait_send_round_trip(tmp_path):
     write_config(tmp_path)
     gate = tmp_path / "gate"
-    async with mcp_session(tmp_path, args=TRUST) as c:
+    # The run's folder (with the worker logs) is kept after the run only when asked.
+    async with mcp_session(tmp_path, args=TRUST, env={"AGENT_TOOLS_KEEP_RUN_DIR": "1"}) as c:
         r = await c.call_tool("vibe_spawn", {"brief": f"first gate={gate}", "label": "e2e"})
         assert not r.is_error, text(r)
         assert r.structured_content["id"] == "w1"
@@ -124,6 +126,7 @@ async def test_spawn_list_wait_send_round_trip(tmp_path):
         assert r.structured_content["result"].endswith("brief: tail me final=none")
     content = open(log).read()
     assert "--- round 1 ended: done" in content and "progress: round 2 starting" in content
+    shutil.rmtree(os.path.dirname(os.path.dirname(log)))
 
 
 async def test_kill_failure_and_bad_input(tmp_path):

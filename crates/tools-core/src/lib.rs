@@ -25,18 +25,21 @@ mod config;
 pub mod discovery;
 mod error;
 pub mod framing;
+pub mod json_unicode;
 mod output;
 mod path_locks;
 pub mod process;
 mod registry;
 mod run;
 pub mod safe_write;
+pub mod sweep;
 pub mod testing;
 pub mod text;
 mod tier;
 mod tool;
 pub mod transport;
 pub mod trust;
+pub mod watchdog;
 mod workspace;
 
 pub use child_env::{child_command, worker_command};
@@ -49,7 +52,7 @@ pub use registry::{
     Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,
     Registry, RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,
 };
-pub use run::{Run, RunOptions};
+pub use run::{KEEP_STATE_ENV, Run, RunOptions};
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
 pub use workspace::Workspace;

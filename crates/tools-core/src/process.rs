@@ -1,7 +1,15 @@
-//! The child-process lifecycle, written down once: every external process runs in its own
-//! process group, with stdin/stdout piped, stderr drained into a bounded log (a full pipe
-//! nobody reads would block the child), registered with its [`Run`] so closing the run
-//! kills it, and killed with its whole group when its owner drops.
+//! The child-process lifecycle, written down once: every external process runs in a session
+//! (and so a process group) of its own, with stdin/stdout piped, stderr drained into a
+//! bounded log (a full pipe nobody reads would block the child), registered with its [`Run`]
+//! so closing the run kills it and everything left in its session ([`crate::sweep`]), and
+//! killed with its whole group when its owner drops.
+//!
+//! Every child also gets `PR_SET_PDEATHSIG(SIGKILL)`: if this server dies without closing
+//! its runs (SIGKILL, a crash), the kernel kills its direct children. Linux sends that
+//! signal when the *thread* that forked exits, not the process, and a call may run on a
+//! short-lived thread (a `spawn_blocking` thread, a Python thread calling through the
+//! bindings). So every child is forked by one spawner thread that lives as long as the
+//! process.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -57,6 +65,76 @@ pub fn signal_group(pgid: i32, signal: i32) {
 pub fn group_alive(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence.
     pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
+}
+
+/// Runs in the child between fork and exec: a new session (so a new process group), and
+/// SIGKILL when the parent dies. If the parent died before the `prctl`, the signal would
+/// never come, so the child ends itself.
+fn own_session_dying_with(parent: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: plain system calls without pointers, async-signal-safe.
+    unsafe {
+        if libc::setsid() < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::getppid() != parent {
+            libc::raise(libc::SIGKILL);
+        }
+    }
+    Ok(())
+}
+
+type SpawnJob = (
+    tokio::runtime::Handle,
+    Command,
+    std::sync::mpsc::Sender<std::io::Result<Child>>,
+);
+
+/// The spawner thread's queue, started on first use.
+static SPAWNER: std::sync::OnceLock<Option<Mutex<std::sync::mpsc::Sender<SpawnJob>>>> =
+    std::sync::OnceLock::new();
+
+/// Spawns `cmd` from the process-long spawner thread, inside the caller's runtime (so the
+/// child's pipes and exit are driven by it), so the child's `PDEATHSIG` fires only when the
+/// whole process dies. Falls back to spawning here if that thread cannot be started.
+fn spawn_from_spawner(mut cmd: Command) -> std::io::Result<Child> {
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("agent-tools-spawner".into())
+            .spawn(move || {
+                for (handle, mut cmd, reply) in rx {
+                    let _runtime = handle.enter();
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let (Some(spawner), Ok(handle)) = (spawner, tokio::runtime::Handle::try_current()) else {
+        return cmd.spawn();
+    };
+    let (reply_tx, reply_rx) = std::sync::mpsc::channel();
+    let sent = spawner
+        .lock()
+        .map_err(|_| std::io::Error::other("the spawner queue is poisoned"))?
+        .send((handle, cmd, reply_tx));
+    if let Err(std::sync::mpsc::SendError((_, mut cmd, _))) = sent {
+        return cmd.spawn();
+    }
+    // Only fork and exec happen there: the answer comes in milliseconds.
+    reply_rx
+        .recv()
+        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?
 }
 
 /// The last bytes a child wrote to stderr (bounded).
@@ -138,14 +216,21 @@ impl ChildProcess {
                 cmd.stdin(Stdio::null()).stdout(Stdio::null());
             }
         }
-        cmd.stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        let mut child = cmd
-            .spawn()
+        cmd.stderr(Stdio::piped()).kill_on_drop(true);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: the closure only makes async-signal-safe calls (setsid, prctl, getppid,
+        // raise) in the forked child.
+        unsafe {
+            cmd.pre_exec(move || own_session_dying_with(parent));
+        }
+        let spawning = crate::sweep::spawning();
+        let mut child = spawn_from_spawner(cmd)
             .map_err(|e| ToolError::not_available(format!("cannot start {program}: {e}")))?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         run.register_process_group(pgid);
+        crate::watchdog::watch_session(pgid);
+        crate::sweep::session_started(pgid);
+        drop(spawning);
         let stderr = StderrLog::new();
         if let Some(mut err) = child.stderr.take() {
             let log = stderr.clone();
@@ -173,7 +258,7 @@ impl ChildProcess {
         })
     }
 
-    /// The process id (and group id).
+    /// The process id (and its group and session id).
     pub fn pid(&self) -> i32 {
         self.pgid
     }
@@ -212,10 +297,14 @@ impl ChildProcess {
             None => self.child.wait().await.ok(),
         }
     }
-    /// Kills the whole group now.
+    /// Kills the whole group now, and whatever is left in the child's session or below it
+    /// (double-forked grandchildren).
     pub fn kill(&mut self) {
         kill_group(self.pgid);
         let _ = self.child.start_kill();
+        if self.pgid > 1 {
+            crate::sweep::kill_all(&[self.pgid].into_iter().collect());
+        }
         if let Some(run) = self.run.upgrade() {
             run.forget_process_group(self.pgid);
         }
@@ -225,5 +314,65 @@ impl ChildProcess {
 impl Drop for ChildProcess {
     fn drop(&mut self) {
         self.kill();
+        // Only now: while its owner holds it, the child (or its zombie, which the owner may
+        // still wait for) must never look like a stray.
+        if self.pgid > 1 {
+            crate::watchdog::forget_session(self.pgid);
+            crate::sweep::session_ended(self.pgid);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, RunOptions};
+
+    fn state(pid: i32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit(')').next()?.trim_start().chars().next()
+    }
+
+    #[test]
+    fn a_child_outlives_the_short_lived_thread_that_started_it() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::new(RunOptions {
+            root: dir.path().into(),
+            conversation_id: "spawner".into(),
+            config: Config::empty(),
+            trusted: false,
+        })
+        .unwrap();
+        let handle = rt.handle().clone();
+        let asking = Arc::clone(&run);
+        // A thread that asks for the child and exits, as a caller's pool thread does.
+        let child = std::thread::spawn(move || {
+            handle.block_on(async move {
+                let mut cmd = Command::new("sleep");
+                cmd.arg("30");
+                ChildProcess::spawn(&asking, cmd, Pipes::None).unwrap()
+            })
+        })
+        .join()
+        .unwrap();
+        let pid = child.pid();
+        // Were its death signal tied to that thread, it would be dead (or dying) by now.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(matches!(state(pid), Some('S' | 'R')), "{:?}", state(pid));
+        // Its own session, so nothing it leaves behind escapes the sweep.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let parsed = crate::sweep::parse_stat(&stat).unwrap();
+        assert_eq!((parsed.session, parsed.pgrp), (pid, pid));
+        rt.block_on(async move {
+            drop(child);
+            run.close().await;
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!matches!(state(pid), Some('S' | 'R')), "{:?}", state(pid));
     }
 }

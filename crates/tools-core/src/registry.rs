@@ -336,20 +336,53 @@ impl Registry {
                 .clone()
                 .unwrap_or_else(|| self.run.cancellation().child_token()),
         };
+        // A call cancelled while it waits its turn never starts.
         let _guard = match self.locks.get(name) {
-            Some(lock) => Some(lock.lock().await),
+            Some(lock) => tokio::select! {
+                g = lock.lock() => Some(g),
+                _ = ctx.cancel.cancelled() => None,
+            },
             None => None,
         };
-        let mut out = tool.call(&ctx, args).await?;
+        if ctx.cancel.is_cancelled() {
+            return Err(
+                ToolError::rejected(format!("`{name}` was cancelled before it started")).into(),
+            );
+        }
+        let mut out = unless_panicked(name, tool.call(&ctx, args)).await??;
         drop(_guard);
         // Write observers.
         if !out.touched.is_empty() {
             for obs in &self.observers {
-                let sections = obs.after_write(&ctx, &out.touched).await;
+                let sections = unless_panicked(name, obs.after_write(&ctx, &out.touched)).await?;
                 out.sections.extend(sections);
             }
         }
         Ok(out)
+    }
+}
+
+/// Runs `fut`, turning a panic inside it into an internal error for the model (logged with
+/// its message), so one broken tool answers its call and the server keeps serving.
+async fn unless_panicked<T>(
+    tool: &str,
+    fut: impl std::future::Future<Output = T>,
+) -> Result<T, ToolError> {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(v) => Ok(v),
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            tracing::error!(tool, "a tool call panicked: {why}");
+            Err(ToolError::internal(format!(
+                "`{tool}` failed with an internal error (it panicked: {why}); this is a bug in the tool, \
+                 not in your arguments; other tools keep working"
+            )))
+        }
     }
 }
 
@@ -395,6 +428,26 @@ impl Invoker {
         args: Value,
         progress: Progress,
     ) -> Result<ToolOutput, ToolError> {
+        self.call_inner(name, args, progress, None).await
+    }
+    /// [`Invoker::call_with_progress`] whose call sees `cancel` as its cancellation token
+    /// (a child of the calling tool's token, so cancelling the outer call reaches it).
+    pub async fn call_cancellable(
+        &self,
+        name: &str,
+        args: Value,
+        progress: Progress,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        self.call_inner(name, args, progress, Some(cancel)).await
+    }
+    async fn call_inner(
+        &self,
+        name: &str,
+        args: Value,
+        progress: Progress,
+        cancel: Option<CancellationToken>,
+    ) -> Result<ToolOutput, ToolError> {
         let Some(reg) = self.registry.upgrade() else {
             return Err(ToolError::not_available(
                 "no tool registry is attached to this call",
@@ -402,7 +455,7 @@ impl Invoker {
         };
         let opts = CallOptions {
             progress,
-            cancel: None,
+            cancel,
             stack: self.stack.clone(),
         };
         match reg.call_with(self.surface, name, args, opts).await {
@@ -470,6 +523,89 @@ mod tests {
                 out.touched.push(ctx.run.root().join("f"));
             }
             Ok(out)
+        }
+    }
+
+    struct Panics;
+    #[async_trait::async_trait]
+    impl Tool for Panics {
+        fn name(&self) -> &str {
+            "panics"
+        }
+        fn tier(&self) -> Tier {
+            Tier::Exec
+        }
+        fn description(&self) -> String {
+            "panics".into()
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type":"object"})
+        }
+        fn parallel_safe(&self) -> bool {
+            false
+        }
+        async fn call(&self, _ctx: &CallCtx, _args: Value) -> Result<ToolOutput, ToolError> {
+            let v: Vec<u8> = Vec::new();
+            Ok(ToolOutput::text(format!(
+                "{}",
+                v[usize::from(v.is_empty())]
+            )))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_tool_is_an_internal_error_and_the_next_call_works() {
+        let (_d, run) = run();
+        let reg = RegistryBuilder::new(run)
+            .tool(Arc::new(Panics))
+            .tool(Echo::new("r", Tier::Read, true))
+            .build()
+            .unwrap();
+        for _ in 0..2 {
+            // Twice: the per-tool lock was released by the unwinding call.
+            match reg.call(Surface::FULL, "panics", json!({})).await {
+                Err(CallError::Tool(ToolError::Internal(m))) => {
+                    assert!(
+                        m.contains("panicked") && m.contains("index out of bounds"),
+                        "{m}"
+                    )
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(
+            reg.call(Surface::FULL, "r", json!({})).await.unwrap().text,
+            "r ok"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_call_cancelled_while_it_waits_its_turn_never_runs() {
+        let (_d, run) = run();
+        let x = Echo::new("x", Tier::Exec, false);
+        let reg = RegistryBuilder::new(run).tool(x.clone()).build().unwrap();
+        let cancel = CancellationToken::new();
+        let first = reg.call(Surface::FULL, "x", json!({}));
+        let second = reg.call_with(
+            Surface::FULL,
+            "x",
+            json!({}),
+            CallOptions {
+                cancel: Some(cancel.clone()),
+                ..Default::default()
+            },
+        );
+        let canceller = async {
+            tokio::task::yield_now().await;
+            cancel.cancel();
+        };
+        let (a, b, ()) = tokio::join!(first, second, canceller);
+        assert_eq!(a.unwrap().text, "x ok");
+        match b {
+            Err(CallError::Tool(ToolError::Rejected(m))) => {
+                assert!(m.contains("before it started"))
+            }
+            other => panic!("unexpected {other:?}"),
         }
     }
 

@@ -1,5 +1,11 @@
 //! One run: one conversation's workspace, configuration, cancellation, child processes and
-//! close hooks. Closing it (or dropping it) kills every process group it started.
+//! close hooks. Closing it (or dropping it) kills every process group it started and every
+//! process left in their sessions ([`crate::sweep`]), and removes its private state folder.
+//!
+//! The state folder (worker logs, debugger scratch files) is created on first use under the
+//! system temp folder, mode 0700, under a fresh name. It is removed when the run closes,
+//! unless the environment variable [`KEEP_STATE_ENV`] is set to `1` (for reading logs after
+//! the run).
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -47,6 +53,12 @@ fn fresh_id() -> String {
         .unwrap_or(0);
     format!("run-{}-{:x}", std::process::id(), nanos & 0xffff_ffff)
 }
+
+/// Set to `1` to keep a run's state folder after the run closes.
+pub const KEEP_STATE_ENV: &str = "AGENT_TOOLS_KEEP_RUN_DIR";
+
+/// How long all close hooks together may take before the processes are killed anyway.
+const CLOSE_HOOKS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 type CloseHook = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
 
@@ -120,7 +132,8 @@ impl Run {
     }
 
     /// A directory for this run's files (worker logs, …), created on first use under the
-    /// system temp directory. It is kept after the run so logs can still be read.
+    /// system temp directory, readable by this user only (0700). Removed when the run
+    /// closes unless [`KEEP_STATE_ENV`] is `1`.
     pub fn state_dir(&self) -> Result<PathBuf, ToolError> {
         let mut guard = self
             .state_dir
@@ -140,10 +153,25 @@ impl Run {
                 }
             })
             .collect();
-        let p = std::env::temp_dir().join("agent-tools").join(safe);
-        std::fs::create_dir_all(&p)?;
+        let p = create_private_dir(&std::env::temp_dir(), &format!("agent-tools-{safe}"))?;
         *guard = Some(p.clone());
         Ok(p)
+    }
+
+    /// Removes the state folder (unless the user keeps it).
+    fn remove_state_dir(&self) {
+        let dir = self.state_dir.lock().ok().and_then(|mut d| d.take());
+        let Some(dir) = dir else { return };
+        if std::env::var(KEEP_STATE_ENV).is_ok_and(|v| v == "1") {
+            tracing::info!("keeping the run's state folder {}", dir.display());
+            return;
+        }
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            tracing::warn!(
+                "could not remove the run's state folder {}: {e}",
+                dir.display()
+            );
+        }
     }
 
     /// Registers a child's process group; [`Run::close`] (or drop) sends it SIGKILL.
@@ -189,8 +217,9 @@ impl Run {
         v
     }
 
-    /// Closes the run: cancels its token, runs close hooks (each bounded to 5 s), then kills
-    /// every registered process group. Idempotent.
+    /// Closes the run: cancels its token, runs close hooks (5 s for all of them together),
+    /// then kills every registered process group and whatever is left in their sessions, and
+    /// removes the state folder. Idempotent.
     pub async fn close(&self) {
         if self.closed.swap(true, Ordering::SeqCst) {
             return;
@@ -201,28 +230,71 @@ impl Run {
             .lock()
             .map(|mut h| std::mem::take(&mut *h))
             .unwrap_or_default();
-        for hook in hooks.into_iter().rev() {
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), hook()).await;
+        let all_hooks = async {
+            for hook in hooks.into_iter().rev() {
+                hook().await;
+            }
+        };
+        if tokio::time::timeout(CLOSE_HOOKS_BUDGET, all_hooks)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the run's close hooks took too long; killing its processes now");
         }
-        self.kill_groups();
+        self.kill_processes();
+        self.remove_state_dir();
     }
 
-    fn kill_groups(&self) {
-        let groups: Vec<i32> = self
+    /// Kills every process the run started and everything left in their sessions, now,
+    /// without running close hooks (for a server that must exit at once).
+    pub fn kill_processes(&self) {
+        let groups: std::collections::HashSet<i32> = self
             .groups
             .lock()
-            .map(|mut g| std::mem::take(&mut *g))
+            .map(|mut g| std::mem::take(&mut *g).into_iter().collect())
             .unwrap_or_default();
-        for pgid in groups {
-            crate::process::kill_group(pgid);
+        crate::sweep::kill_run(&groups);
+    }
+}
+
+/// Creates a fresh folder `NAME-XXXX` under `parent`, mode 0700. Never reuses an existing
+/// path (a planted folder or symlink makes it pick another name).
+fn create_private_dir(parent: &Path, name: &str) -> Result<PathBuf, ToolError> {
+    use std::os::unix::fs::DirBuilderExt;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut last = None;
+    for _ in 0..16 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let salt = (u64::from(nanos) ^ (n << 32) ^ u64::from(std::process::id()))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let p = parent.join(format!("{name}-{:08x}", salt >> 32));
+        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                return Err(ToolError::internal(format!(
+                    "cannot create the run's state folder under {}: {e}",
+                    parent.display()
+                )));
+            }
         }
     }
+    Err(ToolError::internal(format!(
+        "cannot create the run's state folder under {}: {}",
+        parent.display(),
+        last.map(|e| e.to_string()).unwrap_or_default()
+    )))
 }
 
 impl Drop for Run {
     fn drop(&mut self) {
         self.cancel.cancel();
-        self.kill_groups();
+        self.kill_processes();
+        self.remove_state_dir();
     }
 }
 
@@ -257,5 +329,26 @@ mod tests {
         assert!(!status.success());
         assert_eq!(*run.state(|| 7u32), 7);
         assert_eq!(*run.state(|| 9u32), 7);
+    }
+
+    #[tokio::test]
+    async fn state_dir_is_private_and_removed_on_close() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::new(RunOptions {
+            root: dir.path().into(),
+            conversation_id: "../odd id".into(),
+            config: Config::empty(),
+            trusted: false,
+        })
+        .unwrap();
+        let state = run.state_dir().unwrap();
+        assert_eq!(state, run.state_dir().unwrap());
+        assert_eq!(state.parent(), Some(std::env::temp_dir().as_path()));
+        let mode = std::fs::metadata(&state).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        std::fs::write(state.join("log"), "x").unwrap();
+        run.close().await;
+        assert!(!state.exists(), "{} outlived the run", state.display());
     }
 }

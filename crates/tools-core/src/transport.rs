@@ -8,6 +8,12 @@
 //! on end of stream every waiter is drained with [`TransportError::StreamClosed`] and the
 //! reader stops; messages from the peer that are not responses (server→client requests,
 //! notifications, events) arrive on one stream, in order.
+//!
+//! Writes are bounded too ([`DEFAULT_WRITE_TIMEOUT`], [`Transport::set_write_timeout`]): a
+//! peer that stopped reading its stdin fills the pipe and would block the writer forever.
+//! A write that times out may have left half a frame in the pipe, so the connection is
+//! treated as broken from then on: every waiter is drained and every later call fails at
+//! once, and the owner restarts the peer.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -84,10 +90,14 @@ impl Protocol for Dap {
     }
 }
 
+/// How long one message may take to be written before the peer counts as broken.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Why a request got no answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TransportError {
-    /// No response within the wait; the pending entry was removed.
+    /// No response within the wait (or the request could not even be written within the
+    /// write timeout); the pending entry was removed.
     #[error("no response within {0:?}")]
     Timeout(Duration),
     /// The peer closed its end (or the process died).
@@ -96,6 +106,14 @@ pub enum TransportError {
     /// Writing failed or a message could not be encoded.
     #[error("{0}")]
     Other(String),
+}
+
+/// Why a write failed.
+enum WriteError {
+    /// The peer did not read it within the write timeout; the connection is now broken.
+    TimedOut(Duration),
+    /// Anything else.
+    Failed(TransportError),
 }
 
 /// `Result` with [`TransportError`].
@@ -109,6 +127,17 @@ struct Inner {
     pending: Pending,
     next_id: AtomicU64,
     closed: CancellationToken,
+    write_timeout_ms: AtomicU64,
+}
+
+impl Inner {
+    /// Marks the connection dead: waiters are woken with `StreamClosed`.
+    fn break_down(&self) {
+        self.closed.cancel();
+        if let Ok(mut p) = self.pending.lock() {
+            p.clear();
+        }
+    }
 }
 
 /// A connection to one peer. Cheap to clone.
@@ -123,6 +152,9 @@ pub struct PendingRequest {
     id: u64,
     rx: oneshot::Receiver<Value>,
     inner: Arc<Inner>,
+    /// Set when the request could not even be written in time: waiting on it is then a
+    /// timeout at once.
+    failed: Option<TransportError>,
 }
 
 impl PendingRequest {
@@ -132,7 +164,15 @@ impl PendingRequest {
     }
     /// Waits up to `timeout` for the response message.
     pub async fn wait(self, timeout: Duration) -> Result<Value> {
-        let PendingRequest { id, rx, inner } = self;
+        let PendingRequest {
+            id,
+            rx,
+            inner,
+            failed,
+        } = self;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(_)) => Err(TransportError::StreamClosed),
@@ -165,6 +205,7 @@ impl Transport {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             closed: CancellationToken::new(),
+            write_timeout_ms: AtomicU64::new(DEFAULT_WRITE_TIMEOUT.as_millis() as u64),
         });
         let (tx, rx) = mpsc::unbounded_channel();
         let reader_inner = Arc::clone(&inner);
@@ -205,11 +246,8 @@ impl Transport {
                     }
                 }
             }
-            reader_inner.closed.cancel();
             // Dropping the senders wakes every waiter with StreamClosed.
-            if let Ok(mut p) = reader_inner.pending.lock() {
-                p.clear();
-            }
+            reader_inner.break_down();
         });
         (Transport { inner }, rx)
     }
@@ -227,16 +265,22 @@ impl Transport {
             .lock()
             .map_err(|_| TransportError::Other("pending map poisoned".into()))?
             .insert(id, tx);
+        let mut failed = None;
         if let Err(e) = self.write(&msg).await {
             if let Ok(mut p) = self.inner.pending.lock() {
                 p.remove(&id);
             }
-            return Err(e);
+            match e {
+                // The request is as good as sent and unanswered: its wait is the timeout.
+                WriteError::TimedOut(after) => failed = Some(TransportError::Timeout(after)),
+                WriteError::Failed(other) => return Err(other),
+            }
         }
         Ok(PendingRequest {
             id,
             rx,
             inner: Arc::clone(&self.inner),
+            failed,
         })
     }
 
@@ -249,20 +293,55 @@ impl Transport {
     pub async fn send(&self, mut msg: Value) -> Result<()> {
         let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
         self.inner.protocol.stamp_other(id, &mut msg);
-        self.write(&msg).await
+        self.write(&msg).await.map_err(|e| match e {
+            WriteError::TimedOut(after) => TransportError::Other(format!(
+                "the server stopped reading its input: a message could not be written within {} s; \
+                 the connection is closed and the server must be restarted",
+                after.as_secs_f64()
+            )),
+            WriteError::Failed(e) => e,
+        })
     }
 
-    async fn write(&self, msg: &Value) -> Result<()> {
-        let body = serde_json::to_vec(msg).map_err(|e| TransportError::Other(e.to_string()))?;
-        let mut w = self.inner.writer.lock().await;
-        write_frame_async(&mut *w, &body)
-            .await
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset => {
-                    TransportError::StreamClosed
-                }
-                _ => TransportError::Other(format!("write failed: {e}")),
-            })
+    /// Sets how long one message may take to be written (default
+    /// [`DEFAULT_WRITE_TIMEOUT`]).
+    pub fn set_write_timeout(&self, timeout: Duration) {
+        let ms = u64::try_from(timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        self.inner.write_timeout_ms.store(ms, Ordering::Relaxed);
+    }
+
+    async fn write(&self, msg: &Value) -> Result<(), WriteError> {
+        let body = serde_json::to_vec(msg)
+            .map_err(|e| WriteError::Failed(TransportError::Other(e.to_string())))?;
+        let timeout = Duration::from_millis(self.inner.write_timeout_ms.load(Ordering::Relaxed));
+        // The wait for the lock counts too: a writer stuck on a full pipe holds it.
+        let written = tokio::time::timeout(timeout, async {
+            let mut w = self.inner.writer.lock().await;
+            if self.inner.closed.is_cancelled() {
+                return Err(TransportError::StreamClosed);
+            }
+            write_frame_async(&mut *w, &body)
+                .await
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset => {
+                        TransportError::StreamClosed
+                    }
+                    _ => TransportError::Other(format!("write failed: {e}")),
+                })
+        })
+        .await;
+        match written {
+            Ok(r) => r.map_err(WriteError::Failed),
+            Err(_) => {
+                tracing::warn!(
+                    "a peer stopped reading its input; treating the connection as broken"
+                );
+                self.inner.break_down();
+                Err(WriteError::TimedOut(timeout))
+            }
+        }
     }
 
     /// Whether the peer's stream has ended.
@@ -364,6 +443,45 @@ mod tests {
             t.request(json!({"method":"x"}), Duration::from_secs(1))
                 .await
                 .unwrap_err(),
+            TransportError::StreamClosed
+        );
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_stops_reading_makes_writes_time_out_and_breaks_the_connection() {
+        // The peer never reads: a small pipe fills up and the writer blocks.
+        let (a, _peer) = tokio::io::duplex(1024);
+        let (r, w) = tokio::io::split(a);
+        let (t, _events) = Transport::start(r, w, JsonRpc);
+        t.set_write_timeout(Duration::from_millis(200));
+        let big = "x".repeat(64 * 1024);
+        let err = t
+            .request(
+                json!({"method":"big","params":{"text": big}}),
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap_err();
+        // A request that could not be written is a timeout, as one that got no answer.
+        assert_eq!(err, TransportError::Timeout(Duration::from_millis(200)));
+        assert!(t.is_closed());
+        assert_eq!(t.pending_count(), 0);
+        // Later calls fail at once instead of queueing behind the stuck write.
+        let (a, _peer) = tokio::io::duplex(1024);
+        let (r, w) = tokio::io::split(a);
+        let (t2, _events) = Transport::start(r, w, JsonRpc);
+        t2.set_write_timeout(Duration::from_millis(100));
+        let err = t2
+            .send(json!({"method":"note","params":{"text": "y".repeat(64 * 1024)}}))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, TransportError::Other(m) if m.contains("stopped reading its input")),
+            "{err:?}"
+        );
+        assert!(t2.is_closed());
+        assert_eq!(
+            t.send(json!({"method":"note"})).await.unwrap_err(),
             TransportError::StreamClosed
         );
     }

@@ -23,254 +23,17 @@ use tokio::io::BufReader;
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tools_core::process::{ChildProcess, Pipes};
-use tools_core::text::BoundedBuffer;
 use tools_core::{CallCtx, Run, ToolError, ToolOutput};
 
 use crate::Language;
+use crate::cell::{BridgeCall, CellEnd, CellRun, CellSettings, MAX_BRIDGE_LISTED};
 use crate::discover::Interpreter;
-use crate::image::{BoundedPng, bound_png};
-use crate::protocol::{FromKernel, MimeBundle, ToKernel};
+use crate::protocol::{FromKernel, ToKernel};
 
 const PYTHON_DRIVER: &str = include_str!("drivers/python_kernel.py");
 const JS_DRIVER: &str = include_str!("drivers/js_kernel.js");
 /// Runs the driver (argv[1]) in its own namespace, so `__main__` stays the user's.
 const PYTHON_BOOT: &str = "exec(compile(__import__('sys').argv.pop(1), '<eval-kernel>', 'exec'), {'__name__': '_eval_kernel'})";
-/// Most images one cell returns.
-pub const MAX_IMAGES: usize = 8;
-/// Most bridge calls listed in the structured result.
-const MAX_BRIDGE_LISTED: usize = 20;
-
-/// The limits one cell runs under.
-#[derive(Debug, Clone)]
-pub struct CellSettings {
-    /// No output and no bridge call for this long → interrupt.
-    pub idle: Duration,
-    /// After the interrupt, this long to stop before the kernel is killed.
-    pub grace: Duration,
-    /// How often a running cell reports progress.
-    pub progress_every: Duration,
-    /// Output characters kept from the start of the cell.
-    pub head: usize,
-    /// Output characters kept from the end of the cell.
-    pub tail: usize,
-}
-
-/// Why a cell stopped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CellEnd {
-    /// It ran to the end (successfully or with an exception).
-    Finished,
-    /// The idle budget ran out and the interrupt stopped it; the kernel's state survived.
-    Interrupted {
-        /// How long it had been idle.
-        idle: Duration,
-    },
-    /// The idle budget ran out and the interrupt did not stop it within the grace period;
-    /// the kernel was killed and its state is lost.
-    Killed {
-        /// How long it had been idle.
-        idle: Duration,
-        /// How long it was given after the interrupt.
-        grace: Duration,
-    },
-    /// The caller gave up (or the run closed).
-    Cancelled {
-        /// Whether the kernel had to be killed (state lost).
-        killed: bool,
-    },
-    /// The kernel died on its own (os._exit, a segfault, an outside kill).
-    Crashed {
-        /// How it died.
-        how: String,
-        /// The last lines of its log (fault handler output and the like).
-        log: String,
-    },
-}
-
-impl CellEnd {
-    /// Whether the kernel is gone after this cell.
-    pub fn kernel_lost(&self) -> bool {
-        matches!(
-            self,
-            CellEnd::Killed { .. } | CellEnd::Crashed { .. } | CellEnd::Cancelled { killed: true }
-        )
-    }
-}
-
-/// An exception raised by the cell.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CellError {
-    /// The exception's class.
-    pub ename: String,
-    /// Its message.
-    pub evalue: String,
-    /// The trimmed traceback.
-    pub traceback: String,
-}
-
-/// One bridged call a cell made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BridgeCall {
-    /// The tool.
-    pub name: String,
-    /// Whether it succeeded.
-    pub ok: bool,
-}
-
-/// What a cell produced.
-#[derive(Debug)]
-pub struct CellRun {
-    output: BoundedBuffer,
-    at_line_start: bool,
-    /// Images shown, bounded in size and number.
-    pub images: Vec<BoundedPng>,
-    /// Images left out past [`MAX_IMAGES`] or because they could not be decoded.
-    pub images_dropped: usize,
-    /// The last expression's value, rendered.
-    pub result: Option<String>,
-    /// The exception, if it raised.
-    pub error: Option<CellError>,
-    /// How it ended.
-    pub end: CellEnd,
-    /// Characters of output the cell produced (as the driver counted them).
-    pub output_chars: u64,
-    /// Characters of output cut from the middle.
-    pub cut_chars: u64,
-    /// Bridged calls, in order (capped).
-    pub bridge: Vec<BridgeCall>,
-    /// How many bridged calls in all.
-    pub bridge_total: usize,
-    /// Wall time.
-    pub elapsed: Duration,
-}
-
-impl CellRun {
-    fn new(s: &CellSettings) -> Self {
-        CellRun {
-            // The driver already keeps only head + tail characters; the host keeps a little
-            // more (in bytes, for multi-byte text) so memory is bounded even if it did not.
-            output: BoundedBuffer::new(s.head * 4 + 256, s.tail * 4 + 256),
-            at_line_start: true,
-            images: Vec::new(),
-            images_dropped: 0,
-            result: None,
-            error: None,
-            end: CellEnd::Finished,
-            output_chars: 0,
-            cut_chars: 0,
-            bridge: Vec::new(),
-            bridge_total: 0,
-            elapsed: Duration::ZERO,
-        }
-    }
-
-    /// The cell's output (streams and displays, in order), with a marker where the middle
-    /// was cut.
-    pub fn output_text(&self) -> String {
-        self.output.to_text()
-    }
-
-    fn push(&mut self, text: &str) {
-        if let Some(last) = text.chars().last() {
-            self.at_line_start = last == '\n';
-        }
-        self.output.push(text.as_bytes());
-    }
-
-    fn ensure_newline(&mut self) {
-        if !self.at_line_start {
-            self.push("\n");
-        }
-    }
-
-    fn add_bundle(&mut self, data: &MimeBundle) -> String {
-        let mut text = String::new();
-        if let Some(b64) = data.get("image/png") {
-            use base64::Engine;
-            match base64::engine::general_purpose::STANDARD.decode(b64.as_bytes()) {
-                Ok(bytes) if self.images.len() < MAX_IMAGES => match bound_png(bytes) {
-                    Ok(img) => {
-                        let n = self.images.len() + 1;
-                        text.push_str(&match img.original {
-                            Some((w, h)) => format!(
-                                "[image {n}: {}x{} PNG, downscaled from {w}x{h}]",
-                                img.width, img.height
-                            ),
-                            None => format!("[image {n}: {}x{} PNG]", img.width, img.height),
-                        });
-                        self.images.push(img);
-                    }
-                    Err(e) => {
-                        self.images_dropped += 1;
-                        text.push_str(&format!("[image left out: {e}]"));
-                    }
-                },
-                Ok(_) => {
-                    self.images_dropped += 1;
-                    text.push_str(&format!(
-                        "[image left out: a cell returns at most {MAX_IMAGES} images]"
-                    ));
-                }
-                Err(e) => {
-                    self.images_dropped += 1;
-                    text.push_str(&format!("[image left out: bad base64: {e}]"));
-                }
-            }
-        }
-        if let Some(md) = data.get("text/markdown") {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(md);
-        } else if let Some(plain) = data.get("text/plain")
-            && (text.is_empty() || !data.contains_key("image/png"))
-        {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(plain);
-        }
-        text
-    }
-
-    fn absorb(&mut self, msg: FromKernel) {
-        match msg {
-            FromKernel::Stream {
-                text, cut_before, ..
-            } => {
-                if cut_before > 0 {
-                    self.ensure_newline();
-                    self.push(&format!(
-                        "… [cut: {cut_before} characters of output not shown] …\n"
-                    ));
-                }
-                self.push(&text);
-            }
-            FromKernel::Display { data } => {
-                let text = self.add_bundle(&data);
-                self.ensure_newline();
-                self.push(&text);
-                self.push("\n");
-            }
-            FromKernel::Result { data } => {
-                let text = self.add_bundle(&data);
-                self.result = Some(text);
-            }
-            FromKernel::Error {
-                ename,
-                evalue,
-                traceback,
-            } => {
-                self.error = Some(CellError {
-                    ename,
-                    evalue,
-                    traceback,
-                });
-            }
-            FromKernel::Ready { .. } | FromKernel::ToolCall { .. } | FromKernel::Done { .. } => {}
-        }
-    }
-}
 
 /// A running kernel.
 pub struct KernelProcess {
@@ -287,6 +50,10 @@ pub struct KernelProcess {
     messages: mpsc::Receiver<Result<FromKernel, String>>,
     reader: tokio::task::JoinHandle<()>,
     next_id: u64,
+    /// The request id of a cell whose `done` has not arrived.
+    in_flight: Option<u64>,
+    /// Bridged calls of that cell still waiting for their answer.
+    bridge_waiting: Vec<u64>,
 }
 
 impl std::fmt::Debug for KernelProcess {
@@ -461,6 +228,8 @@ impl KernelProcess {
             messages: rx,
             reader,
             next_id: 1,
+            in_flight: None,
+            bridge_waiting: Vec::new(),
         };
         let ready = tokio::time::timeout(start_timeout, kernel.messages.recv()).await;
         match ready {
@@ -552,7 +321,52 @@ impl KernelProcess {
         }
     }
 
-    /// Runs one cell (magics already rewritten) under `settings`.
+    /// Whether a cell is still running on the kernel (its caller went away before the
+    /// cell's `done` came back).
+    pub fn cell_in_flight(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
+    /// Ends a cell left running by a caller that went away: interrupts it, answers its
+    /// bridged calls as cancelled and discards what it prints, until its `done` arrives.
+    /// `Err` when it did not stop within `grace` (the kernel is then killed).
+    pub async fn settle(&mut self, grace: Duration) -> Result<(), String> {
+        let Some(id) = self.in_flight else {
+            return Ok(());
+        };
+        for call in std::mem::take(&mut self.bridge_waiting) {
+            let _ = self.send(&cancelled_result(call)).await;
+        }
+        tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            match tokio::time::timeout_at(deadline, self.messages.recv()).await {
+                Ok(Some(Ok(FromKernel::Done { id: done, .. }))) if done.is_none_or(|d| d == id) => {
+                    self.in_flight = None;
+                    return Ok(());
+                }
+                Ok(Some(Ok(FromKernel::ToolCall { id: call, .. }))) => {
+                    let _ = self.send(&cancelled_result(call)).await;
+                }
+                Ok(Some(Ok(_))) => {}
+                Ok(Some(Err(e))) => {
+                    self.child.kill();
+                    return Err(format!("broke the protocol ({e})"));
+                }
+                Ok(None) => return Err("exited".into()),
+                Err(_) => {
+                    self.child.kill();
+                    return Err(format!(
+                        "was killed: an abandoned cell did not stop within {:.1} s of the interrupt",
+                        grace.as_secs_f64()
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Runs one cell (magics already rewritten) under `settings`. The kernel must not have
+    /// a cell in flight ([`KernelProcess::settle`] first).
     pub async fn execute(
         &mut self,
         code: String,
@@ -586,9 +400,15 @@ impl KernelProcess {
             run.elapsed = started.elapsed();
             return run;
         }
+        // Until its `done` arrives, the cell is in flight: if this future is dropped (the
+        // caller went away), the next cell settles it first.
+        self.in_flight = Some(id);
         let mut bridge: FuturesUnordered<BridgeFuture> = FuturesUnordered::new();
+        self.bridge_waiting.clear();
         let mut last_activity = Instant::now();
         let mut stopping: Option<(Instant, StopReason)> = None;
+        // After a cancel, when the interrupt follows the cancelled answers.
+        let mut interrupt_at: Option<tokio::time::Instant> = None;
         let mut progress = tokio::time::interval(settings.progress_every);
         progress.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         progress.tick().await;
@@ -600,6 +420,22 @@ impl KernelProcess {
                 .map(|(t, _)| tokio::time::Instant::from_std(*t + settings.grace))
                 .unwrap_or(far);
             tokio::select! {
+                // The cancel is looked at first: a bridged call that ends because of the
+                // same cancel must be answered as cancelled, not with its own error.
+                biased;
+                _ = ctx.cancel.cancelled(), if stopping.is_none() => {
+                    // Dropping the futures cancels the bridged calls themselves; the cell
+                    // gets each one answered as cancelled (a ToolError it may catch), and
+                    // the interrupt follows shortly, so it stops even if it catches that.
+                    bridge = FuturesUnordered::new();
+                    let waiting = std::mem::take(&mut self.bridge_waiting);
+                    for call_id in &waiting {
+                        let _ = self.send(&cancelled_result(*call_id)).await;
+                    }
+                    let delay = if waiting.is_empty() { Duration::ZERO } else { CANCELLED_CALL_HEAD_START };
+                    interrupt_at = Some(tokio::time::Instant::now() + delay);
+                    stopping = Some((Instant::now(), StopReason::Cancel));
+                }
                 msg = self.messages.recv() => match msg {
                     None => {
                         run.end = self.died().await;
@@ -613,7 +449,11 @@ impl KernelProcess {
                         };
                         break;
                     }
-                    Some(Ok(FromKernel::Done { status, output_chars, cut_chars })) => {
+                    Some(Ok(FromKernel::Done { id: done, .. })) if done.is_some_and(|d| d != id) => {
+                        tracing::debug!("discarding the late completion of cell request {done:?}");
+                    }
+                    Some(Ok(FromKernel::Done { status, output_chars, cut_chars, .. })) => {
+                        self.in_flight = None;
                         run.output_chars = output_chars;
                         run.cut_chars = cut_chars;
                         run.end = match (&stopping, status.as_str()) {
@@ -623,13 +463,18 @@ impl KernelProcess {
                         };
                         break;
                     }
-                    Some(Ok(FromKernel::ToolCall { id, name, args })) => {
+                    Some(Ok(FromKernel::ToolCall { id: call_id, .. })) if matches!(stopping, Some((_, StopReason::Cancel))) => {
+                        let _ = self.send(&cancelled_result(call_id)).await;
+                    }
+                    Some(Ok(FromKernel::ToolCall { id: call_id, name, args })) => {
                         last_activity = Instant::now();
+                        self.bridge_waiting.push(call_id);
                         let invoker = ctx.invoker.clone();
                         let progress = ctx.progress.clone();
+                        let cancel = ctx.cancel.child_token();
                         bridge.push(Box::pin(async move {
-                            let res = invoker.call_with_progress(&name, args, progress).await;
-                            (id, name, res)
+                            let res = invoker.call_cancellable(&name, args, progress, cancel).await;
+                            (call_id, name, res)
                         }));
                     }
                     Some(Ok(other)) => {
@@ -639,6 +484,7 @@ impl KernelProcess {
                 },
                 Some((call_id, name, res)) = bridge.next(), if !bridge.is_empty() => {
                     last_activity = Instant::now();
+                    self.bridge_waiting.retain(|p| *p != call_id);
                     run.bridge_total += 1;
                     if run.bridge.len() < MAX_BRIDGE_LISTED {
                         run.bridge.push(BridgeCall { name, ok: res.is_ok() });
@@ -673,14 +519,13 @@ impl KernelProcess {
                     tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
                     stopping = Some((Instant::now(), StopReason::Idle(idle)));
                 }
-                _ = ctx.cancel.cancelled(), if stopping.is_none() => {
-                    // Dropping the pending bridge futures cancels those calls too.
-                    bridge = FuturesUnordered::new();
+                _ = tokio::time::sleep_until(interrupt_at.unwrap_or(far)), if interrupt_at.is_some() => {
+                    interrupt_at = None;
                     tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
-                    stopping = Some((Instant::now(), StopReason::Cancel));
                 }
                 _ = tokio::time::sleep_until(grace_deadline), if stopping.is_some() => {
                     self.child.kill();
+                    self.in_flight = None;
                     let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
                     run.end = match &stopping {
                         Some((_, StopReason::Idle(idle))) => CellEnd::Killed { idle: *idle, grace: settings.grace },
@@ -704,6 +549,25 @@ impl KernelProcess {
     }
 }
 
+/// How long a cell blocked in `tool()` has to see its call answered as cancelled before the
+/// interrupt arrives (an interrupt first would pre-empt that answer).
+const CANCELLED_CALL_HEAD_START: Duration = Duration::from_millis(200);
+
+/// The answer to a bridged call the host gave up on.
+fn cancelled_result(id: u64) -> ToKernel {
+    ToKernel::ToolResult {
+        id,
+        ok: false,
+        text: None,
+        structured: None,
+        images: None,
+        error: Some(
+            "the tool call was cancelled: the eval call that ran this cell was cancelled".into(),
+        ),
+        kind: Some("cancelled".into()),
+    }
+}
+
 fn log_suffix(log: &str) -> String {
     let log = log.trim();
     if log.is_empty() {
@@ -713,13 +577,25 @@ fn log_suffix(log: &str) -> String {
     }
 }
 
+/// Decodes one message. The drivers escape text that is not Unicode themselves; a message
+/// that still holds some (bytes that are not UTF-8, a lone surrogate escape) is repaired
+/// rather than taken as a broken protocol, so the kernel and its state survive any output.
+fn decode_message(body: &[u8]) -> Result<FromKernel, String> {
+    serde_json::from_slice::<FromKernel>(body).or_else(|e| {
+        if tools_core::json_unicode::unicode_problem(body).is_none() {
+            return Err(format!("bad message from the kernel: {e}"));
+        }
+        serde_json::from_str(&tools_core::json_unicode::repair(body))
+            .map_err(|e| format!("bad message from the kernel: {e}"))
+    })
+}
+
 async fn read_messages(receiver: pipe::Receiver, tx: mpsc::Sender<Result<FromKernel, String>>) {
     let mut reader = BufReader::new(receiver);
     loop {
         match tools_core::framing::read_frame_async(&mut reader).await {
             Ok(Some(body)) => {
-                let msg = serde_json::from_slice::<FromKernel>(&body)
-                    .map_err(|e| format!("bad message from the kernel: {e}"));
+                let msg = decode_message(&body);
                 if tx.send(msg).await.is_err() {
                     return;
                 }
@@ -732,5 +608,28 @@ async fn read_messages(receiver: pipe::Receiver, tx: mpsc::Sender<Result<FromKer
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_with_text_that_is_not_unicode_are_repaired_not_fatal() {
+        let lone = br#"{"type":"stream","name":"stdout","text":"a\ud800b"}"#;
+        assert_eq!(
+            decode_message(lone),
+            Ok(FromKernel::Stream {
+                name: "stdout".into(),
+                text: "a\u{fffd}b".into(),
+                cut_before: 0
+            })
+        );
+        let bytes = b"{\"type\":\"stream\",\"name\":\"stdout\",\"text\":\"\xff\"}";
+        assert!(
+            matches!(decode_message(bytes), Ok(FromKernel::Stream { text, .. }) if text == "\u{fffd}")
+        );
+        assert!(decode_message(br#"{"type":"nonsense"}"#).is_err());
     }
 }

@@ -51,6 +51,7 @@
 //! # }
 //! ```
 
+mod cell;
 pub mod discover;
 pub mod image;
 mod kernel;
@@ -65,7 +66,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
 
-pub use kernel::{BridgeCall, CellEnd, CellError, CellSettings, MAX_IMAGES};
+pub use cell::{BridgeCall, CellEnd, CellError, CellSettings, MAX_IMAGES};
 pub use tool::EvalTool;
 
 /// A kernel language.

@@ -66,6 +66,10 @@ pub enum FromKernel {
     },
     /// The cell finished.
     Done {
+        /// The request id of the cell's [`ToKernel::Execute`], so a late completion of a
+        /// cell the host gave up on is never taken for the next cell's.
+        #[serde(default)]
+        id: Option<u64>,
         /// `ok`, `error` or `interrupted`.
         status: String,
         /// Characters of output the cell produced.
@@ -94,7 +98,9 @@ pub enum ToKernel {
         /// Output characters kept from the end of the cell.
         tail: usize,
     },
-    /// The answer to a [`FromKernel::ToolCall`].
+    /// The answer to a [`FromKernel::ToolCall`]. A call the host gave up on (the eval call was
+    /// cancelled) is answered with `ok: false` and kind `cancelled`, so the cell never waits
+    /// on it.
     ToolResult {
         /// The call id.
         id: u64,
@@ -142,6 +148,9 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(m, FromKernel::ToolCall { id: 3, .. }));
+        let m: FromKernel =
+            serde_json::from_value(json!({"type":"done","id":5,"status":"ok"})).unwrap();
+        assert!(matches!(m, FromKernel::Done { id: Some(5), .. }));
         let out = serde_json::to_value(ToKernel::ToolResult {
             id: 3,
             ok: false,

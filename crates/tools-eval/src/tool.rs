@@ -10,7 +10,8 @@ use tokio::sync::Mutex;
 use tools_core::discovery::ProgramSearch;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
-use crate::kernel::{CellEnd, CellRun, KernelProcess};
+use crate::cell::{CellEnd, CellRun};
+use crate::kernel::KernelProcess;
 use crate::{EvalConfig, Language, discover, magics};
 
 /// The arguments of `eval`.
@@ -159,6 +160,15 @@ impl EvalTool {
             slot.kernel = None;
             slot.lost
                 .get_or_insert_with(|| "exited between cells".to_string());
+        }
+        // A cell whose call was dropped before it finished may still run: end it first, so
+        // none of its output or its completion is taken for this cell's.
+        if let Some(k) = slot.kernel.as_mut()
+            && k.cell_in_flight()
+            && let Err(why) = k.settle(self.config.cell_settings()?.grace).await
+        {
+            slot.kernel = None;
+            slot.lost = Some(why);
         }
         if slot.kernel.is_none() {
             // Discovery may run a launcher script once (blocking): keep it off the runtime.

@@ -144,6 +144,9 @@ fn parse_colon_loc(t: &str) -> Option<Finding> {
     None
 }
 
+/// Output bytes of one checker run that are read; past this the checker is stopped.
+const CHECKER_OUTPUT_CAP: u64 = 4 * 1024 * 1024;
+
 async fn run_one(
     run: &Arc<Run>,
     argv: &[String],
@@ -158,7 +161,13 @@ async fn run_one(
     let read = async {
         let mut buf = Vec::new();
         if let Some(o) = out.as_mut() {
-            let _ = o.take(4 * 1024 * 1024).read_to_end(&mut buf).await;
+            let _ = o.take(CHECKER_OUTPUT_CAP + 1).read_to_end(&mut buf).await;
+        }
+        if buf.len() as u64 > CHECKER_OUTPUT_CAP {
+            // Nobody reads the rest: a checker left running would block on its full pipe
+            // until the timeout. What was read is enough to report on.
+            buf.truncate(CHECKER_OUTPUT_CAP as usize);
+            child.kill();
         }
         let status = child.wait().await.ok();
         (status, buf)

@@ -13,6 +13,14 @@
 //!   one hidden by the surface's tier — is a protocol error (`-32602`, as the MCP spec asks).
 //! - Progress a tool reports while it runs becomes `notifications/progress` when the client
 //!   sent a progress token.
+//! - `notifications/cancelled` cancels the call's token ([`tools_core::CallCtx::cancel`]);
+//!   the tool is then given [`CANCEL_WIND_DOWN`] to stop cleanly (eval interrupts its cell
+//!   and answers pending bridged calls as cancelled) before its future is dropped, so the
+//!   next call finds the tool in a known state.
+//! - A tool that panics is answered with an internal error by the registry; the server keeps
+//!   serving. Requests whose arguments hold text that is not Unicode (a lone surrogate
+//!   escape such as `"\ud800"`, or bytes that are not UTF-8) are answered with
+//!   invalid-params instead of being dropped ([`stdio`]).
 //!
 //! ## When the registry is built
 //!
@@ -29,6 +37,8 @@
 //! At most [`MAX_PENDING_CALLS`] such calls wait at once; the oldest is dropped beyond that.
 
 #![deny(clippy::print_stdout)]
+
+pub mod stdio;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,6 +75,9 @@ pub struct McpServer {
     pending: std::sync::Mutex<PendingCalls>,
 }
 
+/// How long a cancelled call is given to stop by itself before it is dropped.
+pub const CANCEL_WIND_DOWN: Duration = Duration::from_secs(15);
+
 /// How many calls may wait on an answer at once (newest protocol only).
 pub const MAX_PENDING_CALLS: usize = 16;
 
@@ -84,6 +97,8 @@ struct Question {
 /// A tool call running in the background while its question is out with the client.
 struct PendingCall {
     task: tokio::task::JoinHandle<Result<ToolOutput, CallError>>,
+    /// The call's own token: cancelled when the client cancels any round of it.
+    cancel: tokio_util::sync::CancellationToken,
     questions: tokio::sync::mpsc::UnboundedReceiver<Question>,
     awaiting: Option<tokio::sync::oneshot::Sender<ElicitOutcome>>,
 }
@@ -186,18 +201,65 @@ impl McpServer {
 
     /// Serves on stdin/stdout until the client disconnects, then closes the run.
     pub async fn serve_stdio(self) -> Result<(), ToolError> {
+        self.serve_stdio_until(std::future::pending()).await
+    }
+
+    /// [`McpServer::serve_stdio`], also ending when `shutdown` resolves (a signal, say):
+    /// the run is closed first — every process it started is killed — then the service
+    /// stops.
+    pub async fn serve_stdio_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<(), ToolError> {
+        let (input, output) = rmcp::transport::stdio_pipes();
+        self.serve_streams(input, output, shutdown).await
+    }
+
+    /// Serves newline-delimited JSON-RPC read from `input` and written to `output` (the
+    /// stdio transport, over any byte streams), until the client closes `input` or
+    /// `shutdown` resolves; the run is closed either way.
+    pub async fn serve_streams<R, W>(
+        self,
+        input: R,
+        output: W,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<(), ToolError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         let registry = Arc::clone(&self.registry);
-        let service = self
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| ToolError::internal(format!("MCP handshake failed: {e}")))?;
-        let result = service.waiting().await;
+        let (reader, writer, flushed) = stdio::guarded(input, output);
+        tokio::pin!(shutdown);
+        let service = tokio::select! {
+            s = self.serve((reader, writer)) => {
+                s.map_err(|e| ToolError::internal(format!("MCP handshake failed: {e}")))?
+            }
+            _ = &mut shutdown => {
+                if let Some(reg) = registry.get() {
+                    reg.run().close().await;
+                }
+                return Ok(());
+            }
+        };
+        let stop = service.cancellation_token();
+        let result = tokio::select! {
+            r = service.waiting() => r.map(|_| ()).map_err(|e| {
+                ToolError::internal(format!("MCP server ended with an error: {e}"))
+            }),
+            _ = &mut shutdown => {
+                if let Some(reg) = registry.get() {
+                    reg.run().close().await;
+                }
+                stop.cancel();
+                return Ok(());
+            }
+        };
         if let Some(reg) = registry.get() {
             reg.run().close().await;
         }
+        let _ = tokio::time::timeout(Duration::from_secs(2), flushed).await;
         result
-            .map(|_| ())
-            .map_err(|e| ToolError::internal(format!("MCP server ended with an error: {e}")))
     }
 }
 
@@ -402,6 +464,7 @@ impl McpServer {
         reg: &Arc<Registry>,
         request: CallToolRequestParams,
         opts: tools_core::CallOptions,
+        tool_cancel: tokio_util::sync::CancellationToken,
         cancel: tokio_util::sync::CancellationToken,
     ) -> Result<CallToolResponse, McpError> {
         let mut call = match &request.request_state {
@@ -442,6 +505,7 @@ impl McpServer {
                 }));
                 PendingCall {
                     task,
+                    cancel: tool_cancel,
                     questions: rx,
                     awaiting: None,
                 }
@@ -451,7 +515,9 @@ impl McpServer {
             r = &mut call.task => Ok(r),
             q = call.questions.recv() => Err(q),
             _ = cancel.cancelled() => {
-                return finish(Err(CallError::Tool(ToolError::rejected("the client cancelled the call"))));
+                call.cancel.cancel();
+                let _ = tokio::time::timeout(CANCEL_WIND_DOWN, &mut call.task).await;
+                return finish(Err(CallError::Tool(cancelled_error())));
             }
         };
         match outcome {
@@ -542,9 +608,10 @@ impl ServerHandler for McpServer {
             })),
             None => Progress::none(),
         };
+        let tool_cancel = reg.run().cancellation().child_token();
         let opts = tools_core::CallOptions {
             progress,
-            cancel: Some(reg.run().cancellation().child_token()),
+            cancel: Some(tool_cancel.clone()),
             stack: Vec::new(),
         };
         let cancel = ctx.ct.clone();
@@ -552,14 +619,29 @@ impl ServerHandler for McpServer {
             .protocol_version()
             .is_some_and(|v| is_round_trip_protocol(&v));
         let result = if round_trip {
-            return self.call_round_trip(reg, request, opts, cancel).await;
+            return self
+                .call_round_trip(reg, request, opts, tool_cancel, cancel)
+                .await;
         } else {
             let call = reg.call_with(self.surface, &request.name, args, opts);
+            tokio::pin!(call);
             tokio::select! {
-                r = call => r,
-                _ = cancel.cancelled() => Err(CallError::Tool(ToolError::rejected("the client cancelled the call"))),
+                r = &mut call => r,
+                _ = cancel.cancelled() => {
+                    // The tool sees the cancel and stops on its own terms; only a tool that
+                    // ignores it is dropped mid-way.
+                    tool_cancel.cancel();
+                    if tokio::time::timeout(CANCEL_WIND_DOWN, &mut call).await.is_err() {
+                        tracing::warn!(tool = %request.name, "a cancelled call did not stop within {CANCEL_WIND_DOWN:?}; dropping it");
+                    }
+                    Err(CallError::Tool(cancelled_error()))
+                }
             }
         };
         finish(result)
     }
+}
+
+fn cancelled_error() -> ToolError {
+    ToolError::rejected("the client cancelled the call")
 }

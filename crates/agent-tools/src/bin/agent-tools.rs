@@ -149,10 +149,18 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                 opts.elicitor = elicitor;
                 Box::pin(async move { Ok(Arc::clone(Toolbox::open(opts).await?.registry())) })
             });
+            let signal = Arc::new(std::sync::atomic::AtomicI32::new(0));
+            let seen = Arc::clone(&signal);
+            let shutdown = async move {
+                let sig = termination_signal().await;
+                seen.store(sig, std::sync::atomic::Ordering::SeqCst);
+            };
             tools_mcp::McpServer::new(surface, factory)
-                .serve_stdio()
+                .serve_stdio_until(shutdown)
                 .await?;
-            Ok(ExitCode::SUCCESS)
+            Ok(exit_code_for(
+                signal.load(std::sync::atomic::Ordering::SeqCst),
+            ))
         }
         Command::Tools { run, surface } => {
             let tb = Toolbox::open(cli_options(&run)?).await?;
@@ -181,7 +189,13 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                 ToolError::invalid("args", format!("--args is not valid JSON: {e}"))
             })?;
             let tb = Toolbox::open(cli_options(&run)?).await?;
-            let result = tb.call(surface, &tool, args).await;
+            let result = tokio::select! {
+                r = tb.call(surface, &tool, args) => r,
+                sig = termination_signal() => {
+                    tb.close().await;
+                    return Ok(exit_code_for(sig));
+                }
+            };
             tb.close().await;
             match result {
                 Ok(o) => {
@@ -251,6 +265,49 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
     }
 }
 
+/// Resolves with the signal number when SIGTERM, SIGINT or SIGHUP arrives. The caller then
+/// closes its run (every process group it started is killed) and exits. If the handlers
+/// cannot be installed, it never resolves (the default actions stay in place).
+async fn termination_signal() -> i32 {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    // The numbers are the same on every Linux architecture.
+    const SIGHUP: i32 = 1;
+    const SIGINT: i32 = 2;
+    const SIGTERM: i32 = 15;
+    async fn next(s: &mut Option<Signal>) {
+        match s {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+    let install = |kind: SignalKind, number: i32| {
+        signal(kind)
+            .map_err(|e| tracing::warn!("cannot handle signal {number}: {e}"))
+            .ok()
+    };
+    let mut term = install(SignalKind::terminate(), SIGTERM);
+    let mut int = install(SignalKind::interrupt(), SIGINT);
+    let mut hup = install(SignalKind::hangup(), SIGHUP);
+    let number = tokio::select! {
+        _ = next(&mut term) => SIGTERM,
+        _ = next(&mut int) => SIGINT,
+        _ = next(&mut hup) => SIGHUP,
+    };
+    tracing::info!("signal {number} received: closing the run");
+    number
+}
+
+/// The shell convention: 128 + the signal number; success when no signal ended the run.
+fn exit_code_for(signal: i32) -> ExitCode {
+    if signal == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(u8::try_from(128 + signal).unwrap_or(1))
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
@@ -260,6 +317,16 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error")),
         )
         .init();
+    // Before any thread exists: the watchdog ends the run's processes even if this server
+    // is killed with SIGKILL.
+    if let Err(e) = tools_core::watchdog::start() {
+        tracing::warn!("no watchdog for the run's processes: {e}");
+    }
+    // Orphans of the run's processes (a cell's `setsid` double fork) come back here, so
+    // closing the run ends them too.
+    if let Err(e) = tools_core::sweep::adopt_orphans() {
+        tracing::warn!("detached grandchildren cannot be adopted: {e}");
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -271,11 +338,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(main_async(cli)) {
+    let code = match rt.block_on(main_async(cli)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("agent-tools: {e}");
             ExitCode::FAILURE
         }
-    }
+    };
+    // A read of a standard input that is not a pipe cannot be cancelled; do not wait on it.
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
 }

@@ -6,7 +6,9 @@
 //   5  non-blocking read end of the pipe that is this process's fd 1
 //   6  non-blocking read end of the pipe that is this process's fd 2
 //   7  the kernel log
-// Frames are `Content-Length: N\r\n\r\n` followed by N bytes of UTF-8 JSON.
+// Frames are `Content-Length: N\r\n\r\n` followed by N bytes of UTF-8 JSON. Every `done`
+// carries the id of its `execute`; a `tool_result` of kind `cancelled` answers a bridged
+// call the host gave up on.
 //
 // One `vm` context lives as long as the kernel: its globals are the cell namespace. Cells
 // with top-level `await` run inside an async function whose top-level declarations are
@@ -42,8 +44,17 @@ function log(text) {
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
+// A lone surrogate (half of a pair, as a cell can build) would be written as `\ud800`,
+// which the host cannot decode into text: it is shown as that escape, as text, instead.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function wellFormed(key, value) {
+  if (typeof value !== 'string') return value;
+  return value.replace(LONE_SURROGATE, (c) => '\\u' + c.charCodeAt(0).toString(16));
+}
+
 function send(msg) {
-  const body = Buffer.from(JSON.stringify(msg), 'utf8');
+  const body = Buffer.from(JSON.stringify(msg, wellFormed), 'utf8');
   const data = Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`, 'ascii'), body]);
   let off = 0;
   while (off < data.length) {

@@ -6,7 +6,9 @@
 #   5  non-blocking read end of the pipe that is this process's fd 1
 #   6  non-blocking read end of the pipe that is this process's fd 2
 #   7  the kernel log (the host keeps its last lines for crash reports)
-# Frames are `Content-Length: N\r\n\r\n` followed by N bytes of UTF-8 JSON.
+# Frames are `Content-Length: N\r\n\r\n` followed by N bytes of UTF-8 JSON. Every `done`
+# carries the id of its `execute`, so the host can tell a late completion from the current
+# one; a `tool_result` of kind `cancelled` answers a bridged call the host gave up on.
 #
 # User code never sees fds 3/4: sys.stdout/sys.stderr are replaced by streams that feed the
 # running cell, and whatever reaches fd 1/2 directly (C code, subprocesses) is read back from
@@ -15,6 +17,7 @@
 
 import ast
 import builtins
+import codecs
 import json
 import linecache
 import os
@@ -85,8 +88,25 @@ def _on_sigint(signum, frame):
     raise KeyboardInterrupt
 
 
+def _escape_unencodable(err):
+    """Text that is not Unicode (a file name decoded with surrogateescape, a lone surrogate)
+    is shown escaped (`\\xff`, `\\ud800`) instead of breaking the channel. The escape lands
+    inside a JSON string, so its backslash is itself escaped."""
+    out = []
+    for ch in err.object[err.start:err.end]:
+        c = ord(ch)
+        if 0xDC80 <= c <= 0xDCFF:
+            out.append("\\\\x%02x" % (c - 0xDC00))
+        else:
+            out.append("\\\\u%04x" % c)
+    return "".join(out), err.end
+
+
+codecs.register_error("eval-escape", _escape_unencodable)
+
+
 def send(msg):
-    body = json.dumps(msg, default=str).encode("utf-8")
+    body = json.dumps(msg, default=str, ensure_ascii=False).encode("utf-8", "eval-escape")
     data = memoryview(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     with _Critical():
         with _send_lock:

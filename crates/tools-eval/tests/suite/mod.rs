@@ -1,4 +1,5 @@
 mod bridge;
+mod cancel;
 mod common;
 mod javascript;
 mod lifecycle;
