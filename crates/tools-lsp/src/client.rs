@@ -52,24 +52,21 @@ pub struct Launch {
     pub max_open_documents: usize,
 }
 
-/// Diagnostics a server published for one document.
-#[derive(Debug, Clone, Default)]
-pub struct Published {
-    /// The document version the publish was for, if the server said.
-    pub version: Option<i32>,
-    /// Our sequence number of the publish (monotonic per client).
-    pub seq: u64,
-    /// The diagnostics.
-    pub items: Vec<Diagnostic>,
-}
+use crate::diag_store::DiagnosticsStore;
+pub use crate::diag_store::Published;
 
 struct Shared {
     server: String,
-    diags: Mutex<HashMap<PathBuf, Published>>,
-    seq: AtomicU64,
+    diags: DiagnosticsStore,
     events: watch::Sender<u64>,
     progress: Mutex<HashSet<String>>,
     progress_seen: AtomicBool,
+    /// How many work-done progress reports have begun so far.
+    progress_begun: AtomicU64,
+    /// rust-analyzer's `experimental/serverStatus`: `None` until the server sends one.
+    quiescent: Mutex<Option<bool>>,
+    /// When the server last published, reported progress or changed status.
+    last_event: Mutex<Instant>,
     shutting_down: AtomicBool,
     settings: Value,
     folders: Value,
@@ -77,8 +74,25 @@ struct Shared {
 
 impl Shared {
     fn bump(&self) {
+        if let Ok(mut t) = self.last_event.lock() {
+            *t = Instant::now();
+        }
         self.events.send_modify(|n| *n = n.wrapping_add(1));
     }
+}
+
+/// What a server is doing now, as far as its notifications tell.
+#[derive(Debug, Clone, Copy)]
+pub struct Activity {
+    /// Work-done progress reports under way.
+    pub progress_active: bool,
+    /// How many progress reports have begun since start (compare two readings to see
+    /// whether work started in between).
+    pub progress_begun: u64,
+    /// `experimental/serverStatus` quiescence; `None` when the server never sent it.
+    pub quiescent: Option<bool>,
+    /// When the server last published, reported progress or changed status.
+    pub last_event: Instant,
 }
 
 struct OpenDoc {
@@ -177,6 +191,7 @@ fn client_capabilities() -> Value {
     json!({
         "general": {"positionEncodings": ["utf-8", "utf-16"]},
         "window": {"workDoneProgress": true, "showMessage": {}},
+        "experimental": {"serverStatusNotification": true},
         "workspace": {
             "configuration": true,
             "workspaceFolders": true,
@@ -245,11 +260,13 @@ impl LspClient {
         let (events, _) = watch::channel(0u64);
         let shared = Arc::new(Shared {
             server: server.clone(),
-            diags: Mutex::new(HashMap::new()),
-            seq: AtomicU64::new(0),
+            diags: DiagnosticsStore::default(),
             events,
             progress: Mutex::new(HashSet::new()),
             progress_seen: AtomicBool::new(false),
+            progress_begun: AtomicU64::new(0),
+            quiescent: Mutex::new(None),
+            last_event: Mutex::new(Instant::now()),
             shutting_down: AtomicBool::new(false),
             settings: launch.settings.clone(),
             folders: folders.clone(),
@@ -503,13 +520,36 @@ impl LspClient {
         }
     }
 
-    /// Whether work-done progress (indexing) is under way.
+    /// Whether work-done progress (indexing) is under way, or the server says it is not
+    /// quiescent.
     pub fn indexing(&self) -> bool {
-        self.shared
-            .progress
-            .lock()
-            .map(|p| !p.is_empty())
-            .unwrap_or(false)
+        let a = self.activity();
+        a.progress_active || a.quiescent == Some(false)
+    }
+
+    /// What the server is doing now.
+    pub fn activity(&self) -> Activity {
+        Activity {
+            progress_active: self
+                .shared
+                .progress
+                .lock()
+                .map(|p| !p.is_empty())
+                .unwrap_or(false),
+            progress_begun: self.shared.progress_begun.load(Ordering::SeqCst),
+            quiescent: self.shared.quiescent.lock().ok().and_then(|q| *q),
+            last_event: self
+                .shared
+                .last_event
+                .lock()
+                .map(|t| *t)
+                .unwrap_or_else(|_| Instant::now()),
+        }
+    }
+
+    /// Every file's last published (or pulled) diagnostics.
+    pub fn snapshot(&self) -> HashMap<PathBuf, Published> {
+        self.shared.diags.snapshot()
     }
 
     /// Waits (bounded) until no work-done progress is under way, so a first query after
@@ -666,7 +706,20 @@ impl LspClient {
     /// Syncs every open document with the disk (closing those deleted), so answers about
     /// one file reflect edits made to the others. Returns the paths that changed.
     pub async fn sync_open_docs(&self) -> Result<Vec<PathBuf>> {
-        let paths: Vec<PathBuf> = self.docs.lock().await.keys().cloned().collect();
+        self.sync_open_docs_except(&[]).await
+    }
+
+    /// [`LspClient::sync_open_docs`] leaving `except` as the server has them (a write
+    /// observer syncs the written files itself, after taking the state before the write).
+    pub async fn sync_open_docs_except(&self, except: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        let paths: Vec<PathBuf> = self
+            .docs
+            .lock()
+            .await
+            .keys()
+            .filter(|p| !except.contains(p))
+            .cloned()
+            .collect();
         let mut changed = Vec::new();
         for p in paths {
             if !p.exists() {
@@ -699,6 +752,11 @@ impl LspClient {
     /// Whether `path` is open in the server.
     pub async fn is_open(&self, path: &Path) -> bool {
         self.docs.lock().await.contains_key(path)
+    }
+
+    /// The version the server has of `path`, if it is open.
+    pub async fn open_version(&self, path: &Path) -> Option<i32> {
+        self.docs.lock().await.get(path).map(|d| d.version)
     }
 
     /// The paths currently open.
@@ -755,26 +813,20 @@ impl LspClient {
 
     /// The publish sequence number so far (publishes after it are newer).
     pub fn publish_seq(&self) -> u64 {
-        self.shared.seq.load(Ordering::SeqCst)
+        self.shared.diags.seq()
     }
 
-    /// The last published diagnostics for `path`.
+    /// The last published (and pulled) diagnostics for `path`.
     pub fn published(&self, path: &Path) -> Option<Published> {
-        self.shared.diags.lock().ok()?.get(path).cloned()
+        self.shared.diags.get(path)
     }
 
-    /// Every publish newer than `after_seq`, by path.
+    /// Every file's diagnostics newer than `after_seq`, by path.
     pub fn published_since(&self, after_seq: u64) -> Vec<(PathBuf, Published)> {
-        self.shared
-            .diags
-            .lock()
-            .map(|d| {
-                d.iter()
-                    .filter(|(_, p)| p.seq > after_seq)
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.snapshot()
+            .into_iter()
+            .filter(|(_, p)| p.seq > after_seq)
+            .collect()
     }
 
     /// A receiver that changes on every publish and progress event.
@@ -839,20 +891,15 @@ impl LspClient {
                 message: e.to_string(),
             })?
             .unwrap_or_default();
-        if let Some(p) = path
-            && let Ok(mut d) = self.shared.diags.lock()
-        {
-            let seq = self.shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
-            d.insert(
-                p,
-                Published {
-                    version: Some(doc.version),
-                    seq,
-                    items: items.clone(),
-                },
-            );
-        }
-        Ok(items)
+        let Some(p) = path else {
+            return Ok(items);
+        };
+        self.shared
+            .diags
+            .record_pull(p.clone(), Some(doc.version), items);
+        self.shared.bump();
+        // Both sources: a server that also pushes (rust-analyzer's `cargo check`) keeps those.
+        Ok(self.published(&p).map(|x| x.items).unwrap_or_default())
     }
 
     /// Shuts the server down: `shutdown`, `exit`, close its stdin, then kill its group after
@@ -901,6 +948,7 @@ async fn event_loop(
         }
         match method {
             "textDocument/publishDiagnostics" => record_publish(&params, &shared),
+            "experimental/serverStatus" => record_status(&params, &shared),
             "$/progress" => record_progress(&params, &shared),
             _ => {}
         }
@@ -991,17 +1039,7 @@ fn record_publish(params: &Value, shared: &Shared) {
         .get("version")
         .and_then(Value::as_i64)
         .map(|v| v as i32);
-    let seq = shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
-    if let Ok(mut d) = shared.diags.lock() {
-        d.insert(
-            path,
-            Published {
-                version,
-                seq,
-                items,
-            },
-        );
-    }
+    shared.diags.record_push(path, version, items);
     shared.bump();
 }
 
@@ -1021,12 +1059,26 @@ fn record_progress(params: &Value, shared: &Shared) {
             "begin" => {
                 p.insert(token);
                 shared.progress_seen.store(true, Ordering::SeqCst);
+                shared.progress_begun.fetch_add(1, Ordering::SeqCst);
             }
             "end" => {
                 p.remove(&token);
             }
             _ => {}
         }
+    }
+    shared.bump();
+}
+
+/// rust-analyzer's status: `quiescent` is false while it loads the workspace, builds
+/// dependencies' metadata or primes caches.
+fn record_status(params: &Value, shared: &Shared) {
+    let quiescent = params
+        .get("quiescent")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    if let Ok(mut q) = shared.quiescent.lock() {
+        *q = Some(quiescent);
     }
     shared.bump();
 }

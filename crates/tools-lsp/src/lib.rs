@@ -51,14 +51,21 @@
 pub mod checker;
 pub mod client;
 pub mod config;
+pub mod dependents;
+pub mod diag_store;
 pub mod discover;
 pub mod error;
+pub mod file_diagnostics;
 pub mod format;
+pub mod ledger;
 pub mod lsp_tool;
 pub mod observer;
 pub mod position;
 pub mod query;
 pub mod rename;
+pub mod roots;
+pub mod settle;
+pub mod state_diff;
 pub mod supervisor;
 pub mod table;
 

@@ -1,7 +1,6 @@
 //! The `lsp` tool: language-server queries by file, line and symbol.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use lsp_types::request::{
     CodeActionRequest, DocumentSymbolRequest, GotoDefinition, GotoImplementation,
@@ -152,7 +151,7 @@ impl Tool for LspTool {
                     return Ok(ToolOutput::text(text).with_structured(s));
                 }
                 let path = query::resolve_file(run, a.file.as_deref())?;
-                file_diagnostics(sup, &path, ctx).await
+                crate::file_diagnostics::file_diagnostics(sup, &path, ctx).await
             }
             LspAction::Symbols => {
                 if let Some(q) = &a.query {
@@ -478,100 +477,6 @@ async fn positional(
     Ok(ToolOutput::text(text).with_structured(json!({"locations": items, "total": total})))
 }
 
-async fn file_diagnostics(
-    sup: &ServerSupervisor,
-    path: &std::path::Path,
-    ctx: &CallCtx,
-) -> Result<ToolOutput, ToolError> {
-    let client = sup.client_for(path).await?;
-    client.wait_ready().await;
-    let before = client.publish_seq();
-    let doc = client.sync_file(path).await?;
-    client.sync_open_docs().await?;
-    client.settle_after_first_open(&doc).await;
-    let disp = ctx.run.workspace().display(path);
-    let items = if client.pulls_diagnostics() {
-        client.pull_diagnostics(&doc).await?
-    } else {
-        let wait = sup.config().index_wait().max(Duration::from_secs(2));
-        let existing = client
-            .published(path)
-            .filter(|p| !doc.changed && p.version.is_none_or(|v| v == doc.version));
-        match existing {
-            Some(p) => p.items,
-            None => match client.wait_publish(path, doc.version, before, wait).await {
-                Some(p) => {
-                    // Let a follow-up publish (a second analysis pass) land: some servers
-                    // publish an empty set on open and the real one after checking.
-                    let quiet = sup
-                        .config()
-                        .diagnostics_quiet()
-                        .max(Duration::from_millis(400));
-                    let mut rx = client.events();
-                    while let Ok(Ok(())) = tokio::time::timeout(quiet, rx.changed()).await {}
-                    client.published(path).map(|q| q.items).unwrap_or(p.items)
-                }
-                None if !client.is_alive() => {
-                    return Err(LspError::Died {
-                        server: client.server.clone(),
-                        method: "textDocument/publishDiagnostics".into(),
-                        detail: client.exit_detail().await,
-                    }
-                    .into());
-                }
-                None => {
-                    return Err(ToolError::timed_out(format!(
-                        "{} published no diagnostics for {disp} within {}s{}",
-                        client.server,
-                        wait.as_secs(),
-                        if client.indexing() {
-                            " (it is still indexing; try again shortly)"
-                        } else {
-                            ""
-                        }
-                    )));
-                }
-            },
-        }
-    };
-    let mut r = Renderer::new(ctx.run.root(), client.encoding);
-    if items.is_empty() {
-        return Ok(
-            ToolOutput::text(format!("no diagnostics in {disp} ({})", client.server))
-                .with_structured(json!({"diagnostics": [], "total": 0})),
-        );
-    }
-    let mut sorted = items;
-    sorted.sort_by_key(|d| {
-        (
-            d.severity.map(|s| format!("{s:?}")),
-            d.range.start.line,
-            d.range.start.character,
-        )
-    });
-    sorted.sort_by_key(|d| (d.range.start.line, d.range.start.character));
-    let total = sorted.len();
-    let mut lines = Vec::new();
-    let mut structured = Vec::new();
-    for d in &sorted {
-        let (pt, line) = r.diagnostic(path, d);
-        lines.push(line);
-        structured.push(json!({"path": pt.path, "line": pt.line, "col": pt.col,
-            "severity": format::severity_name(d.severity), "code": format::diagnostic_code(d), "message": d.message}));
-    }
-    let capped = cap_list(lines, LIST_CAP);
-    let mut text = format!(
-        "{total} diagnostic(s) in {disp}:\n{}",
-        capped.shown.join("\n")
-    );
-    if let Some(m) = capped.more_line() {
-        text.push('\n');
-        text.push_str(&m);
-    }
-    structured.truncate(LIST_CAP);
-    Ok(ToolOutput::text(text).with_structured(json!({"diagnostics": structured, "total": total})))
-}
-
 async fn workspace_symbols(
     sup: &ServerSupervisor,
     ctx: &CallCtx,
@@ -601,6 +506,8 @@ async fn workspace_symbols(
                             )))
                             .await
                         {
+                            // Several marker folders may share one workspace server.
+                            Ok(c) if v.iter().any(|o| Arc::ptr_eq(o, &c)) => {}
                             Ok(c) => v.push(c),
                             Err(e) => errors.push(e.to_string()),
                         }

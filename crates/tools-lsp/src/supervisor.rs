@@ -121,7 +121,7 @@ impl ServerSupervisor {
                 known.join(", ")
             )));
         };
-        let root = discover::find_root(file, &spec.markers, &self.workspace);
+        let root = crate::roots::server_root(&spec.language, &spec.markers, file, &self.workspace);
         let probe_root = root.clone().unwrap_or_else(|| {
             file.parent()
                 .filter(|p| p.starts_with(&self.workspace))

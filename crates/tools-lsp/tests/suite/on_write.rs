@@ -28,10 +28,13 @@ async fn ledger_sequence(
     let s = p.write_tool(file, v3).await.expect("a diagnostics section");
     has(&s, second);
     assert!(!s.contains(first), "{s}");
-    // 4. Everything fixed: nothing new, one line saying how many are gone.
+    // 4. Everything fixed: nothing new, and which ones are gone.
     let s = p.write_tool(file, v4).await.expect("a diagnostics section");
-    assert!(!s.contains("new diagnostic"), "{s}");
-    has(&s, "2 earlier-reported diagnostic(s) are gone");
+    assert!(!s.contains("new diagnostic(s)"), "{s}");
+    has(&s, "no new diagnostics after this write");
+    has(&s, "2 earlier diagnostic(s) are gone");
+    has(&s, first);
+    has(&s, second);
 }
 
 #[tokio::test]
@@ -48,7 +51,7 @@ async fn pyright_reports_only_new_diagnostics_on_write() {
             ("lib.py", "def helper(x: int) -> int:\n    return x + 1\n"),
             ("app.py", "from lib import helper\n\nprint(helper(1))\n"),
         ],
-        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
+        "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
     );
     ledger_sequence(
         &p,
@@ -83,7 +86,10 @@ async fn clangd_reports_only_new_diagnostics_on_write() {
     if require_binary("clangd", "clangd").is_none() {
         return;
     }
-    let p = Project::new(&[("compile_flags.txt", "-std=c11\n")], "");
+    let p = Project::new(
+        &[("compile_flags.txt", "-std=c11\n")],
+        "[lsp]\ndiagnostics_wait_ms = 30000\n",
+    );
     ledger_sequence(
         &p,
         "m.c",
