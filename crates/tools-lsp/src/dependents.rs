@@ -12,6 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::client::LspClient;
+use crate::supervisor::ServerSupervisor;
+
 /// Most files read while looking for importers.
 pub const SCAN_CAP: usize = 5_000;
 /// Largest file read while looking for importers.
@@ -90,6 +93,61 @@ pub fn importers(
     }
     found.sort();
     found
+}
+
+/// The importers of some files, for one server.
+#[derive(Debug, Clone, Default)]
+pub struct Importers {
+    /// The ones opened just now, with their version (their first publish is to come).
+    pub opened: Vec<(PathBuf, i32)>,
+    /// Every importer found that is open now (opened earlier or just now): the server
+    /// re-checks and republishes these after a change to what they import.
+    pub open: Vec<PathBuf>,
+}
+
+/// Opens the files importing `targets` that are not open yet, for servers that diagnose
+/// only open documents (capped by `dependents_cap`).
+pub async fn open_importers(
+    sup: &ServerSupervisor,
+    client: &LspClient,
+    targets: &[PathBuf],
+) -> Importers {
+    let cap = sup.config().dependents_cap;
+    let mut out = Importers::default();
+    let Some(style) = ImportStyle::of_language(&client.language) else {
+        return out;
+    };
+    let Some(spec) = sup.table().iter().find(|s| s.language == client.language) else {
+        return out;
+    };
+    if cap == 0 {
+        return out;
+    }
+    for target in targets {
+        let root = client.root.clone();
+        let t = target.clone();
+        let exts = spec.extensions.clone();
+        let found = tokio::task::spawn_blocking(move || importers(&root, &t, style, &exts, cap))
+            .await
+            .unwrap_or_default();
+        for dep in found {
+            if targets.contains(&dep) || out.open.contains(&dep) {
+                continue;
+            }
+            if client.is_open(&dep).await {
+                out.open.push(dep);
+                continue;
+            }
+            if out.opened.len() >= cap {
+                continue;
+            }
+            if let Ok(doc) = client.sync_file(&dep).await {
+                out.opened.push((dep.clone(), doc.version));
+                out.open.push(dep);
+            }
+        }
+    }
+    out
 }
 
 /// Every quoted string in `text` that starts with `./` or `../`.

@@ -45,6 +45,10 @@ pub async fn file_diagnostics(
         // counts now.
         let _ = client.files_changed(&[(path.to_path_buf(), 2)]).await;
     }
+    if !was_open {
+        publishes
+            .extend(crate::dependents::open_importers(sup, &client, &[path.to_path_buf()]).await.opened);
+    }
     let doc = client.sync_file(path).await?;
     client.settle_after_first_open(&doc).await;
     if doc.changed {

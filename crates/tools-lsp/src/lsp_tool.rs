@@ -168,7 +168,7 @@ impl Tool for LspTool {
                 if client.caps.document_symbol_provider.is_none() {
                     return Err(unsupported(&client, "document symbols"));
                 }
-                let doc = query::synced(&client, &path).await?;
+                let doc = query::synced(sup, &client, &path).await?;
                 let params = DocumentSymbolParams {
                     text_document: TextDocumentIdentifier {
                         uri: doc.uri.clone(),

@@ -28,11 +28,11 @@ use tools_core::text::cap_list;
 use tools_core::{CallCtx, Section, WriteObserver};
 
 use crate::client::LspClient;
-use crate::dependents::{ImportStyle, importers};
+use crate::dependents::open_importers;
 use crate::format::{Renderer, diagnostic_code, diagnostic_line, severity_name};
 use crate::ledger::DiagnosticsLedger;
 use crate::settle::{SettleGoal, settle};
-use crate::state_diff::{DiagnosticState, FileChange, diff_states};
+use crate::state_diff::{DiagnosticState, FileChange, Transition, diff_states};
 use crate::supervisor::{Located, ServerSupervisor};
 
 pub use crate::ledger::{LedgerKey, LedgerUpdate, ledger_key};
@@ -69,6 +69,10 @@ pub struct DiagnosticsOnWrite {
 struct Observed {
     client: Arc<LspClient>,
     before: DiagnosticState,
+    /// Whether `before` is a settled state of a server that was up before this write.
+    before_settled: bool,
+    /// Files opened during this write only to observe them (baseline).
+    observers: Vec<PathBuf>,
     after: DiagnosticState,
     touched: Vec<PathBuf>,
     deleted: Vec<PathBuf>,
@@ -159,9 +163,13 @@ impl DiagnosticsOnWrite {
                 }
             }
         }
-        for dep in self.open_dependents(&client, &paths).await {
-            expect.push(dep);
+        // Importers not open yet are opened now — after the write reached the disk, so
+        // what they show may already be the write's doing: they are baseline, never new.
+        let importers = open_importers(&self.sup, &client, &paths).await;
+        for dep in &importers.opened {
+            expect.push(dep.clone());
         }
+        let observers: Vec<PathBuf> = importers.opened.iter().map(|(p, _)| p.clone()).collect();
         let pre = SettleGoal {
             publishes: expect,
             likely: Vec::new(),
@@ -171,7 +179,13 @@ impl DiagnosticsOnWrite {
             quiet,
             deadline: Instant::now() + cfg.diagnostics_wait() / 2,
         };
-        if let Err(what) = settle(&client, &pre).await {
+        let observe_start = Instant::now();
+        let pre_settled = settle(&client, &pre).await;
+        // A server that started for this write had no state before it: what it reports
+        // about files nobody wrote is a baseline.
+        let before_settled =
+            pre_settled.is_ok() && client.started + cfg.diagnostics_quiet() < observe_start;
+        if let Err(what) = pre_settled {
             notes.push(format!(
                 "{} was still busy before this write (waiting for {what}); a diagnostic listed below may predate it",
                 client.server
@@ -226,6 +240,13 @@ impl DiagnosticsOnWrite {
                 Err(e) => notes.push(format!("{}: {e}", self.display(p))),
             }
         }
+        // A server that diagnoses open documents re-checks the open importers after the
+        // change and republishes them: wait for those too (likely, not certain).
+        for dep in &importers.open {
+            if let Some(v) = client.open_version(dep).await {
+                likely.push((dep.clone(), v));
+            }
+        }
         let goal = SettleGoal {
             publishes: expect,
             likely,
@@ -259,6 +280,8 @@ impl DiagnosticsOnWrite {
         Observed {
             client,
             before,
+            before_settled,
+            observers,
             after,
             touched: paths,
             deleted,
@@ -266,45 +289,6 @@ impl DiagnosticsOnWrite {
             pending,
             notes,
         }
-    }
-
-    /// Opens (as baseline observers) the files that import `paths`, for servers that
-    /// diagnose only open documents. Returns the documents whose publish to wait for.
-    async fn open_dependents(&self, client: &LspClient, paths: &[PathBuf]) -> Vec<(PathBuf, i32)> {
-        let cap = self.sup.config().dependents_cap;
-        let Some(style) = ImportStyle::of_language(&client.language) else {
-            return Vec::new();
-        };
-        if cap == 0 {
-            return Vec::new();
-        }
-        let Some(spec) = self
-            .sup
-            .table()
-            .iter()
-            .find(|s| s.language == client.language)
-        else {
-            return Vec::new();
-        };
-        let mut opened = Vec::new();
-        for p in paths {
-            let root = client.root.clone();
-            let target = p.clone();
-            let exts = spec.extensions.clone();
-            let found =
-                tokio::task::spawn_blocking(move || importers(&root, &target, style, &exts, cap))
-                    .await
-                    .unwrap_or_default();
-            for dep in found {
-                if opened.len() >= cap || paths.contains(&dep) || client.is_open(&dep).await {
-                    continue;
-                }
-                if let Ok(doc) = client.sync_file(&dep).await {
-                    opened.push((dep, doc.version));
-                }
-            }
-        }
-        opened
     }
 
     /// Pulls the diagnostics of the open documents (capped), for pull servers.
@@ -383,7 +367,17 @@ impl WriteObserver for DiagnosticsOnWrite {
             notes.extend(o.notes.iter().cloned());
             let mut r = Renderer::new(ctx.run.root(), o.client.encoding);
             if let Some((earlier, now)) = &o.late {
-                let changes = diff_states(&mut self.ledger(), &earlier.after, now, &[], &[]);
+                let changes = diff_states(
+                    &mut self.ledger(),
+                    Transition {
+                        before: &earlier.after,
+                        after: now,
+                        touched: &[],
+                        deleted: &[],
+                        baseline: &[],
+                        before_settled: true,
+                    },
+                );
                 let mut lines = Vec::new();
                 for ch in &changes {
                     for d in &ch.new {
@@ -408,10 +402,14 @@ impl WriteObserver for DiagnosticsOnWrite {
             }
             let changes: Vec<FileChange> = diff_states(
                 &mut self.ledger(),
-                &o.before,
-                &o.after,
-                &o.touched,
-                &o.deleted,
+                Transition {
+                    before: &o.before,
+                    after: &o.after,
+                    touched: &o.touched,
+                    deleted: &o.deleted,
+                    baseline: &o.observers,
+                    before_settled: o.before_settled,
+                },
             );
             for ch in &changes {
                 for d in &ch.new {

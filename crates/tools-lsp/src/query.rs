@@ -50,9 +50,20 @@ pub fn resolve_file(run: &Run, file: Option<&str>) -> Result<PathBuf, ToolError>
 }
 
 /// Syncs every open document and `path`, after waiting for indexing.
-pub async fn synced(client: &LspClient, path: &std::path::Path) -> Result<DocState, ToolError> {
+///
+/// A file opened for the first time brings the files importing it along (for servers that
+/// diagnose only open documents): the server then has them open, with the state they have
+/// now, before anything writes to this file — so a later write that breaks them is seen.
+pub async fn synced(
+    sup: &ServerSupervisor,
+    client: &LspClient,
+    path: &std::path::Path,
+) -> Result<DocState, ToolError> {
     client.wait_ready().await;
     client.sync_open_docs().await?;
+    if !client.is_open(path).await {
+        let _ = crate::dependents::open_importers(sup, client, &[path.to_path_buf()]).await;
+    }
     let doc = client.sync_file(path).await?;
     client.settle_after_first_open(&doc).await;
     Ok(doc)
@@ -87,7 +98,7 @@ pub async fn prepare(
         ));
     }
     let client = sup.client_for(&path).await?;
-    let doc = synced(&client, &path).await?;
+    let doc = synced(sup, &client, &path).await?;
     let n_lines = doc.text.split('\n').count();
     let Some(text) = line_of(&doc.text, line as usize - 1).filter(|_| (line as usize) <= n_lines)
     else {

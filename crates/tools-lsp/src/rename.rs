@@ -543,20 +543,8 @@ impl Tool for LspRenameTool {
         }
         let missed = uncovered(c, &p, &plan).await;
         commit(run, &plan)?;
-        // Tell the servers what changed on disk and bring open documents up to date.
-        let mut changes: Vec<(PathBuf, u8)> = Vec::new();
-        for path in plan.finals.keys() {
-            let kind = if plan.deleted.contains(path) && !path.exists() {
-                3
-            } else if plan.created.contains(path) {
-                1
-            } else {
-                2
-            };
-            changes.push((path.clone(), kind));
-        }
-        let _ = c.files_changed(&changes).await;
-        let _ = c.sync_open_docs().await;
+        // The files are reported as touched: the diagnostics-on-write observer tells the
+        // server about them once, after all are written, and waits for one settled state.
         let total: usize = plan.edits.values().sum();
         let mut lines = vec![format!(
             "renamed {here} to `{}`: {total} edit(s) in {} file(s)",

@@ -11,9 +11,9 @@
 //! - rust-analyzer's `experimental/serverStatus` says quiescent (when it sends one);
 //! - after a save to a server that checks on save (rust-analyzer's flycheck), the check has
 //!   had its moment to begin;
-//! - nothing was published, reported or changed within the quiet window — at least as long
-//!   as the server took to publish the changed documents, so a server slowed down by load
-//!   gets as long again to follow up with the files that depend on them (pyright publishes
+//! - nothing was published, reported or changed within the quiet window — at least twice as
+//!   long as the server took to publish the changed documents, so a server slowed down by
+//!   load gets time in proportion to follow up with the files that depend on them (pyright publishes
 //!   importers after the written file, without always reporting progress for it).
 //!
 //! All of it bounded by a deadline: past it the caller says "pending" and names the server
@@ -27,7 +27,7 @@ use crate::client::LspClient;
 /// How long after a save a server that checks on save may take to start that check.
 pub const CHECK_ON_SAVE_GRACE: Duration = Duration::from_millis(1500);
 
-/// How long a likely (not certain) publish is waited for after the change.
+/// How long a likely (not certain) publish is waited for after the change, at least.
 pub const LIKELY_PUBLISH_WAIT: Duration = Duration::from_millis(1500);
 
 /// The longest quiet window the server's own latency can stretch it to.
@@ -68,6 +68,7 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
     let check_on_save = checks_on_save(client);
     let mut quiet = goal.quiet;
     let mut published_seen = goal.publishes.is_empty();
+    let mut latency = Duration::ZERO;
     loop {
         if !client.is_alive() {
             return Err(format!("{} exited", client.server));
@@ -75,7 +76,11 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
         let now = Instant::now();
         let a = client.activity();
         let mut wake = goal.deadline;
-        let likely_until = goal.changed_at.map(|at| at + LIKELY_PUBLISH_WAIT);
+        // Likely publishes get a fixed wait, or three times the server's latency when that
+        // is longer (a loaded machine).
+        let likely_until = goal
+            .changed_at
+            .map(|at| at + LIKELY_PUBLISH_WAIT.max(latency * 3));
         let missing = missing_publish(client, goal.since_seq, &goal.publishes).or_else(|| {
             likely_until
                 .filter(|until| now < *until)
@@ -90,7 +95,10 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
         if missing.is_none() && !published_seen {
             published_seen = true;
             if let Some(at) = goal.changed_at {
-                quiet = quiet.max(now.saturating_duration_since(at).min(MAX_QUIET));
+                latency = now.saturating_duration_since(at).min(MAX_QUIET);
+                // Twice the server's own latency: the follow-up work (importers) takes about
+                // as long as the first check, plus the server's scheduling in between.
+                quiet = quiet.max((now.saturating_duration_since(at) * 2).min(MAX_QUIET));
             }
         }
         let waiting: Option<String> = if let Some(p) = missing {

@@ -2,9 +2,13 @@
 //! write and after it, across every file the server reports, filtered through the run's
 //! ledger.
 //!
-//! A file the server reported nothing for before (opened only to observe it, or reported
-//! for the first time) is a *baseline*: its diagnostics are recorded, never reported as new
-//! — unless the write touched it, since a written file's own diagnostics are the point.
+//! A file the server reported nothing for before is either clean (a server that publishes
+//! only files with something to say, like gopls, or that had nothing to say yet) or not yet
+//! looked at. Which one is decided by whether the server had settled before the write: if
+//! it had, no report means nothing to report, and what appears now is new; if it had not
+//! (it started for this write, or was still busy), the file is a *baseline*: its
+//! diagnostics are recorded, never reported as new. A file the write touched is never a
+//! baseline: its own diagnostics are the point.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -32,15 +36,33 @@ fn keys(items: &[Diagnostic]) -> HashSet<LedgerKey> {
     items.iter().filter(|d| counts(d)).map(ledger_key).collect()
 }
 
-/// The per-file changes from `before` to `after`. `touched` files are never baseline;
-/// `deleted` files have no diagnostics after. Updates `ledger`.
-pub fn diff_states(
-    ledger: &mut DiagnosticsLedger,
-    before: &DiagnosticState,
-    after: &DiagnosticState,
-    touched: &[PathBuf],
-    deleted: &[PathBuf],
-) -> Vec<FileChange> {
+/// The two states of one server and what the write did between them.
+#[derive(Debug, Clone, Copy)]
+pub struct Transition<'a> {
+    /// The state before.
+    pub before: &'a DiagnosticState,
+    /// The state after.
+    pub after: &'a DiagnosticState,
+    /// Files the write touched (never baseline).
+    pub touched: &'a [PathBuf],
+    /// Files the write deleted (no diagnostics after).
+    pub deleted: &'a [PathBuf],
+    /// Files opened only to observe this write (always baseline).
+    pub baseline: &'a [PathBuf],
+    /// Whether `before` was a settled state: if not, a file missing from it is a baseline.
+    pub before_settled: bool,
+}
+
+/// The per-file changes of `t`. Updates `ledger`.
+pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<FileChange> {
+    let Transition {
+        before,
+        after,
+        touched,
+        deleted,
+        baseline,
+        before_settled,
+    } = t;
     // Judge the whole write against the ledger as it was before it: the same new error in
     // two files is news in both.
     let known = ledger.known();
@@ -60,7 +82,8 @@ pub fn diff_states(
         };
         let was = before.get(path);
         let is_touched = touched.iter().any(|t| t == path);
-        if was.is_none() && !is_touched && !is_deleted {
+        let observer = baseline.iter().any(|b| b == path);
+        if observer || (was.is_none() && !is_touched && !is_deleted && !before_settled) {
             ledger.baseline(path, now);
             continue;
         }
@@ -145,7 +168,16 @@ mod tests {
             ("/w/app.ts", 3, vec![d(0, "old error"), d(4, "broken call")]),
             ("/w/test.ts", 2, vec![d(1, "pre-existing")]),
         ]);
-        let ch = diff_states(&mut l, &before, &after, &[PathBuf::from("/w/lib.ts")], &[]);
+        let lib = [PathBuf::from("/w/lib.ts")];
+        let t = |before, after, touched, deleted, before_settled| Transition {
+            before,
+            after,
+            touched,
+            deleted,
+            baseline: &[],
+            before_settled,
+        };
+        let ch = diff_states(&mut l, t(&before, &after, &lib, &[], false));
         assert_eq!(ch.len(), 1);
         assert_eq!(ch[0].path, PathBuf::from("/w/app.ts"));
         assert_eq!(ch[0].new.len(), 1);
@@ -155,16 +187,22 @@ mod tests {
             ("/w/app.ts", 5, vec![d(0, "old error")]),
             ("/w/test.ts", 2, vec![d(1, "pre-existing")]),
         ]);
-        let ch = diff_states(&mut l, &after, &fixed, &[PathBuf::from("/w/lib.ts")], &[]);
+        let ch = diff_states(&mut l, t(&after, &fixed, &lib, &[], false));
         assert_eq!(ch.len(), 1);
         assert!(ch[0].new.is_empty());
         assert_eq!(ch[0].gone[0].message, "broken call");
         // A touched file seen for the first time reports its own errors.
         let after2 = st(&[("/w/new.ts", 6, vec![d(2, "typo")])]);
-        let ch = diff_states(&mut l, &fixed, &after2, &[PathBuf::from("/w/new.ts")], &[]);
+        let new = [PathBuf::from("/w/new.ts")];
+        let ch = diff_states(&mut l, t(&fixed, &after2, &new, &[], false));
         assert_eq!(ch[0].new[0].message, "typo");
         // Deleting it: its error is gone.
-        let ch = diff_states(&mut l, &after2, &after2, &[], &[PathBuf::from("/w/new.ts")]);
+        let ch = diff_states(&mut l, t(&after2, &after2, &[], &new, false));
         assert_eq!(ch[0].gone[0].message, "typo");
+        // A settled server's first report for a file (gopls publishes only files with
+        // something to say) is news.
+        let later = st(&[("/w/other.go", 9, vec![d(3, "not enough arguments")])]);
+        let ch = diff_states(&mut l, t(&after2, &later, &lib, &[], true));
+        assert_eq!(ch[0].new[0].message, "not enough arguments");
     }
 }
