@@ -13,9 +13,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use lsp_types::notification::DidChangeWatchedFiles;
 use lsp_types::notification::Notification;
 use lsp_types::request::Request;
-use lsp_types::{Diagnostic, ServerCapabilities, Uri};
+use lsp_types::{
+    Diagnostic, DidChangeWatchedFilesParams, FileChangeType, FileEvent, ServerCapabilities, Uri,
+};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tools_core::Run;
@@ -54,6 +57,7 @@ pub struct Launch {
 
 use crate::diag_store::DiagnosticsStore;
 pub use crate::diag_store::Published;
+use crate::watcher::ExternalChanges;
 
 struct Shared {
     server: String,
@@ -140,7 +144,12 @@ pub struct LspClient {
     index_wait: Duration,
     max_open: usize,
     opened_once: AtomicBool,
+    external: Option<Mutex<ExternalChanges>>,
 }
+
+/// Most external changes handed to a server at once (a checkout of another branch can
+/// change thousands of files; servers rescan on their own past that).
+pub const MAX_WATCHED_EVENTS: usize = 2_000;
 
 impl std::fmt::Debug for LspClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -368,6 +377,14 @@ impl LspClient {
             "{server} started in {:?} (pid {pid}, encoding {encoding:?})",
             started.elapsed()
         );
+        // Watch the root for changes made outside the tools (a walk of the tree: off the
+        // async threads).
+        let watch_root = launch.root.clone();
+        let external = tokio::task::spawn_blocking(move || ExternalChanges::watch(&watch_root))
+            .await
+            .ok()
+            .flatten()
+            .map(Mutex::new);
         Ok(Arc::new(LspClient {
             language: launch.language,
             server,
@@ -386,6 +403,7 @@ impl LspClient {
             index_wait: launch.index_wait,
             max_open: launch.max_open_documents.max(1),
             opened_once: AtomicBool::new(false),
+            external,
         }))
     }
 
@@ -788,22 +806,58 @@ impl LspClient {
         self.notify_raw("textDocument/didSave", params).await
     }
 
-    /// Tells the server files changed on disk (`workspace/didChangeWatchedFiles`); `kind` is
-    /// 1 created, 2 changed, 3 deleted.
-    pub async fn files_changed(&self, changes: &[(PathBuf, u8)]) -> Result<()> {
-        let list: Vec<Value> = changes
+    /// Tells the server files changed on disk (`workspace/didChangeWatchedFiles`).
+    pub async fn files_changed(&self, changes: &[(PathBuf, FileChangeType)]) -> Result<()> {
+        let list: Vec<FileEvent> = changes
             .iter()
-            .filter_map(|(p, k)| {
-                path_to_uri(p)
-                    .ok()
-                    .map(|u| json!({"uri": u.as_str(), "type": k}))
-            })
+            .filter_map(|(p, k)| path_to_uri(p).ok().map(|uri| FileEvent::new(uri, *k)))
             .collect();
         if list.is_empty() {
             return Ok(());
         }
-        self.notify_raw("workspace/didChangeWatchedFiles", json!({"changes": list}))
+        self.notify::<DidChangeWatchedFiles>(DidChangeWatchedFilesParams { changes: list })
             .await
+    }
+
+    /// Hands the server what changed on disk outside the tools since the last call (see
+    /// [`crate::watcher`]), except `except` (a write observer syncs those itself): open
+    /// documents get a `didChange` or are closed, every change goes out as
+    /// `workspace/didChangeWatchedFiles`. Returns the open documents that changed, with the
+    /// version whose publish to wait for. Without a watcher, re-reads every open document.
+    pub async fn flush_external(&self, except: &[PathBuf]) -> Result<Vec<(PathBuf, i32)>> {
+        let taken = match &self.external {
+            Some(w) => match w.lock() {
+                Ok(mut w) => Some(w.take(except)),
+                Err(p) => Some(p.into_inner().take(except)),
+            },
+            None => None,
+        };
+        let mut changed = Vec::new();
+        let Some(changes) = taken else {
+            for p in self.sync_open_docs_except(except).await? {
+                if let Some(v) = self.open_version(&p).await {
+                    changed.push((p, v));
+                }
+            }
+            return Ok(changed);
+        };
+        let changes: Vec<(PathBuf, FileChangeType)> =
+            changes.into_iter().take(MAX_WATCHED_EVENTS).collect();
+        for (p, k) in &changes {
+            if !self.is_open(p).await {
+                continue;
+            }
+            if *k == FileChangeType::DELETED || !p.exists() {
+                self.close_file(p).await?;
+            } else {
+                let doc = self.sync_file(p).await?;
+                if doc.changed {
+                    changed.push((p.clone(), doc.version));
+                }
+            }
+        }
+        self.files_changed(&changes).await?;
+        Ok(changed)
     }
 
     /// Whether the server answers `textDocument/diagnostic` (pull); otherwise it pushes.

@@ -33,21 +33,22 @@ pub async fn file_diagnostics(
     let since = client.publish_seq();
     let mut publishes = Vec::new();
     let mut likely = Vec::new();
-    for p in client.sync_open_docs_except(&[path.to_path_buf()]).await? {
-        if let Some(v) = client.open_version(&p).await {
-            publishes.push((p, v));
-        }
-    }
+    publishes.extend(client.flush_external(&[]).await?);
     let was_open = client.is_open(path).await;
     let known = client.published(path).is_some();
     if !was_open {
         // The server may have read this file from disk earlier: tell it the disk is what
         // counts now.
-        let _ = client.files_changed(&[(path.to_path_buf(), 2)]).await;
+        let _ = client
+            .files_changed(&[(path.to_path_buf(), lsp_types::FileChangeType::CHANGED)])
+            .await;
     }
     if !was_open {
-        publishes
-            .extend(crate::dependents::open_importers(sup, &client, &[path.to_path_buf()]).await.opened);
+        publishes.extend(
+            crate::dependents::open_importers(sup, &client, &[path.to_path_buf()])
+                .await
+                .opened,
+        );
     }
     let doc = client.sync_file(path).await?;
     client.settle_after_first_open(&doc).await;

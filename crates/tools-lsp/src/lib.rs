@@ -68,6 +68,7 @@ pub mod settle;
 pub mod state_diff;
 pub mod supervisor;
 pub mod table;
+pub mod watcher;
 
 use std::sync::Arc;
 

@@ -539,7 +539,7 @@ async fn workspace_symbols(
             continue;
         }
         c.wait_ready().await;
-        let _ = c.sync_open_docs().await;
+        let _ = c.flush_external(&[]).await;
         let params = WorkspaceSymbolParams {
             query: q.to_string(),
             work_done_progress_params: WorkDoneProgressParams::default(),

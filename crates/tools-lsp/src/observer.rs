@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use lsp_types::FileChangeType;
 use serde_json::{Value, json};
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, Section, WriteObserver};
@@ -156,12 +157,8 @@ impl DiagnosticsOnWrite {
         // 1. Observers and external changes first, then the settled state before.
         let since = client.publish_seq();
         let mut expect = Vec::new();
-        if let Ok(changed) = client.sync_open_docs_except(&paths).await {
-            for p in changed {
-                if let Some(v) = client.open_version(&p).await {
-                    expect.push((p, v));
-                }
-            }
+        if let Ok(changed) = client.flush_external(&paths).await {
+            expect.extend(changed);
         }
         // Importers not open yet are opened now — after the write reached the disk, so
         // what they show may already be the write's doing: they are baseline, never new.
@@ -210,7 +207,10 @@ impl DiagnosticsOnWrite {
         let since = client.publish_seq();
         let begun = client.activity().progress_begun;
         let deleted: Vec<PathBuf> = paths.iter().filter(|p| !p.exists()).cloned().collect();
-        let gone_events: Vec<(PathBuf, u8)> = deleted.iter().map(|p| (p.clone(), 3)).collect();
+        let gone_events: Vec<(PathBuf, FileChangeType)> = deleted
+            .iter()
+            .map(|p| (p.clone(), FileChangeType::DELETED))
+            .collect();
         let _ = client.files_changed(&gone_events).await;
         for p in &deleted {
             let _ = client.close_file(p).await;
@@ -222,7 +222,9 @@ impl DiagnosticsOnWrite {
             // disk (pyright) re-check the files that import this one.
             let was_open = client.is_open(p).await;
             if !was_open {
-                let _ = client.files_changed(&[(p.clone(), 2)]).await;
+                let _ = client
+                    .files_changed(&[(p.clone(), FileChangeType::CHANGED)])
+                    .await;
             }
             // A server that already published for a file it read from disk may not publish
             // again when it is opened with the same text (pyright): only a change, or a

@@ -60,7 +60,7 @@ pub async fn synced(
     path: &std::path::Path,
 ) -> Result<DocState, ToolError> {
     client.wait_ready().await;
-    client.sync_open_docs().await?;
+    client.flush_external(&[]).await?;
     if !client.is_open(path).await {
         let _ = crate::dependents::open_importers(sup, client, &[path.to_path_buf()]).await;
     }

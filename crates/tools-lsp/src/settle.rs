@@ -28,7 +28,7 @@ use crate::client::LspClient;
 pub const CHECK_ON_SAVE_GRACE: Duration = Duration::from_millis(1500);
 
 /// How long a likely (not certain) publish is waited for after the change, at least.
-pub const LIKELY_PUBLISH_WAIT: Duration = Duration::from_millis(1500);
+pub const LIKELY_PUBLISH_WAIT: Duration = Duration::from_millis(1000);
 
 /// The longest quiet window the server's own latency can stretch it to.
 pub const MAX_QUIET: Duration = Duration::from_secs(3);

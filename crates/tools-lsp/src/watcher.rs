@@ -25,7 +25,14 @@ use notify::{EventKind, RecursiveMode, Watcher};
 pub const MAX_WATCHED_DIRS: usize = 10_000;
 
 /// Folders never watched (besides what ignore files exclude).
-const SKIPPED: [&str; 6] = [".git", "node_modules", "target", ".venv", "venv", "__pycache__"];
+const SKIPPED: [&str; 6] = [
+    ".git",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+];
 
 type Changes = Arc<Mutex<HashMap<PathBuf, FileChangeType>>>;
 
@@ -125,9 +132,9 @@ impl ExternalChanges {
         })
     }
 
-    /// Takes the changes seen so far, leaving out `except` (a write observer reports those
-    /// itself, and they stay unseen by the server until it does). Folders created since are
-    /// watched from now on; their files are included.
+    /// Takes the changes seen so far. Changes to `except` are dropped: a write observer
+    /// tells the server about those itself, after taking the state before the write.
+    /// Folders created since are watched from now on; their files are included.
     pub fn take(&mut self, except: &[PathBuf]) -> Vec<(PathBuf, FileChangeType)> {
         let drained: Vec<(PathBuf, FileChangeType)> = {
             let mut m = lock(&self.changes);
@@ -186,9 +193,16 @@ mod tests {
                 break;
             }
         }
-        assert!(seen.iter().any(|(p, _)| p.ends_with("src/a.py")), "{seen:?}");
+        assert!(
+            seen.iter().any(|(p, _)| p.ends_with("src/a.py")),
+            "{seen:?}"
+        );
         assert!(!seen.iter().any(|(p, _)| p.ends_with("b.py")), "{seen:?}");
-        assert!(!seen.iter().any(|(p, _)| p.starts_with(root.join("node_modules"))));
+        assert!(
+            !seen
+                .iter()
+                .any(|(p, _)| p.starts_with(root.join("node_modules")))
+        );
         // A file in a folder created after the watch began.
         std::fs::write(root.join("pkg/c.py"), "c = 1\n").unwrap();
         let mut seen = Vec::new();
@@ -199,6 +213,9 @@ mod tests {
                 break;
             }
         }
-        assert!(seen.iter().any(|(p, _)| p.ends_with("pkg/c.py")), "{seen:?}");
+        assert!(
+            seen.iter().any(|(p, _)| p.ends_with("pkg/c.py")),
+            "{seen:?}"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! A src-layout Python package with tests, through pyright: a write that breaks callers in
 //! files nobody opened reports their errors in its own result, the fix names what is gone,
-//! and break/fix cycles each attribute exactly their own change.
+//! and break/fix cycles each attribute exactly their own change; versions checked out by
+//! git outside the tools are current in the next `diagnostics`.
 
 use serde_json::json;
 use tools_core::testing::require_binary;
@@ -49,5 +50,40 @@ async fn pyright_attributes_breakage_in_unopened_callers_to_the_write() {
         has(&s, "are gone");
         assert!(!s.contains("Late"), "cycle {i} fix: {s}");
     }
+    // Versions checked out by git, outside the tools: each `diagnostics` is current.
+    git(&p, &["init", "-q"]);
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-q", "-m", "ok"]);
+    p.write(GEOMETRY, &broken);
+    git(&p, &["commit", "-q", "-am", "broken"]);
+    let out = p
+        .ok(json!({"action": "diagnostics", "file": "src/shapes/report.py"}))
+        .await;
+    has(&out, "src/shapes/report.py:8:");
+    has(&out, "scale");
+    git(&p, &["checkout", "-q", "HEAD~1", "--", GEOMETRY]);
+    let out = p
+        .ok(json!({"action": "diagnostics", "file": "src/shapes/report.py"}))
+        .await;
+    has(&out, "no diagnostics");
+    git(&p, &["checkout", "-q", "HEAD", "--", GEOMETRY]);
+    let out = p
+        .ok(json!({"action": "diagnostics", "file": "tests/test_geometry.py"}))
+        .await;
+    has(&out, "tests/test_geometry.py:5:");
     p.close_and_check().await;
+}
+
+fn git(p: &Project, args: &[&str]) {
+    let st = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(p.root())
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
 }
