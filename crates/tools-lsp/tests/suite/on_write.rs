@@ -119,3 +119,47 @@ async fn diagnostics_pending_while_the_server_cannot_answer() {
     has(&s, "diagnostics pending");
     p.close_and_check().await;
 }
+
+#[tokio::test]
+async fn late_diagnostics_are_attributed_to_the_write_that_caused_them() {
+    // A server that publishes 1.5 s after each change, against a 300 ms bound: the first
+    // write's result says pending; its errors, arriving later, are named as that write's
+    // in the next write's result — never as the next write's own.
+    let script = super::fixture("fake_lsp.py");
+    let p = Project::new(
+        &[("fake.toml", "")],
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 300\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"late-publish\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
+            script.display().to_string()
+        ),
+    );
+    let s = p
+        .write_tool("a.fake", "ok\nbad one\n")
+        .await
+        .expect("a section");
+    has(&s, "diagnostics pending");
+    has(&s, "#1");
+    assert!(!s.contains("late error"), "{s}");
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let s = p.write_tool("b.fake", "fine\n").await.expect("a section");
+    has(&s, "Late diagnostics of the earlier write #1 (a.fake)");
+    has(&s, "a.fake:2:1 error late error: bad one");
+    assert!(!s.contains("new diagnostic(s) after this write"), "{s}");
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_initialize_costs_a_write_only_the_diagnostics_wait() {
+    let script = super::fixture("fake_lsp.py");
+    let p = Project::new(
+        &[("fake.toml", "")],
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 300\nstart_timeout_ms = 60000\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"silent\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
+            script.display().to_string()
+        ),
+    );
+    let s = p.write_tool("a.fake", "x\n").await.expect("a section");
+    has(&s, "still starting");
+    has(&s, "no answer to `initialize` within 300 ms");
+    p.run.close().await;
+}
