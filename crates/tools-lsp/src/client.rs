@@ -103,6 +103,14 @@ struct OpenDoc {
     version: i32,
     text: String,
     last_used: Instant,
+    /// The file's modification time and length when it was last read: a cheap check of
+    /// whether the disk changed since, without reading it.
+    stamp: Option<(std::time::SystemTime, u64)>,
+}
+
+fn disk_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
 }
 
 /// The synced state of one document.
@@ -146,6 +154,11 @@ pub struct LspClient {
     opened_once: AtomicBool,
     external: Option<Mutex<ExternalChanges>>,
 }
+
+/// LSP error code: the document changed while the request was handled.
+pub const CONTENT_MODIFIED: i64 = -32801;
+/// LSP error code: the server cancelled the request (it will want it asked again).
+pub const SERVER_CANCELLED: i64 = -32802;
 
 /// Most external changes handed to a server at once (a checkout of another branch can
 /// change thousands of files; servers rescan on their own past that).
@@ -647,6 +660,8 @@ impl LspClient {
     /// open, `didChange` (full text) when the disk differs. Closes the least recently used
     /// document when the open set is full.
     pub async fn sync_file(&self, path: &Path) -> Result<DocState> {
+        // Stamp before reading: a write racing the read leaves a stamp that differs.
+        let stamp = disk_stamp(path);
         let bytes = tokio::fs::read(path)
             .await
             .map_err(|e| LspError::Other(format!("cannot read {}: {e}", path.display())))?;
@@ -655,6 +670,7 @@ impl LspClient {
         let mut docs = self.docs.lock().await;
         if let Some(doc) = docs.get_mut(path) {
             doc.last_used = Instant::now();
+            doc.stamp = stamp;
             if doc.text == text {
                 return Ok(DocState {
                     uri,
@@ -704,6 +720,7 @@ impl LspClient {
                 version: 1,
                 text: text.clone(),
                 last_used: Instant::now(),
+                stamp,
             },
         );
         drop(docs);
@@ -841,8 +858,28 @@ impl LspClient {
             }
             return Ok(changed);
         };
-        let changes: Vec<(PathBuf, FileChangeType)> =
+        let mut changes: Vec<(PathBuf, FileChangeType)> =
             changes.into_iter().take(MAX_WATCHED_EVENTS).collect();
+        // The watcher's events arrive a moment after the change: an open document whose
+        // stamp differs is changed now, even if its event is still on the way.
+        let stale: Vec<PathBuf> = self
+            .docs
+            .lock()
+            .await
+            .iter()
+            .filter(|(p, d)| !except.contains(p) && disk_stamp(p) != d.stamp)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in stale {
+            if !changes.iter().any(|(q, _)| *q == p) {
+                let kind = if p.exists() {
+                    FileChangeType::CHANGED
+                } else {
+                    FileChangeType::DELETED
+                };
+                changes.push((p, kind));
+            }
+        }
         for (p, k) in &changes {
             if !self.is_open(p).await {
                 continue;
@@ -919,13 +956,27 @@ impl LspClient {
     /// Pulls diagnostics for `path` (`textDocument/diagnostic`).
     pub async fn pull_diagnostics(&self, doc: &DocState) -> Result<Vec<Diagnostic>> {
         let params = json!({"textDocument": {"uri": doc.uri.as_str()}});
-        let v = self
-            .request_raw(
-                "textDocument/diagnostic",
-                Some(params),
-                self.request_timeout,
-            )
-            .await?;
+        // A server still catching up with a change answers "content modified" or
+        // "server cancelled" (rust-analyzer under load): ask again, a few times.
+        let mut tries = 0;
+        let v = loop {
+            let r = self
+                .request_raw(
+                    "textDocument/diagnostic",
+                    Some(params.clone()),
+                    self.request_timeout,
+                )
+                .await;
+            match r {
+                Err(LspError::Server { code, .. })
+                    if (code == CONTENT_MODIFIED || code == SERVER_CANCELLED) && tries < 8 =>
+                {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                other => break other?,
+            }
+        };
         let kind = v.get("kind").and_then(Value::as_str).unwrap_or("full");
         let path = uri_to_path(&doc.uri);
         if kind == "unchanged" {

@@ -63,6 +63,7 @@ pub mod observer;
 pub mod position;
 pub mod query;
 pub mod rename;
+pub mod rename_refs;
 pub mod roots;
 pub mod settle;
 pub mod state_diff;

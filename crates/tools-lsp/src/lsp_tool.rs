@@ -448,9 +448,19 @@ async fn positional(
         LspAction::Implementation => "implementation",
         _ => "reference",
     };
+    // References, and any answer given while the server still indexes, may be partial:
+    // the first line says so.
+    let caveat = if p.ready {
+        None
+    } else {
+        query::indexing_caveat(c)
+    };
+    let first = caveat.map(|c| format!("{c}\n")).unwrap_or_default();
     if locs.is_empty() {
-        return Ok(ToolOutput::text(format!("no {what} found for {here}"))
-            .with_structured(json!({"locations": [], "total": 0})));
+        return Ok(
+            ToolOutput::text(format!("{first}no {what} found for {here}"))
+                .with_structured(json!({"locations": [], "total": 0, "final": first.is_empty()})),
+        );
     }
     let cap = if action == LspAction::References {
         REFERENCES_CAP
@@ -460,7 +470,7 @@ async fn positional(
     let total = locs.len();
     let points: Vec<_> = locs.iter().filter_map(|l| r.location(l)).collect();
     let capped = cap_list(points, cap);
-    let mut text = format!("{total} {what}(s) of {here}:\n");
+    let mut text = format!("{first}{total} {what}(s) of {here}:\n");
     text.push_str(
         &capped
             .shown
@@ -530,6 +540,7 @@ async fn workspace_symbols(
     let mut lines = Vec::new();
     let mut items = Vec::new();
     let mut notes = Vec::new();
+    let mut caveats = Vec::new();
     for c in &clients {
         if c.caps.workspace_symbol_provider.is_none() {
             notes.push(format!(
@@ -538,7 +549,11 @@ async fn workspace_symbols(
             ));
             continue;
         }
-        c.wait_ready().await;
+        if !c.wait_ready().await
+            && let Some(note) = query::indexing_caveat(c)
+        {
+            caveats.push(note);
+        }
         let _ = c.flush_external(&[]).await;
         let params = WorkspaceSymbolParams {
             query: q.to_string(),
@@ -625,6 +640,9 @@ async fn workspace_symbols(
     };
     for n in &notes {
         text.push_str(&format!("\n(note: {n})"));
+    }
+    if !caveats.is_empty() {
+        text = format!("{}\n{text}", caveats.join("\n"));
     }
     if total == 0 && !notes.is_empty() && notes.len() == clients.len() {
         return Err(ToolError::not_available(notes.join("; ")));

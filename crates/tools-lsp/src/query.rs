@@ -26,6 +26,19 @@ pub struct Prepared {
     pub pos: Position,
     /// The symbol as given.
     pub symbol: String,
+    /// Whether the server had finished indexing (an answer given otherwise may be
+    /// incomplete, and says so).
+    pub ready: bool,
+}
+
+/// The first line of an answer given while `client` is still indexing, if it is.
+pub fn indexing_caveat(client: &LspClient) -> Option<String> {
+    client.indexing().then(|| {
+        format!(
+            "(not final: {} is still indexing; this answer may be incomplete — ask again shortly)",
+            client.server
+        )
+    })
 }
 
 /// Resolves `file` (must be an existing file inside the workspace).
@@ -117,12 +130,14 @@ pub async fn prepare(
         line: line - 1,
         character: to_lsp_character(text, byte, client.encoding),
     };
+    let ready = !client.indexing();
     Ok(Prepared {
         path,
         client,
         doc,
         pos,
         symbol: symbol.to_string(),
+        ready,
     })
 }
 

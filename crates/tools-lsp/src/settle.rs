@@ -11,8 +11,8 @@
 //! - rust-analyzer's `experimental/serverStatus` says quiescent (when it sends one);
 //! - after a save to a server that checks on save (rust-analyzer's flycheck), the check has
 //!   had its moment to begin;
-//! - nothing was published, reported or changed within the quiet window — at least twice as
-//!   long as the server took to publish the changed documents, so a server slowed down by
+//! - nothing was published, reported or changed within the quiet window — at least three
+//!   times as long as the server took to publish the changed documents, so a server slowed down by
 //!   load gets time in proportion to follow up with the files that depend on them (pyright publishes
 //!   importers after the written file, without always reporting progress for it).
 //!
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use crate::client::LspClient;
 
 /// How long after a save a server that checks on save may take to start that check.
-pub const CHECK_ON_SAVE_GRACE: Duration = Duration::from_millis(1500);
+pub const CHECK_ON_SAVE_GRACE: Duration = Duration::from_secs(3);
 
 /// How long a likely (not certain) publish is waited for after the change, at least.
 pub const LIKELY_PUBLISH_WAIT: Duration = Duration::from_millis(1000);
@@ -96,9 +96,10 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
             published_seen = true;
             if let Some(at) = goal.changed_at {
                 latency = now.saturating_duration_since(at).min(MAX_QUIET);
-                // Twice the server's own latency: the follow-up work (importers) takes about
-                // as long as the first check, plus the server's scheduling in between.
-                quiet = quiet.max((now.saturating_duration_since(at) * 2).min(MAX_QUIET));
+                // Three times the server's own latency: the follow-up work (importers) takes
+                // about as long as the first check, plus the server's scheduling in between,
+                // and a loaded machine stretches both unevenly.
+                quiet = quiet.max((latency * 3).min(MAX_QUIET));
             }
         }
         let waiting: Option<String> = if let Some(p) = missing {

@@ -133,6 +133,12 @@ async fn late_diagnostics_are_attributed_to_the_write_that_caused_them() {
             script.display().to_string()
         ),
     );
+    // Started first (its start is not what this test is about).
+    p.write("a.fake", "ok\n");
+    let out = p
+        .ok(json!({"action": "diagnostics", "file": "a.fake"}))
+        .await;
+    has(&out, "no diagnostics");
     let s = p
         .write_tool("a.fake", "ok\nbad one\n")
         .await

@@ -71,6 +71,45 @@ async fn pyright_attributes_breakage_in_unopened_callers_to_the_write() {
         .ok(json!({"action": "diagnostics", "file": "tests/test_geometry.py"}))
         .await;
     has(&out, "tests/test_geometry.py:5:");
+
+    // A rename of the widely used `area`: every importer, the test and the aliased import
+    // follow; no phantom diagnostic; the package and its test still run.
+    p.write(GEOMETRY, &ok);
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": GEOMETRY, "line": 14, "symbol": "area", "new_name": "compute_area"}),
+        )
+        .await
+        .unwrap();
+    has(&out.text, "tests/test_geometry.py");
+    has(&out.text, "src/shapes/units.py");
+    let diags = out
+        .sections
+        .iter()
+        .find(|s| s.title == "diagnostics")
+        .map(|s| s.body.clone())
+        .unwrap_or_default();
+    assert!(!diags.contains("new diagnostic(s)"), "phantom: {diags}");
+    has(
+        &p.read("src/shapes/units.py"),
+        "import compute_area as surface_of",
+    );
+    let run = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys; sys.path[:0] = ['src', 'tests']; import test_geometry, shapes.units, shapes.report; \
+             test_geometry.test_unit_square(); print(shapes.units.unit_area())",
+        ])
+        .current_dir(p.root())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "1");
     p.close_and_check().await;
 }
 
