@@ -153,6 +153,7 @@ pub struct LspClient {
     max_open: usize,
     opened_once: AtomicBool,
     external: Option<Mutex<ExternalChanges>>,
+    check_after_save: AtomicBool,
 }
 
 /// LSP error code: the document changed while the request was handled.
@@ -417,6 +418,7 @@ impl LspClient {
             max_open: launch.max_open_documents.max(1),
             opened_once: AtomicBool::new(false),
             external,
+            check_after_save: AtomicBool::new(false),
         }))
     }
 
@@ -556,6 +558,17 @@ impl LspClient {
     pub fn indexing(&self) -> bool {
         let a = self.activity();
         a.progress_active || a.quiescent == Some(false)
+    }
+
+    /// Whether the server has been seen to start a check (reported as progress) after a
+    /// save: rust-analyzer's `cargo check`, unless turned off.
+    pub fn checks_after_save(&self) -> bool {
+        self.check_after_save.load(Ordering::SeqCst)
+    }
+
+    /// Records that a save was followed by a check.
+    pub fn note_check_after_save(&self) {
+        self.check_after_save.store(true, Ordering::SeqCst);
     }
 
     /// What the server is doing now.

@@ -116,9 +116,14 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
         } else if let (Some(begun), Some(at)) = (goal.saved, goal.changed_at)
             && check_on_save
             && a.progress_begun == begun
-            && now < at + CHECK_ON_SAVE_GRACE
+            && (client.checks_after_save() || now < at + CHECK_ON_SAVE_GRACE)
         {
-            wake = wake.min(at + CHECK_ON_SAVE_GRACE);
+            // Once the server has shown that it checks after a save, that check is part of
+            // settling however long it takes to begin (a loaded machine); before that, it
+            // gets a grace (the check may be turned off).
+            if !client.checks_after_save() {
+                wake = wake.min(at + CHECK_ON_SAVE_GRACE);
+            }
             Some("the check it runs after a save".into())
         } else if now < a.last_event + quiet {
             wake = wake.min(a.last_event + quiet);
@@ -126,6 +131,12 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
         } else {
             None
         };
+        if let Some(begun) = goal.saved
+            && check_on_save
+            && a.progress_begun > begun
+        {
+            client.note_check_after_save();
+        }
         let Some(what) = waiting else {
             return Ok(());
         };
