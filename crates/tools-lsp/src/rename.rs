@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use lsp_types::request::{PrepareRenameRequest, Rename};
 use lsp_types::{
@@ -459,15 +460,17 @@ impl Tool for LspRenameTool {
             },
             position: p.pos,
         };
+        // A server still loading answers "content modified": it is asked again until the
+        // indexing wait runs out.
+        let busy_until = Instant::now() + self.sup.config().index_wait();
         if matches!(provider, OneOf::Right(o) if o.prepare_provider == Some(true)) {
-            let mut tries = 0;
             let prepared = loop {
                 let r = c.request::<PrepareRenameRequest>(tdpp.clone()).await;
                 match &r {
                     Err(LspError::Server { code, .. })
-                        if *code == crate::client::CONTENT_MODIFIED && tries < 5 =>
+                        if *code == crate::client::CONTENT_MODIFIED
+                            && Instant::now() < busy_until =>
                     {
-                        tries += 1;
                         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
                         c.wait_ready().await;
                     }
@@ -510,14 +513,12 @@ impl Tool for LspRenameTool {
             work_done_progress_params: WorkDoneProgressParams::default(),
         };
         // "Content modified" while the server is still catching up: ask again.
-        let mut tries = 0;
         let answer = loop {
             let r = c.request::<Rename>(params.clone()).await;
             match &r {
                 Err(LspError::Server { code, .. })
-                    if *code == crate::client::CONTENT_MODIFIED && tries < 5 =>
+                    if *code == crate::client::CONTENT_MODIFIED && Instant::now() < busy_until =>
                 {
-                    tries += 1;
                     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
                     c.wait_ready().await;
                 }

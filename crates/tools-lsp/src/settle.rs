@@ -27,6 +27,10 @@ use crate::client::LspClient;
 /// How long after a save a server that checks on save may take to start that check.
 pub const CHECK_ON_SAVE_GRACE: Duration = Duration::from_secs(3);
 
+/// The quiet window after a check that runs on save (its results, and the clearing of the
+/// previous ones, may follow the end of its progress report).
+pub const AFTER_CHECK_QUIET: Duration = Duration::from_secs(1);
+
 /// How long a likely (not certain) publish is waited for after the change, at least.
 pub const LIKELY_PUBLISH_WAIT: Duration = Duration::from_millis(1000);
 
@@ -136,6 +140,9 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
             && a.progress_begun > begun
         {
             client.note_check_after_save();
+            // rust-analyzer clears the previous check's diagnostics only after reporting
+            // the check's end: give those publishes their own window.
+            quiet = quiet.max(AFTER_CHECK_QUIET);
         }
         let Some(what) = waiting else {
             return Ok(());
