@@ -802,6 +802,18 @@ impl LspClient {
         self.docs.lock().await.contains_key(path)
     }
 
+    /// The document as the server has it now (no disk read), if it is open.
+    pub async fn open_doc_state(&self, path: &Path) -> Option<DocState> {
+        let docs = self.docs.lock().await;
+        let d = docs.get(path)?;
+        Some(DocState {
+            uri: path_to_uri(path).ok()?,
+            version: d.version,
+            text: d.text.clone(),
+            changed: false,
+        })
+    }
+
     /// The version the server has of `path`, if it is open.
     pub async fn open_version(&self, path: &Path) -> Option<i32> {
         self.docs.lock().await.get(path).map(|d| d.version)

@@ -189,7 +189,7 @@ impl DiagnosticsOnWrite {
             ));
         }
         if client.pulls_diagnostics() {
-            self.pull_open(&client).await;
+            self.pull_open(&client, &paths).await;
         }
         let mut before = self.within_workspace(client.snapshot());
         let late = earlier.map(|e| (e, before.clone()));
@@ -260,7 +260,7 @@ impl DiagnosticsOnWrite {
         };
         let pending = settle(&client, &goal).await.err();
         if client.pulls_diagnostics() {
-            self.pull_open(&client).await;
+            self.pull_open(&client, &[]).await;
         }
         let after = self.within_workspace(client.snapshot());
         if pending.is_some() {
@@ -293,10 +293,17 @@ impl DiagnosticsOnWrite {
         }
     }
 
-    /// Pulls the diagnostics of the open documents (capped), for pull servers.
-    async fn pull_open(&self, client: &LspClient) {
+    /// Pulls the diagnostics of the open documents (capped), for pull servers. `unsynced`
+    /// documents are pulled as the server has them, without reading the disk: before a
+    /// write, the written files must stay at their old text until the write is synced.
+    async fn pull_open(&self, client: &LspClient, unsynced: &[PathBuf]) {
         for p in client.open_paths().await.into_iter().take(ON_WRITE_FILES) {
-            if let Ok(doc) = client.sync_file(&p).await {
+            let doc = if unsynced.contains(&p) {
+                client.open_doc_state(&p).await
+            } else {
+                client.sync_file(&p).await.ok()
+            };
+            if let Some(doc) = doc {
                 let _ = client.pull_diagnostics(&doc).await;
             }
         }
