@@ -26,6 +26,9 @@ struct Components {
     npm: Vec<String>,
     #[serde(default)]
     apt: Vec<String>,
+    /// rustup components (e.g. `rust-analyzer`), added to the active toolchain.
+    #[serde(default)]
+    rustup: Vec<String>,
 }
 
 type Result<T = (), E = String> = std::result::Result<T, E>;
@@ -94,6 +97,7 @@ fn load_components() -> Result<Components> {
         all.pip.extend(c.pip);
         all.npm.extend(c.npm);
         all.apt.extend(c.apt);
+        all.rustup.extend(c.rustup);
     }
     Ok(all)
 }
@@ -196,6 +200,20 @@ fn setup() -> Result {
                 ])
                 .arg(&prefix)
                 .args(&npm))
+        })?;
+    }
+    let rustup: Vec<String> = c
+        .rustup
+        .iter()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !rustup.is_empty() {
+        stamped("rustup", &rustup, || {
+            run(Command::new("rustup")
+                .args(["component", "add"])
+                .args(&rustup))
         })?;
     }
     build_wheel()?;

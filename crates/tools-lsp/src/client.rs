@@ -13,9 +13,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use lsp_types::notification::DidChangeWatchedFiles;
 use lsp_types::notification::Notification;
 use lsp_types::request::Request;
-use lsp_types::{Diagnostic, ServerCapabilities, Uri};
+use lsp_types::{
+    Diagnostic, DidChangeWatchedFilesParams, FileChangeType, FileEvent, ServerCapabilities, Uri,
+};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tools_core::Run;
@@ -52,24 +55,22 @@ pub struct Launch {
     pub max_open_documents: usize,
 }
 
-/// Diagnostics a server published for one document.
-#[derive(Debug, Clone, Default)]
-pub struct Published {
-    /// The document version the publish was for, if the server said.
-    pub version: Option<i32>,
-    /// Our sequence number of the publish (monotonic per client).
-    pub seq: u64,
-    /// The diagnostics.
-    pub items: Vec<Diagnostic>,
-}
+use crate::diag_store::DiagnosticsStore;
+pub use crate::diag_store::Published;
+use crate::watcher::ExternalChanges;
 
 struct Shared {
     server: String,
-    diags: Mutex<HashMap<PathBuf, Published>>,
-    seq: AtomicU64,
+    diags: DiagnosticsStore,
     events: watch::Sender<u64>,
     progress: Mutex<HashSet<String>>,
     progress_seen: AtomicBool,
+    /// How many work-done progress reports have begun so far.
+    progress_begun: AtomicU64,
+    /// rust-analyzer's `experimental/serverStatus`: `None` until the server sends one.
+    quiescent: Mutex<Option<bool>>,
+    /// When the server last published, reported progress or changed status.
+    last_event: Mutex<Instant>,
     shutting_down: AtomicBool,
     settings: Value,
     folders: Value,
@@ -77,14 +78,39 @@ struct Shared {
 
 impl Shared {
     fn bump(&self) {
+        if let Ok(mut t) = self.last_event.lock() {
+            *t = Instant::now();
+        }
         self.events.send_modify(|n| *n = n.wrapping_add(1));
     }
+}
+
+/// What a server is doing now, as far as its notifications tell.
+#[derive(Debug, Clone, Copy)]
+pub struct Activity {
+    /// Work-done progress reports under way.
+    pub progress_active: bool,
+    /// How many progress reports have begun since start (compare two readings to see
+    /// whether work started in between).
+    pub progress_begun: u64,
+    /// `experimental/serverStatus` quiescence; `None` when the server never sent it.
+    pub quiescent: Option<bool>,
+    /// When the server last published, reported progress or changed status.
+    pub last_event: Instant,
 }
 
 struct OpenDoc {
     version: i32,
     text: String,
     last_used: Instant,
+    /// The file's modification time and length when it was last read: a cheap check of
+    /// whether the disk changed since, without reading it.
+    stamp: Option<(std::time::SystemTime, u64)>,
+}
+
+fn disk_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
 }
 
 /// The synced state of one document.
@@ -126,7 +152,18 @@ pub struct LspClient {
     index_wait: Duration,
     max_open: usize,
     opened_once: AtomicBool,
+    external: Option<Mutex<ExternalChanges>>,
+    check_after_save: AtomicBool,
 }
+
+/// LSP error code: the document changed while the request was handled.
+pub const CONTENT_MODIFIED: i64 = -32801;
+/// LSP error code: the server cancelled the request (it will want it asked again).
+pub const SERVER_CANCELLED: i64 = -32802;
+
+/// Most external changes handed to a server at once (a checkout of another branch can
+/// change thousands of files; servers rescan on their own past that).
+pub const MAX_WATCHED_EVENTS: usize = 2_000;
 
 impl std::fmt::Debug for LspClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -156,6 +193,7 @@ fn client_capabilities() -> Value {
     json!({
         "general": {"positionEncodings": ["utf-8", "utf-16"]},
         "window": {"workDoneProgress": true, "showMessage": {}},
+        "experimental": {"serverStatusNotification": true},
         "workspace": {
             "configuration": true,
             "workspaceFolders": true,
@@ -225,11 +263,13 @@ impl LspClient {
         let (events, _) = watch::channel(0u64);
         let shared = Arc::new(Shared {
             server: server.clone(),
-            diags: Mutex::new(HashMap::new()),
-            seq: AtomicU64::new(0),
+            diags: DiagnosticsStore::default(),
             events,
             progress: Mutex::new(HashSet::new()),
             progress_seen: AtomicBool::new(false),
+            progress_begun: AtomicU64::new(0),
+            quiescent: Mutex::new(None),
+            last_event: Mutex::new(Instant::now()),
             shutting_down: AtomicBool::new(false),
             settings: launch.settings.clone(),
             folders: folders.clone(),
@@ -331,6 +371,14 @@ impl LspClient {
             "{server} started in {:?} (pid {pid}, encoding {encoding:?})",
             started.elapsed()
         );
+        // Watch the root for changes made outside the tools (a walk of the tree: off the
+        // async threads).
+        let watch_root = launch.root.clone();
+        let external = tokio::task::spawn_blocking(move || ExternalChanges::watch(&watch_root))
+            .await
+            .ok()
+            .flatten()
+            .map(Mutex::new);
         Ok(Arc::new(LspClient {
             language: launch.language,
             server,
@@ -349,6 +397,8 @@ impl LspClient {
             index_wait: launch.index_wait,
             max_open: launch.max_open_documents.max(1),
             opened_once: AtomicBool::new(false),
+            external,
+            check_after_save: AtomicBool::new(false),
         }))
     }
 
@@ -483,13 +533,47 @@ impl LspClient {
         }
     }
 
-    /// Whether work-done progress (indexing) is under way.
+    /// Whether work-done progress (indexing) is under way, or the server says it is not
+    /// quiescent.
     pub fn indexing(&self) -> bool {
-        self.shared
-            .progress
-            .lock()
-            .map(|p| !p.is_empty())
-            .unwrap_or(false)
+        let a = self.activity();
+        a.progress_active || a.quiescent == Some(false)
+    }
+
+    /// Whether the server has been seen to start a check (reported as progress) after a
+    /// save: rust-analyzer's `cargo check`, unless turned off.
+    pub fn checks_after_save(&self) -> bool {
+        self.check_after_save.load(Ordering::SeqCst)
+    }
+
+    /// Records that a save was followed by a check.
+    pub fn note_check_after_save(&self) {
+        self.check_after_save.store(true, Ordering::SeqCst);
+    }
+
+    /// What the server is doing now.
+    pub fn activity(&self) -> Activity {
+        Activity {
+            progress_active: self
+                .shared
+                .progress
+                .lock()
+                .map(|p| !p.is_empty())
+                .unwrap_or(false),
+            progress_begun: self.shared.progress_begun.load(Ordering::SeqCst),
+            quiescent: self.shared.quiescent.lock().ok().and_then(|q| *q),
+            last_event: self
+                .shared
+                .last_event
+                .lock()
+                .map(|t| *t)
+                .unwrap_or_else(|_| Instant::now()),
+        }
+    }
+
+    /// Every file's last published (or pulled) diagnostics.
+    pub fn snapshot(&self) -> HashMap<PathBuf, Published> {
+        self.shared.diags.snapshot()
     }
 
     /// Waits (bounded) until no work-done progress is under way, so a first query after
@@ -569,6 +653,8 @@ impl LspClient {
     /// open, `didChange` (full text) when the disk differs. Closes the least recently used
     /// document when the open set is full.
     pub async fn sync_file(&self, path: &Path) -> Result<DocState> {
+        // Stamp before reading: a write racing the read leaves a stamp that differs.
+        let stamp = disk_stamp(path);
         let bytes = tokio::fs::read(path)
             .await
             .map_err(|e| LspError::Other(format!("cannot read {}: {e}", path.display())))?;
@@ -577,6 +663,7 @@ impl LspClient {
         let mut docs = self.docs.lock().await;
         if let Some(doc) = docs.get_mut(path) {
             doc.last_used = Instant::now();
+            doc.stamp = stamp;
             if doc.text == text {
                 return Ok(DocState {
                     uri,
@@ -626,6 +713,7 @@ impl LspClient {
                 version: 1,
                 text: text.clone(),
                 last_used: Instant::now(),
+                stamp,
             },
         );
         drop(docs);
@@ -646,7 +734,20 @@ impl LspClient {
     /// Syncs every open document with the disk (closing those deleted), so answers about
     /// one file reflect edits made to the others. Returns the paths that changed.
     pub async fn sync_open_docs(&self) -> Result<Vec<PathBuf>> {
-        let paths: Vec<PathBuf> = self.docs.lock().await.keys().cloned().collect();
+        self.sync_open_docs_except(&[]).await
+    }
+
+    /// [`LspClient::sync_open_docs`] leaving `except` as the server has them (a write
+    /// observer syncs the written files itself, after taking the state before the write).
+    pub async fn sync_open_docs_except(&self, except: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        let paths: Vec<PathBuf> = self
+            .docs
+            .lock()
+            .await
+            .keys()
+            .filter(|p| !except.contains(p))
+            .cloned()
+            .collect();
         let mut changed = Vec::new();
         for p in paths {
             if !p.exists() {
@@ -681,6 +782,23 @@ impl LspClient {
         self.docs.lock().await.contains_key(path)
     }
 
+    /// The document as the server has it now (no disk read), if it is open.
+    pub async fn open_doc_state(&self, path: &Path) -> Option<DocState> {
+        let docs = self.docs.lock().await;
+        let d = docs.get(path)?;
+        Some(DocState {
+            uri: path_to_uri(path).ok()?,
+            version: d.version,
+            text: d.text.clone(),
+            changed: false,
+        })
+    }
+
+    /// The version the server has of `path`, if it is open.
+    pub async fn open_version(&self, path: &Path) -> Option<i32> {
+        self.docs.lock().await.get(path).map(|d| d.version)
+    }
+
     /// The paths currently open.
     pub async fn open_paths(&self) -> Vec<PathBuf> {
         self.docs.lock().await.keys().cloned().collect()
@@ -710,22 +828,78 @@ impl LspClient {
         self.notify_raw("textDocument/didSave", params).await
     }
 
-    /// Tells the server files changed on disk (`workspace/didChangeWatchedFiles`); `kind` is
-    /// 1 created, 2 changed, 3 deleted.
-    pub async fn files_changed(&self, changes: &[(PathBuf, u8)]) -> Result<()> {
-        let list: Vec<Value> = changes
+    /// Tells the server files changed on disk (`workspace/didChangeWatchedFiles`).
+    pub async fn files_changed(&self, changes: &[(PathBuf, FileChangeType)]) -> Result<()> {
+        let list: Vec<FileEvent> = changes
             .iter()
-            .filter_map(|(p, k)| {
-                path_to_uri(p)
-                    .ok()
-                    .map(|u| json!({"uri": u.as_str(), "type": k}))
-            })
+            .filter_map(|(p, k)| path_to_uri(p).ok().map(|uri| FileEvent::new(uri, *k)))
             .collect();
         if list.is_empty() {
             return Ok(());
         }
-        self.notify_raw("workspace/didChangeWatchedFiles", json!({"changes": list}))
+        self.notify::<DidChangeWatchedFiles>(DidChangeWatchedFilesParams { changes: list })
             .await
+    }
+
+    /// Hands the server what changed on disk outside the tools since the last call (see
+    /// [`crate::watcher`]), except `except` (a write observer syncs those itself): open
+    /// documents get a `didChange` or are closed, every change goes out as
+    /// `workspace/didChangeWatchedFiles`. Returns the open documents that changed, with the
+    /// version whose publish to wait for. Without a watcher, re-reads every open document.
+    pub async fn flush_external(&self, except: &[PathBuf]) -> Result<Vec<(PathBuf, i32)>> {
+        let taken = match &self.external {
+            Some(w) => match w.lock() {
+                Ok(mut w) => Some(w.take(except)),
+                Err(p) => Some(p.into_inner().take(except)),
+            },
+            None => None,
+        };
+        let mut changed = Vec::new();
+        let Some(changes) = taken else {
+            for p in self.sync_open_docs_except(except).await? {
+                if let Some(v) = self.open_version(&p).await {
+                    changed.push((p, v));
+                }
+            }
+            return Ok(changed);
+        };
+        let mut changes: Vec<(PathBuf, FileChangeType)> =
+            changes.into_iter().take(MAX_WATCHED_EVENTS).collect();
+        // The watcher's events arrive a moment after the change: an open document whose
+        // stamp differs is changed now, even if its event is still on the way.
+        let stale: Vec<PathBuf> = self
+            .docs
+            .lock()
+            .await
+            .iter()
+            .filter(|(p, d)| !except.contains(p) && disk_stamp(p) != d.stamp)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in stale {
+            if !changes.iter().any(|(q, _)| *q == p) {
+                let kind = if p.exists() {
+                    FileChangeType::CHANGED
+                } else {
+                    FileChangeType::DELETED
+                };
+                changes.push((p, kind));
+            }
+        }
+        for (p, k) in &changes {
+            if !self.is_open(p).await {
+                continue;
+            }
+            if *k == FileChangeType::DELETED || !p.exists() {
+                self.close_file(p).await?;
+            } else {
+                let doc = self.sync_file(p).await?;
+                if doc.changed {
+                    changed.push((p.clone(), doc.version));
+                }
+            }
+        }
+        self.files_changed(&changes).await?;
+        Ok(changed)
     }
 
     /// Whether the server answers `textDocument/diagnostic` (pull); otherwise it pushes.
@@ -735,26 +909,20 @@ impl LspClient {
 
     /// The publish sequence number so far (publishes after it are newer).
     pub fn publish_seq(&self) -> u64 {
-        self.shared.seq.load(Ordering::SeqCst)
+        self.shared.diags.seq()
     }
 
-    /// The last published diagnostics for `path`.
+    /// The last published (and pulled) diagnostics for `path`.
     pub fn published(&self, path: &Path) -> Option<Published> {
-        self.shared.diags.lock().ok()?.get(path).cloned()
+        self.shared.diags.get(path)
     }
 
-    /// Every publish newer than `after_seq`, by path.
+    /// Every file's diagnostics newer than `after_seq`, by path.
     pub fn published_since(&self, after_seq: u64) -> Vec<(PathBuf, Published)> {
-        self.shared
-            .diags
-            .lock()
-            .map(|d| {
-                d.iter()
-                    .filter(|(_, p)| p.seq > after_seq)
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.snapshot()
+            .into_iter()
+            .filter(|(_, p)| p.seq > after_seq)
+            .collect()
     }
 
     /// A receiver that changes on every publish and progress event.
@@ -793,13 +961,27 @@ impl LspClient {
     /// Pulls diagnostics for `path` (`textDocument/diagnostic`).
     pub async fn pull_diagnostics(&self, doc: &DocState) -> Result<Vec<Diagnostic>> {
         let params = json!({"textDocument": {"uri": doc.uri.as_str()}});
-        let v = self
-            .request_raw(
-                "textDocument/diagnostic",
-                Some(params),
-                self.request_timeout,
-            )
-            .await?;
+        // A server still catching up with a change answers "content modified" or
+        // "server cancelled" (rust-analyzer under load): ask again, a few times.
+        let mut tries = 0;
+        let v = loop {
+            let r = self
+                .request_raw(
+                    "textDocument/diagnostic",
+                    Some(params.clone()),
+                    self.request_timeout,
+                )
+                .await;
+            match r {
+                Err(LspError::Server { code, .. })
+                    if (code == CONTENT_MODIFIED || code == SERVER_CANCELLED) && tries < 8 =>
+                {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                other => break other?,
+            }
+        };
         let kind = v.get("kind").and_then(Value::as_str).unwrap_or("full");
         let path = uri_to_path(&doc.uri);
         if kind == "unchanged" {
@@ -819,20 +1001,15 @@ impl LspClient {
                 message: e.to_string(),
             })?
             .unwrap_or_default();
-        if let Some(p) = path
-            && let Ok(mut d) = self.shared.diags.lock()
-        {
-            let seq = self.shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
-            d.insert(
-                p,
-                Published {
-                    version: Some(doc.version),
-                    seq,
-                    items: items.clone(),
-                },
-            );
-        }
-        Ok(items)
+        let Some(p) = path else {
+            return Ok(items);
+        };
+        self.shared
+            .diags
+            .record_pull(p.clone(), Some(doc.version), items);
+        self.shared.bump();
+        // Both sources: a server that also pushes (rust-analyzer's `cargo check`) keeps those.
+        Ok(self.published(&p).map(|x| x.items).unwrap_or_default())
     }
 
     /// Shuts the server down: `shutdown`, `exit`, close its stdin, then kill its group after
@@ -881,6 +1058,7 @@ async fn event_loop(
         }
         match method {
             "textDocument/publishDiagnostics" => record_publish(&params, &shared),
+            "experimental/serverStatus" => record_status(&params, &shared),
             "$/progress" => record_progress(&params, &shared),
             _ => {}
         }
@@ -971,17 +1149,7 @@ fn record_publish(params: &Value, shared: &Shared) {
         .get("version")
         .and_then(Value::as_i64)
         .map(|v| v as i32);
-    let seq = shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
-    if let Ok(mut d) = shared.diags.lock() {
-        d.insert(
-            path,
-            Published {
-                version,
-                seq,
-                items,
-            },
-        );
-    }
+    shared.diags.record_push(path, version, items);
     shared.bump();
 }
 
@@ -1001,12 +1169,26 @@ fn record_progress(params: &Value, shared: &Shared) {
             "begin" => {
                 p.insert(token);
                 shared.progress_seen.store(true, Ordering::SeqCst);
+                shared.progress_begun.fetch_add(1, Ordering::SeqCst);
             }
             "end" => {
                 p.remove(&token);
             }
             _ => {}
         }
+    }
+    shared.bump();
+}
+
+/// rust-analyzer's status: `quiescent` is false while it loads the workspace, builds
+/// dependencies' metadata or primes caches.
+fn record_status(params: &Value, shared: &Shared) {
+    let quiescent = params
+        .get("quiescent")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    if let Ok(mut q) = shared.quiescent.lock() {
+        *q = Some(quiescent);
     }
     shared.bump();
 }

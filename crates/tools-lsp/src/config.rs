@@ -21,8 +21,12 @@ pub struct LspConfig {
     pub index_wait_ms: u64,
     /// Diagnostics on write: the longest wait for the new version's diagnostics (default 5 000 ms).
     pub diagnostics_wait_ms: u64,
-    /// Diagnostics on write: the quiet window for follow-up publishes, such as the files a write broke (default 80 ms; every publish restarts it).
+    /// Diagnostics on write: the quiet window for follow-up publishes, such as the files a write broke (default 200 ms; every publish restarts it).
     pub diagnostics_quiet_ms: u64,
+    /// Diagnostics on write, for servers that diagnose only open documents (tsserver,
+    /// clangd): most files importing a written one that are opened to observe it (default
+    /// 20; 0 turns it off).
+    pub dependents_cap: usize,
     /// `diagnostics` with `"*"`: how long the project checker may run (default 300 000 ms).
     pub checker_timeout_ms: u64,
     /// Crashes of one server before it is left down until `reload` (default 3).
@@ -48,7 +52,8 @@ impl Default for LspConfig {
             start_timeout_ms: 30_000,
             index_wait_ms: 20_000,
             diagnostics_wait_ms: 5_000,
-            diagnostics_quiet_ms: 80,
+            diagnostics_quiet_ms: 200,
+            dependents_cap: 20,
             checker_timeout_ms: 300_000,
             max_restarts: 3,
             max_open_documents: 64,

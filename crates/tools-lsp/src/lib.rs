@@ -8,15 +8,22 @@
 //!   line, never a column; an ambiguous symbol is an error listing its occurrences.
 //! - `lsp_rename` (tier write): a project-wide rename, applied all or nothing.
 //! - Diagnostics on write: a [`WriteObserver`](tools_core::WriteObserver) that, after any
-//!   tool reports `touched` files, syncs them through their servers and appends only the
-//!   diagnostics that are new to this run (a per-run ledger keyed by severity, code and
-//!   message).
+//!   tool reports `touched` files, syncs them through their servers, waits for one
+//!   *settled* state per server ([`settle`]) and appends what the write changed in any
+//!   file — the settled state after minus the settled state before ([`state_diff`]),
+//!   filtered through a per-run ledger keyed by severity, code and message ([`ledger`]) —
+//!   and which earlier diagnostics are gone. When the bound is hit it says "pending", and
+//!   what arrives later is reported as that write's, by number ([`observer`]).
 //!
 //! Underneath: an LSP client over tools-core's transport ([`client`]), a server supervisor
 //! with a built-in table that `[lsp]` in `agent-tools.toml` overrides and extends
-//! ([`supervisor`], [`table`], [`config`]), and one server per (language, root), started
-//! only when a root marker exists *and* the binary resolves (project-local `.venv/bin`,
-//! `venv/bin`, `node_modules/.bin` before `$PATH`).
+//! ([`supervisor`], [`table`], [`config`]), and one server per (language, workspace root)
+//! ([`roots`]: a Cargo workspace, `go.work`, JS workspaces and project references, the
+//! outermost Python or C project), started only when a root marker exists *and* the binary
+//! resolves (project-local `.venv/bin`, `venv/bin`, `node_modules/.bin` before `$PATH`).
+//! Files changed outside the tools reach the servers before the next query ([`watcher`]);
+//! servers that diagnose only open documents get the importers of a file opened with it
+//! ([`dependents`]); pyright and basedpyright run in workspace diagnostic mode.
 //!
 //! Choices where the spec is silent: columns are printed in characters; a symbol that
 //! occurs as a whole identifier is preferred over substring occurrences; `reload` without
@@ -51,16 +58,25 @@
 pub mod checker;
 pub mod client;
 pub mod config;
+pub mod dependents;
+pub mod diag_store;
 pub mod discover;
 pub mod error;
+pub mod file_diagnostics;
 pub mod format;
+pub mod ledger;
 pub mod lsp_tool;
 pub mod observer;
 pub mod position;
 pub mod query;
 pub mod rename;
+pub mod rename_refs;
+pub mod roots;
+pub mod settle;
+pub mod state_diff;
 pub mod supervisor;
 pub mod table;
+pub mod watcher;
 
 use std::sync::Arc;
 

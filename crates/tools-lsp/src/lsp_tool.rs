@@ -1,7 +1,6 @@
 //! The `lsp` tool: language-server queries by file, line and symbol.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use lsp_types::request::{
     CodeActionRequest, DocumentSymbolRequest, GotoDefinition, GotoImplementation,
@@ -152,7 +151,7 @@ impl Tool for LspTool {
                     return Ok(ToolOutput::text(text).with_structured(s));
                 }
                 let path = query::resolve_file(run, a.file.as_deref())?;
-                file_diagnostics(sup, &path, ctx).await
+                crate::file_diagnostics::file_diagnostics(sup, &path, ctx).await
             }
             LspAction::Symbols => {
                 if let Some(q) = &a.query {
@@ -169,7 +168,7 @@ impl Tool for LspTool {
                 if client.caps.document_symbol_provider.is_none() {
                     return Err(unsupported(&client, "document symbols"));
                 }
-                let doc = query::synced(&client, &path).await?;
+                let doc = query::synced(sup, &client, &path).await?;
                 let params = DocumentSymbolParams {
                     text_document: TextDocumentIdentifier {
                         uri: doc.uri.clone(),
@@ -449,9 +448,19 @@ async fn positional(
         LspAction::Implementation => "implementation",
         _ => "reference",
     };
+    // References, and any answer given while the server still indexes, may be partial:
+    // the first line says so.
+    let caveat = if p.ready {
+        None
+    } else {
+        query::indexing_caveat(c)
+    };
+    let first = caveat.map(|c| format!("{c}\n")).unwrap_or_default();
     if locs.is_empty() {
-        return Ok(ToolOutput::text(format!("no {what} found for {here}"))
-            .with_structured(json!({"locations": [], "total": 0})));
+        return Ok(
+            ToolOutput::text(format!("{first}no {what} found for {here}"))
+                .with_structured(json!({"locations": [], "total": 0, "final": first.is_empty()})),
+        );
     }
     let cap = if action == LspAction::References {
         REFERENCES_CAP
@@ -461,7 +470,7 @@ async fn positional(
     let total = locs.len();
     let points: Vec<_> = locs.iter().filter_map(|l| r.location(l)).collect();
     let capped = cap_list(points, cap);
-    let mut text = format!("{total} {what}(s) of {here}:\n");
+    let mut text = format!("{first}{total} {what}(s) of {here}:\n");
     text.push_str(
         &capped
             .shown
@@ -476,100 +485,6 @@ async fn positional(
     }
     let items: Vec<Value> = capped.shown.iter().map(|p| p.json()).collect();
     Ok(ToolOutput::text(text).with_structured(json!({"locations": items, "total": total})))
-}
-
-async fn file_diagnostics(
-    sup: &ServerSupervisor,
-    path: &std::path::Path,
-    ctx: &CallCtx,
-) -> Result<ToolOutput, ToolError> {
-    let client = sup.client_for(path).await?;
-    client.wait_ready().await;
-    let before = client.publish_seq();
-    let doc = client.sync_file(path).await?;
-    client.sync_open_docs().await?;
-    client.settle_after_first_open(&doc).await;
-    let disp = ctx.run.workspace().display(path);
-    let items = if client.pulls_diagnostics() {
-        client.pull_diagnostics(&doc).await?
-    } else {
-        let wait = sup.config().index_wait().max(Duration::from_secs(2));
-        let existing = client
-            .published(path)
-            .filter(|p| !doc.changed && p.version.is_none_or(|v| v == doc.version));
-        match existing {
-            Some(p) => p.items,
-            None => match client.wait_publish(path, doc.version, before, wait).await {
-                Some(p) => {
-                    // Let a follow-up publish (a second analysis pass) land: some servers
-                    // publish an empty set on open and the real one after checking.
-                    let quiet = sup
-                        .config()
-                        .diagnostics_quiet()
-                        .max(Duration::from_millis(400));
-                    let mut rx = client.events();
-                    while let Ok(Ok(())) = tokio::time::timeout(quiet, rx.changed()).await {}
-                    client.published(path).map(|q| q.items).unwrap_or(p.items)
-                }
-                None if !client.is_alive() => {
-                    return Err(LspError::Died {
-                        server: client.server.clone(),
-                        method: "textDocument/publishDiagnostics".into(),
-                        detail: client.exit_detail().await,
-                    }
-                    .into());
-                }
-                None => {
-                    return Err(ToolError::timed_out(format!(
-                        "{} published no diagnostics for {disp} within {}s{}",
-                        client.server,
-                        wait.as_secs(),
-                        if client.indexing() {
-                            " (it is still indexing; try again shortly)"
-                        } else {
-                            ""
-                        }
-                    )));
-                }
-            },
-        }
-    };
-    let mut r = Renderer::new(ctx.run.root(), client.encoding);
-    if items.is_empty() {
-        return Ok(
-            ToolOutput::text(format!("no diagnostics in {disp} ({})", client.server))
-                .with_structured(json!({"diagnostics": [], "total": 0})),
-        );
-    }
-    let mut sorted = items;
-    sorted.sort_by_key(|d| {
-        (
-            d.severity.map(|s| format!("{s:?}")),
-            d.range.start.line,
-            d.range.start.character,
-        )
-    });
-    sorted.sort_by_key(|d| (d.range.start.line, d.range.start.character));
-    let total = sorted.len();
-    let mut lines = Vec::new();
-    let mut structured = Vec::new();
-    for d in &sorted {
-        let (pt, line) = r.diagnostic(path, d);
-        lines.push(line);
-        structured.push(json!({"path": pt.path, "line": pt.line, "col": pt.col,
-            "severity": format::severity_name(d.severity), "code": format::diagnostic_code(d), "message": d.message}));
-    }
-    let capped = cap_list(lines, LIST_CAP);
-    let mut text = format!(
-        "{total} diagnostic(s) in {disp}:\n{}",
-        capped.shown.join("\n")
-    );
-    if let Some(m) = capped.more_line() {
-        text.push('\n');
-        text.push_str(&m);
-    }
-    structured.truncate(LIST_CAP);
-    Ok(ToolOutput::text(text).with_structured(json!({"diagnostics": structured, "total": total})))
 }
 
 async fn workspace_symbols(
@@ -601,6 +516,8 @@ async fn workspace_symbols(
                             )))
                             .await
                         {
+                            // Several marker folders may share one workspace server.
+                            Ok(c) if v.iter().any(|o| Arc::ptr_eq(o, &c)) => {}
                             Ok(c) => v.push(c),
                             Err(e) => errors.push(e.to_string()),
                         }
@@ -623,6 +540,7 @@ async fn workspace_symbols(
     let mut lines = Vec::new();
     let mut items = Vec::new();
     let mut notes = Vec::new();
+    let mut caveats = Vec::new();
     for c in &clients {
         if c.caps.workspace_symbol_provider.is_none() {
             notes.push(format!(
@@ -631,8 +549,12 @@ async fn workspace_symbols(
             ));
             continue;
         }
-        c.wait_ready().await;
-        let _ = c.sync_open_docs().await;
+        if !c.wait_ready().await
+            && let Some(note) = query::indexing_caveat(c)
+        {
+            caveats.push(note);
+        }
+        let _ = c.flush_external(&[]).await;
         let params = WorkspaceSymbolParams {
             query: q.to_string(),
             work_done_progress_params: WorkDoneProgressParams::default(),
@@ -718,6 +640,9 @@ async fn workspace_symbols(
     };
     for n in &notes {
         text.push_str(&format!("\n(note: {n})"));
+    }
+    if !caveats.is_empty() {
+        text = format!("{}\n{text}", caveats.join("\n"));
     }
     if total == 0 && !notes.is_empty() && notes.len() == clients.len() {
         return Err(ToolError::not_available(notes.join("; ")));

@@ -1,116 +1,87 @@
-//! Diagnostics on write: after any tool reports `touched` files, sync them through their
-//! servers (`didOpen`/`didChange`, then `didSave`), collect the diagnostics for the *new*
-//! document version — and what the server publishes for other files in the same window —
-//! and append only the ones that are new to this run.
+//! Diagnostics on write: after any tool reports `touched` files, tell their servers, wait
+//! for one *settled* state per server, and append what that write changed — in any file.
 //!
-//! "New" is decided by the per-run [`DiagnosticsLedger`], keyed by (severity, code,
-//! message): position is deliberately left out, so a diagnostic that merely moved is not
-//! reported again. Only errors and warnings take part; hints and infos are noise here.
+//! Per server, in order:
+//! 1. Files that depend on the written ones are opened first, for servers that diagnose
+//!    only open documents (see [`crate::dependents`]); they and everything else the server
+//!    already reported form the state *before* the write, taken once the server is settled
+//!    ([`crate::settle`]). Anything a previous write was still waiting for when its result
+//!    was given arrives in this first settle and is reported as that earlier write's, by
+//!    name — never as this write's.
+//! 2. The write is synced (`didChangeWatchedFiles`, `didOpen`/`didChange`, `didSave`) and the
+//!    server settles again (bounded by `diagnostics_wait_ms`); pull servers are pulled.
+//! 3. "New" is the difference between the two states, filtered through the per-run ledger
+//!    (severity, code, message — never the position); the diagnostics that disappeared are
+//!    named as gone. Files observed for the first time are baseline, never new.
+//!
+//! When the bound is hit, the result says "pending", names the server and what it was
+//! still doing, and the write is remembered so its late arrivals can be attributed to it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use lsp_types::{Diagnostic, DiagnosticSeverity};
-use serde_json::json;
+use lsp_types::FileChangeType;
+use serde_json::{Value, json};
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, Section, WriteObserver};
 
 use crate::client::LspClient;
-use crate::format::{Renderer, diagnostic_code, severity_name};
-use crate::supervisor::ServerSupervisor;
+use crate::dependents::open_importers;
+use crate::format::{Renderer, diagnostic_code, diagnostic_line, severity_name};
+use crate::ledger::DiagnosticsLedger;
+use crate::settle::{SettleGoal, settle};
+use crate::state_diff::{DiagnosticState, FileChange, Transition, diff_states};
+use crate::supervisor::{Located, ServerSupervisor};
+
+pub use crate::ledger::{LedgerKey, LedgerUpdate, ledger_key};
 
 /// Most new diagnostics listed after one write.
 pub const ON_WRITE_CAP: usize = 50;
+/// Most gone diagnostics listed after one write.
+pub const GONE_CAP: usize = 10;
 /// Most touched files looked at after one write.
 pub const ON_WRITE_FILES: usize = 20;
 
-/// The ledger's key: severity, code and message — never the position.
-pub type LedgerKey = (String, String, String);
-
-/// The key of a diagnostic.
-pub fn ledger_key(d: &Diagnostic) -> LedgerKey {
-    (
-        severity_name(d.severity).to_string(),
-        diagnostic_code(d).unwrap_or_default(),
-        d.message.trim().to_string(),
-    )
-}
-
-fn counts(d: &Diagnostic) -> bool {
-    matches!(
-        d.severity,
-        None | Some(DiagnosticSeverity::ERROR) | Some(DiagnosticSeverity::WARNING)
-    )
-}
-
-/// What a run has already been told, and what each file currently has.
-#[derive(Debug, Default)]
-pub struct DiagnosticsLedger {
-    reported: HashSet<LedgerKey>,
-    current: HashMap<PathBuf, HashSet<LedgerKey>>,
-}
-
-/// The ledger's verdict on one file's fresh diagnostics.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct LedgerUpdate {
-    /// Indexes (into the given list) of the diagnostics to report.
-    pub new: Vec<usize>,
-    /// How many keys this file had before and no longer has.
-    pub gone: usize,
-}
-
-impl DiagnosticsLedger {
-    /// Records what `path` had before a write without reporting it (the state the agent
-    /// started from).
-    pub fn seed(&mut self, path: &Path, diags: &[Diagnostic]) {
-        if self.current.contains_key(path) {
-            return;
-        }
-        let keys: HashSet<LedgerKey> = diags.iter().filter(|d| counts(d)).map(ledger_key).collect();
-        self.reported.extend(keys.iter().cloned());
-        self.current.insert(path.to_path_buf(), keys);
-    }
-
-    /// Takes `path`'s fresh diagnostics: returns those whose key was never reported (and
-    /// records them) and how many earlier keys of this file are gone. A key that is gone
-    /// from every file is forgotten, so if it comes back it is news again.
-    pub fn update(&mut self, path: &Path, diags: &[Diagnostic]) -> LedgerUpdate {
-        let mut new = Vec::new();
-        let mut keys = HashSet::new();
-        for (i, d) in diags.iter().enumerate() {
-            if !counts(d) {
-                continue;
-            }
-            let k = ledger_key(d);
-            if !self.reported.contains(&k) && !keys.contains(&k) {
-                new.push(i);
-            }
-            keys.insert(k);
-        }
-        let before = self
-            .current
-            .insert(path.to_path_buf(), keys.clone())
-            .unwrap_or_default();
-        let gone_keys: Vec<LedgerKey> = before.difference(&keys).cloned().collect();
-        self.reported.extend(keys);
-        for k in &gone_keys {
-            if !self.current.values().any(|s| s.contains(k)) {
-                self.reported.remove(k);
-            }
-        }
-        LedgerUpdate {
-            new,
-            gone: gone_keys.len(),
-        }
-    }
+/// A write whose server had not settled when its result was given.
+#[derive(Debug, Clone)]
+struct PendingWrite {
+    /// The write's number in this run.
+    number: u64,
+    /// The files it wrote, for naming it.
+    label: String,
+    /// The server process it waited on.
+    pid: i32,
+    /// The state its result was computed from.
+    after: DiagnosticState,
 }
 
 /// The diagnostics-on-write observer.
 pub struct DiagnosticsOnWrite {
     sup: Arc<ServerSupervisor>,
     ledger: Mutex<DiagnosticsLedger>,
+    writes: AtomicU64,
+    pending: Mutex<HashMap<(String, PathBuf), PendingWrite>>,
+}
+
+/// What one server saw of one write.
+struct Observed {
+    client: Arc<LspClient>,
+    before: DiagnosticState,
+    /// Whether `before` is a settled state of a server that was up before this write.
+    before_settled: bool,
+    /// Files opened during this write only to observe them (baseline).
+    observers: Vec<PathBuf>,
+    after: DiagnosticState,
+    touched: Vec<PathBuf>,
+    deleted: Vec<PathBuf>,
+    /// An earlier write's late arrivals: that write and the state they arrived in.
+    late: Option<(PendingWrite, DiagnosticState)>,
+    /// What the server was still doing when the bound was hit.
+    pending: Option<String>,
+    notes: Vec<String>,
 }
 
 impl DiagnosticsOnWrite {
@@ -119,6 +90,8 @@ impl DiagnosticsOnWrite {
         DiagnosticsOnWrite {
             sup,
             ledger: Mutex::new(DiagnosticsLedger::default()),
+            writes: AtomicU64::new(0),
+            pending: Mutex::new(HashMap::new()),
         }
     }
 
@@ -128,128 +101,232 @@ impl DiagnosticsOnWrite {
             Err(p) => p.into_inner(),
         }
     }
-}
 
-struct Collected {
-    fresh: BTreeMap<PathBuf, Vec<Diagnostic>>,
-    pending: Vec<String>,
-}
+    fn pending_map(&self) -> std::sync::MutexGuard<'_, HashMap<(String, PathBuf), PendingWrite>> {
+        match self.pending.lock() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        }
+    }
 
-async fn collect(
-    client: &LspClient,
-    paths: &[PathBuf],
-    sup: &ServerSupervisor,
-    ledger: &DiagnosticsOnWrite,
-) -> Collected {
-    let cfg = sup.config();
-    let deadline = Instant::now() + cfg.diagnostics_wait();
-    let mut fresh = BTreeMap::new();
-    let mut pending = Vec::new();
-    // The state before the write is the baseline: seed the ledger with it.
-    for p in paths {
-        if let Some(prev) = client.published(p) {
-            ledger.ledger().seed(p, &prev.items);
+    /// Only the workspace's files: servers also publish for library sources (related
+    /// information in the standard library), which are nobody's to fix here.
+    fn within_workspace(&self, mut state: DiagnosticState) -> DiagnosticState {
+        state.retain(|p, _| p.starts_with(self.sup.workspace()));
+        state
+    }
+
+    fn display(&self, p: &Path) -> String {
+        match p.strip_prefix(self.sup.workspace()) {
+            Ok(r) => r.display().to_string(),
+            Err(_) => p.display().to_string(),
         }
     }
-    let before = client.publish_seq();
-    let mut docs = Vec::new();
-    let gone: Vec<(PathBuf, u8)> = paths
-        .iter()
-        .filter(|p| !p.exists())
-        .map(|p| (p.clone(), 3u8))
-        .collect();
-    let _ = client.files_changed(&gone).await;
-    for (p, _) in &gone {
-        let _ = client.close_file(p).await;
-        fresh.insert(p.clone(), Vec::new());
-    }
-    // The touched files first, so their own sync is the one that reports `changed`.
-    for p in paths.iter().filter(|p| p.exists()) {
-        // The disk changed: say so first, so servers that read unopened dependents from
-        // disk (pyright) re-check the files that import this one.
-        if !client.is_open(p).await {
-            let _ = client.files_changed(&[(p.clone(), 2)]).await;
-        }
-        match client.sync_file(p).await {
-            Ok(doc) => {
-                let _ = client.did_save(&doc).await;
-                docs.push((p.clone(), doc));
-            }
-            Err(e) => pending.push(format!("{}: {e}", sup_display(sup, p))),
+
+    /// The server for `loc`, waiting for its start no longer than the diagnostics bound: a
+    /// server that never answers `initialize` costs a write only that wait (the start goes
+    /// on in the background, bounded by its own timeout).
+    async fn client_within_bound(&self, loc: &Located) -> Result<Arc<LspClient>, String> {
+        let sup = Arc::clone(&self.sup);
+        let loc2 = loc.clone();
+        let start = tokio::spawn(async move { sup.client_at(&loc2).await });
+        match tokio::time::timeout(self.sup.config().diagnostics_wait(), start).await {
+            Ok(Ok(Ok(c))) => Ok(c),
+            Ok(Ok(Err(e))) => Err(format!("diagnostics unavailable: {e}")),
+            Ok(Err(e)) => Err(format!("diagnostics unavailable: {e}")),
+            Err(_) => Err(format!(
+                "diagnostics pending — the {} server is still starting (no answer to `initialize` within {} ms); \
+                 ask `lsp` action `diagnostics` for this file later",
+                loc.spec.language,
+                self.sup.config().diagnostics_wait_ms
+            )),
         }
     }
-    let _ = client.sync_open_docs().await;
-    if client.pulls_diagnostics() {
-        let others: Vec<PathBuf> = client.open_paths().await;
-        for p in others.iter().take(ON_WRITE_FILES) {
-            let doc = match docs.iter().find(|(q, _)| q == p) {
-                Some((_, d)) => d.clone(),
-                None => match client.sync_file(p).await {
-                    Ok(d) => d,
-                    Err(_) => continue,
-                },
-            };
-            if let Ok(items) = client.pull_diagnostics(&doc).await {
-                fresh.insert(p.clone(), items);
-            }
+
+    /// Steps 1 and 2 of the module doc for one server.
+    async fn observe(&self, client: Arc<LspClient>, paths: Vec<PathBuf>, number: u64) -> Observed {
+        let cfg = self.sup.config();
+        let quiet = cfg.diagnostics_quiet();
+        let key = (client.language.clone(), client.root.clone());
+        let earlier = self
+            .pending_map()
+            .remove(&key)
+            .filter(|p| p.pid == client.pid());
+        let mut notes = Vec::new();
+
+        // 1. Observers and external changes first, then the settled state before.
+        let since = client.publish_seq();
+        let mut expect = Vec::new();
+        if let Ok(changed) = client.flush_external(&paths).await {
+            expect.extend(changed);
         }
-        return Collected { fresh, pending };
-    }
-    for (p, doc) in &docs {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let got = if !doc.changed {
-            match client
-                .published(p)
-                .filter(|pb| pb.version.is_none_or(|v| v == doc.version))
-            {
-                Some(pb) => Some(pb),
-                None => client.wait_publish(p, doc.version, 0, left).await,
-            }
-        } else {
-            client.wait_publish(p, doc.version, before, left).await
+        // Importers not open yet are opened now — after the write reached the disk, so
+        // what they show may already be the write's doing: they are baseline, never new.
+        let importers = open_importers(&self.sup, &client, &paths).await;
+        for dep in &importers.opened {
+            expect.push(dep.clone());
+        }
+        let observers: Vec<PathBuf> = importers.opened.iter().map(|(p, _)| p.clone()).collect();
+        let pre = SettleGoal {
+            publishes: expect,
+            likely: Vec::new(),
+            since_seq: since,
+            changed_at: None,
+            saved: None,
+            quiet,
+            deadline: Instant::now() + cfg.diagnostics_wait() / 2,
         };
-        match got {
-            Some(pb) => {
-                fresh.insert(p.clone(), pb.items);
+        let observe_start = Instant::now();
+        let pre_settled = settle(&client, &pre).await;
+        // A server that started for this write had no state before it: what it reports
+        // about files nobody wrote is a baseline.
+        let before_settled =
+            pre_settled.is_ok() && client.started + cfg.diagnostics_quiet() < observe_start;
+        if let Err(what) = pre_settled {
+            notes.push(format!(
+                "{} was still busy before this write (waiting for {what}); a diagnostic listed below may predate it",
+                client.server
+            ));
+        }
+        if client.pulls_diagnostics() {
+            self.pull_open(&client, &paths).await;
+        }
+        let mut before = self.within_workspace(client.snapshot());
+        let late = earlier.map(|e| (e, before.clone()));
+        // What the server said about a written file it did not have open may already
+        // come from the new content (it read the disk, or it started for this write): such
+        // a file has no trustworthy state before, so all its diagnostics count (the
+        // ledger still drops what was reported earlier).
+        for p in &paths {
+            if !client.is_open(p).await {
+                before.remove(p);
             }
-            None => {
-                let why = if client.indexing() {
-                    "it is still indexing"
-                } else {
-                    "it has not published them yet"
-                };
-                pending.push(format!(
-                    "{}: diagnostics pending — {} {why}; ask `lsp` action `diagnostics` for this file later",
-                    sup_display(sup, p),
-                    client.server
-                ));
+        }
+
+        // 2. The write itself.
+        let since = client.publish_seq();
+        let begun = client.activity().progress_begun;
+        let deleted: Vec<PathBuf> = paths.iter().filter(|p| !p.exists()).cloned().collect();
+        let gone_events: Vec<(PathBuf, FileChangeType)> = deleted
+            .iter()
+            .map(|p| (p.clone(), FileChangeType::DELETED))
+            .collect();
+        let _ = client.files_changed(&gone_events).await;
+        for p in &deleted {
+            let _ = client.close_file(p).await;
+        }
+        let mut expect = Vec::new();
+        let mut likely = Vec::new();
+        for p in paths.iter().filter(|p| p.exists()) {
+            // The disk changed: say so first, so servers that read unopened dependents from
+            // disk (pyright) re-check the files that import this one.
+            let was_open = client.is_open(p).await;
+            if !was_open {
+                let _ = client
+                    .files_changed(&[(p.clone(), FileChangeType::CHANGED)])
+                    .await;
+            }
+            // A server that already published for a file it read from disk may not publish
+            // again when it is opened with the same text (pyright): only a change, or a
+            // first look, is sure to bring a publish.
+            let known = client.published(p).is_some();
+            match client.sync_file(p).await {
+                Ok(doc) => {
+                    let _ = client.did_save(&doc).await;
+                    if doc.changed && (was_open || !known) {
+                        expect.push((p.clone(), doc.version));
+                    } else if doc.changed {
+                        likely.push((p.clone(), doc.version));
+                    }
+                }
+                Err(e) => notes.push(format!("{}: {e}", self.display(p))),
+            }
+        }
+        // A server that diagnoses open documents re-checks the open importers after the
+        // change and republishes them: wait for those too (likely, not certain).
+        for dep in &importers.open {
+            if let Some(v) = client.open_version(dep).await {
+                likely.push((dep.clone(), v));
+            }
+        }
+        let goal = SettleGoal {
+            publishes: expect,
+            likely,
+            since_seq: since,
+            changed_at: Some(Instant::now()),
+            saved: Some(begun),
+            quiet,
+            deadline: Instant::now() + cfg.diagnostics_wait(),
+        };
+        let pending = settle(&client, &goal).await.err();
+        if client.pulls_diagnostics() {
+            self.pull_open(&client, &[]).await;
+        }
+        let after = self.within_workspace(client.snapshot());
+        if pending.is_some() {
+            let label = paths
+                .iter()
+                .map(|p| self.display(p))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.pending_map().insert(
+                key,
+                PendingWrite {
+                    number,
+                    label,
+                    pid: client.pid(),
+                    after: after.clone(),
+                },
+            );
+        }
+        Observed {
+            client,
+            before,
+            before_settled,
+            observers,
+            after,
+            touched: paths,
+            deleted,
+            late,
+            pending,
+            notes,
+        }
+    }
+
+    /// Pulls the diagnostics of the open documents (capped), for pull servers. `unsynced`
+    /// documents are pulled as the server has them, without reading the disk: before a
+    /// write, the written files must stay at their old text until the write is synced.
+    async fn pull_open(&self, client: &LspClient, unsynced: &[PathBuf]) {
+        for p in client.open_paths().await.into_iter().take(ON_WRITE_FILES) {
+            let doc = if unsynced.contains(&p) {
+                client.open_doc_state(&p).await
+            } else {
+                client.sync_file(&p).await.ok()
+            };
+            if let Some(doc) = doc {
+                let _ = client.pull_diagnostics(&doc).await;
             }
         }
     }
-    // A short quiet window: follow-up publishes, and the other files this write broke.
-    let quiet = cfg.diagnostics_quiet();
-    let mut rx = client.events();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        match tokio::time::timeout(quiet.min(left), rx.changed()).await {
-            Ok(Ok(())) => continue,
-            _ => break,
-        }
-    }
-    for (p, pb) in client.published_since(before) {
-        fresh.insert(p, pb.items);
-    }
-    Collected { fresh, pending }
 }
 
-fn sup_display(sup: &ServerSupervisor, p: &Path) -> String {
-    match p.strip_prefix(sup.workspace()) {
-        Ok(r) => r.display().to_string(),
-        Err(_) => p.display().to_string(),
-    }
+/// One rendered diagnostic: its line and its structured form.
+fn render(r: &mut Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String, Value) {
+    let (pt, line) = r.diagnostic(path, d);
+    let j = json!({"path": pt.path, "line": pt.line, "col": pt.col,
+        "severity": severity_name(d.severity), "code": diagnostic_code(d), "message": d.message});
+    (line, j)
+}
+
+/// A gone diagnostic: its file and message (its old position may no longer exist).
+fn render_gone(r: &Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String, Value) {
+    let disp = r.display(path);
+    let line = diagnostic_line(&format!("{disp}:{}", d.range.start.line + 1), d);
+    (
+        line,
+        json!({"path": disp, "line": d.range.start.line + 1, "severity": severity_name(d.severity),
+            "code": diagnostic_code(d), "message": d.message}),
+    )
 }
 
 #[async_trait::async_trait]
@@ -269,129 +346,137 @@ impl WriteObserver for DiagnosticsOnWrite {
             let Ok(loc) = self.sup.locate(&p) else {
                 continue;
             };
-            match self.sup.client_at(&loc).await {
+            match self.client_within_bound(&loc).await {
                 Ok(c) => match groups.iter_mut().find(|(g, _)| Arc::ptr_eq(g, &c)) {
                     Some((_, v)) => v.push(p),
                     None => groups.push((c, vec![p])),
                 },
-                Err(e) => notes.push(format!(
-                    "{}: diagnostics unavailable: {e}",
-                    sup_display(&self.sup, &p)
-                )),
+                Err(e) => notes.push(format!("{}: {e}", self.display(&p))),
             }
         }
         if groups.is_empty() && notes.is_empty() {
             return Vec::new();
         }
-        let mut lines = Vec::new();
-        let mut structured = Vec::new();
-        let mut gone = 0usize;
-        for (client, paths) in &groups {
-            let c = collect(client, paths, &self.sup, self).await;
-            notes.extend(c.pending);
-            let mut r = Renderer::new(ctx.run.root(), client.encoding);
-            for (path, diags) in &c.fresh {
-                let upd = self.ledger().update(path, diags);
-                gone += upd.gone;
-                let mut sorted: Vec<&Diagnostic> = upd.new.iter().map(|&i| &diags[i]).collect();
-                sorted.sort_by_key(|d| (d.range.start.line, d.range.start.character));
-                for d in sorted {
-                    let (pt, line) = r.diagnostic(path, d);
-                    lines.push(line);
-                    structured.push(json!({"path": pt.path, "line": pt.line, "col": pt.col,
-                        "severity": severity_name(d.severity), "code": diagnostic_code(d), "message": d.message}));
+        let number = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        let observed = futures::future::join_all(
+            groups
+                .into_iter()
+                .map(|(c, paths)| self.observe(c, paths, number)),
+        )
+        .await;
+
+        let mut new_lines = Vec::new();
+        let mut new_json = Vec::new();
+        let mut gone_lines = Vec::new();
+        let mut gone_json = Vec::new();
+        let mut late_blocks = Vec::new();
+        let mut late_json = Vec::new();
+        let mut pending_json = Vec::new();
+        for o in &observed {
+            notes.extend(o.notes.iter().cloned());
+            let mut r = Renderer::new(ctx.run.root(), o.client.encoding);
+            if let Some((earlier, now)) = &o.late {
+                let changes = diff_states(
+                    &mut self.ledger(),
+                    Transition {
+                        before: &earlier.after,
+                        after: now,
+                        touched: &[],
+                        deleted: &[],
+                        baseline: &[],
+                        before_settled: true,
+                    },
+                );
+                let mut lines = Vec::new();
+                for ch in &changes {
+                    for d in &ch.new {
+                        let (l, j) = render(&mut r, &ch.path, d);
+                        lines.push(l);
+                        late_json.push(json!({"write": earlier.number, "diagnostic": j}));
+                    }
+                }
+                let gone: usize = changes.iter().map(|c| c.gone.len()).sum();
+                if !lines.is_empty() || gone > 0 {
+                    let mut block = vec![format!(
+                        "Late diagnostics of the earlier write #{} ({}), still pending when its result was given — caused by that write, not this one: {} new, {gone} gone.",
+                        earlier.number,
+                        earlier.label,
+                        lines.len()
+                    )];
+                    let capped = cap_list(lines, ON_WRITE_CAP);
+                    block.extend(capped.shown.iter().cloned());
+                    block.extend(capped.more_line());
+                    late_blocks.push(block.join("\n"));
                 }
             }
+            let changes: Vec<FileChange> = diff_states(
+                &mut self.ledger(),
+                Transition {
+                    before: &o.before,
+                    after: &o.after,
+                    touched: &o.touched,
+                    deleted: &o.deleted,
+                    baseline: &o.observers,
+                    before_settled: o.before_settled,
+                },
+            );
+            for ch in &changes {
+                for d in &ch.new {
+                    let (l, j) = render(&mut r, &ch.path, d);
+                    new_lines.push(l);
+                    new_json.push(j);
+                }
+                for d in &ch.gone {
+                    let (l, j) = render_gone(&r, &ch.path, d);
+                    gone_lines.push(l);
+                    gone_json.push(j);
+                }
+            }
+            if let Some(what) = &o.pending {
+                let waited = self.sup.config().diagnostics_wait_ms;
+                notes.push(format!(
+                    "diagnostics pending — {} had not settled after {waited} ms (still waiting for {what}); \
+                     what it reports later will be named as late for this write (#{number}), or ask `lsp` action `diagnostics`",
+                    o.client.server
+                ));
+                pending_json.push(json!({"server": o.client.server, "waiting_for": what}));
+            }
         }
-        if lines.is_empty() && gone == 0 && notes.is_empty() {
+        if new_lines.is_empty()
+            && gone_lines.is_empty()
+            && notes.is_empty()
+            && late_blocks.is_empty()
+        {
             return Vec::new();
         }
-        let total = lines.len();
-        let capped = cap_list(lines, ON_WRITE_CAP);
+        let total = new_lines.len();
+        let gone = gone_lines.len();
         let mut body = Vec::new();
         if total > 0 {
             body.push(format!("{total} new diagnostic(s) after this write:"));
+            let capped = cap_list(new_lines, ON_WRITE_CAP);
             body.extend(capped.shown.iter().cloned());
-            if let Some(m) = capped.more_line() {
-                body.push(m);
-            }
+            body.extend(capped.more_line());
+        } else if !observed.is_empty() && observed.iter().all(|o| o.pending.is_none()) {
+            body.push("no new diagnostics after this write.".into());
         }
         if gone > 0 {
             body.push(format!(
-                "{gone} earlier-reported diagnostic(s) are gone after this write."
+                "{gone} earlier diagnostic(s) are gone after this write:"
             ));
+            let capped = cap_list(gone_lines, GONE_CAP);
+            body.extend(capped.shown.iter().map(|l| format!("  {l}")));
+            body.extend(capped.more_line());
         }
+        body.extend(late_blocks);
         body.extend(notes.iter().cloned());
-        structured.truncate(ON_WRITE_CAP);
+        new_json.truncate(ON_WRITE_CAP);
+        gone_json.truncate(ON_WRITE_CAP);
         vec![
             Section::new("diagnostics", body.join("\n")).with_structured(json!({
-                "new": structured, "total_new": total, "gone": gone, "notes": notes,
+                "write": number, "new": new_json, "total_new": total, "gone": gone,
+                "gone_list": gone_json, "late": late_json, "pending": pending_json, "notes": notes,
             })),
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use lsp_types::{NumberOrString, Position, Range};
-
-    fn diag(line: u32, sev: DiagnosticSeverity, code: &str, msg: &str) -> Diagnostic {
-        Diagnostic {
-            range: Range::new(Position::new(line, 0), Position::new(line, 1)),
-            severity: Some(sev),
-            code: Some(NumberOrString::String(code.into())),
-            message: msg.into(),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn moved_diagnostics_are_not_new_and_gone_ones_are_counted() {
-        let mut l = DiagnosticsLedger::default();
-        let p = Path::new("/w/a.py");
-        let e = |line| diag(line, DiagnosticSeverity::ERROR, "undef", "x is not defined");
-        assert_eq!(l.update(p, &[e(2)]).new, vec![0]);
-        // moved four lines down: not new
-        assert_eq!(
-            l.update(p, &[e(6)]),
-            LedgerUpdate {
-                new: vec![],
-                gone: 0
-            }
-        );
-        // a different error: only that one
-        let other = diag(1, DiagnosticSeverity::ERROR, "undef", "y is not defined");
-        assert_eq!(l.update(p, &[e(6), other.clone()]).new, vec![1]);
-        // hints do not count
-        let hint = diag(1, DiagnosticSeverity::HINT, "unused", "z unused");
-        assert_eq!(
-            l.update(p, &[e(6), other.clone(), hint]).new,
-            Vec::<usize>::new()
-        );
-        // fixed: nothing new, two gone
-        assert_eq!(
-            l.update(p, &[]),
-            LedgerUpdate {
-                new: vec![],
-                gone: 2
-            }
-        );
-        // it comes back: news again
-        assert_eq!(l.update(p, &[e(3)]).new, vec![0]);
-        // seeding records without reporting
-        let q = Path::new("/w/b.py");
-        l.seed(
-            q,
-            &[diag(0, DiagnosticSeverity::WARNING, "w", "old warning")],
-        );
-        assert!(
-            l.update(
-                q,
-                &[diag(5, DiagnosticSeverity::WARNING, "w", "old warning")]
-            )
-            .new
-            .is_empty()
-        );
     }
 }

@@ -26,6 +26,19 @@ pub struct Prepared {
     pub pos: Position,
     /// The symbol as given.
     pub symbol: String,
+    /// Whether the server had finished indexing (an answer given otherwise may be
+    /// incomplete, and says so).
+    pub ready: bool,
+}
+
+/// The first line of an answer given while `client` is still indexing, if it is.
+pub fn indexing_caveat(client: &LspClient) -> Option<String> {
+    client.indexing().then(|| {
+        format!(
+            "(not final: {} is still indexing; this answer may be incomplete — ask again shortly)",
+            client.server
+        )
+    })
 }
 
 /// Resolves `file` (must be an existing file inside the workspace).
@@ -50,9 +63,20 @@ pub fn resolve_file(run: &Run, file: Option<&str>) -> Result<PathBuf, ToolError>
 }
 
 /// Syncs every open document and `path`, after waiting for indexing.
-pub async fn synced(client: &LspClient, path: &std::path::Path) -> Result<DocState, ToolError> {
+///
+/// A file opened for the first time brings the files importing it along (for servers that
+/// diagnose only open documents): the server then has them open, with the state they have
+/// now, before anything writes to this file — so a later write that breaks them is seen.
+pub async fn synced(
+    sup: &ServerSupervisor,
+    client: &LspClient,
+    path: &std::path::Path,
+) -> Result<DocState, ToolError> {
     client.wait_ready().await;
-    client.sync_open_docs().await?;
+    client.flush_external(&[]).await?;
+    if !client.is_open(path).await {
+        let _ = crate::dependents::open_importers(sup, client, &[path.to_path_buf()]).await;
+    }
     let doc = client.sync_file(path).await?;
     client.settle_after_first_open(&doc).await;
     Ok(doc)
@@ -87,7 +111,7 @@ pub async fn prepare(
         ));
     }
     let client = sup.client_for(&path).await?;
-    let doc = synced(&client, &path).await?;
+    let doc = synced(sup, &client, &path).await?;
     let n_lines = doc.text.split('\n').count();
     let Some(text) = line_of(&doc.text, line as usize - 1).filter(|_| (line as usize) <= n_lines)
     else {
@@ -106,12 +130,14 @@ pub async fn prepare(
         line: line - 1,
         character: to_lsp_character(text, byte, client.encoding),
     };
+    let ready = !client.indexing();
     Ok(Prepared {
         path,
         client,
         doc,
         pos,
         symbol: symbol.to_string(),
+        ready,
     })
 }
 

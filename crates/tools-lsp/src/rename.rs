@@ -6,19 +6,20 @@
 //! create / rename / delete file operations — is planned in memory against the files'
 //! current content, checked again just before writing (any change since rejects the whole
 //! rename), written atomically file by file, and restored if a write fails part-way.
-//! Files the server's references name but its edit does not cover are reported, never
-//! silently skipped.
+//! References the server reports under the old name that its edit does not cover are
+//! added to the same edit, or the rename is refused ([`crate::rename_refs`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
-use lsp_types::request::{PrepareRenameRequest, References, Rename};
+use lsp_types::request::{PrepareRenameRequest, Rename};
 use lsp_types::{
-    DocumentChangeOperation, DocumentChanges, OneOf, PartialResultParams, PrepareRenameResponse,
-    ReferenceContext, ReferenceParams, RenameParams, ResourceOp, TextDocumentIdentifier,
-    TextDocumentPositionParams, TextEdit, WorkDoneProgressParams, WorkspaceEdit,
+    DocumentChangeOperation, DocumentChanges, OneOf, PrepareRenameResponse, RenameParams,
+    ResourceOp, TextDocumentIdentifier, TextDocumentPositionParams, TextEdit,
+    WorkDoneProgressParams, WorkspaceEdit,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -379,34 +380,6 @@ async fn open_language_files(client: &LspClient, run: &Run) {
     client.wait_ready().await;
 }
 
-/// Files the server's references name that its edit leaves untouched.
-async fn uncovered(client: &LspClient, p: &query::Prepared, plan: &Plan) -> Vec<PathBuf> {
-    if client.caps.references_provider.is_none() {
-        return Vec::new();
-    }
-    let params = ReferenceParams {
-        text_document_position: TextDocumentPositionParams {
-            text_document: TextDocumentIdentifier {
-                uri: p.doc.uri.clone(),
-            },
-            position: p.pos,
-        },
-        work_done_progress_params: WorkDoneProgressParams::default(),
-        partial_result_params: PartialResultParams::default(),
-        context: ReferenceContext {
-            include_declaration: true,
-        },
-    };
-    let Ok(Some(refs)) = client.request::<References>(params).await else {
-        return Vec::new();
-    };
-    let files: BTreeSet<PathBuf> = refs.iter().filter_map(|l| uri_to_path(&l.uri)).collect();
-    files
-        .into_iter()
-        .filter(|f| !plan.finals.contains_key(f) && !plan.edits.contains_key(f))
-        .collect()
-}
-
 #[async_trait::async_trait]
 impl Tool for LspRenameTool {
     fn name(&self) -> &str {
@@ -456,11 +429,32 @@ impl Tool for LspRenameTool {
             },
             position: p.pos,
         };
+        // A server still loading answers "content modified": it is asked again until the
+        // indexing wait runs out.
+        let busy_until = Instant::now() + self.sup.config().index_wait();
         if matches!(provider, OneOf::Right(o) if o.prepare_provider == Some(true)) {
-            match c.request::<PrepareRenameRequest>(tdpp.clone()).await {
+            let prepared = loop {
+                let r = c.request::<PrepareRenameRequest>(tdpp.clone()).await;
+                match &r {
+                    Err(LspError::Server { code, .. })
+                        if *code == crate::client::CONTENT_MODIFIED
+                            && Instant::now() < busy_until =>
+                    {
+                        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                        c.wait_ready().await;
+                    }
+                    _ => break r,
+                }
+            };
+            match prepared {
                 Ok(None) => {
+                    let why = if c.indexing() {
+                        " (it is still indexing the project: try again shortly)"
+                    } else {
+                        ""
+                    };
                     return Err(ToolError::rejected(format!(
-                        "{} says there is no symbol it can rename at {here}; nothing was changed",
+                        "{} says there is no symbol it can rename at {here}{why}; nothing was changed",
                         c.server
                     )));
                 }
@@ -487,7 +481,20 @@ impl Tool for LspRenameTool {
             new_name: a.new_name.clone(),
             work_done_progress_params: WorkDoneProgressParams::default(),
         };
-        let edit = match c.request::<Rename>(params).await {
+        // "Content modified" while the server is still catching up: ask again.
+        let answer = loop {
+            let r = c.request::<Rename>(params.clone()).await;
+            match &r {
+                Err(LspError::Server { code, .. })
+                    if *code == crate::client::CONTENT_MODIFIED && Instant::now() < busy_until =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    c.wait_ready().await;
+                }
+                _ => break r,
+            }
+        };
+        let mut edit = match answer {
             Ok(Some(e)) => e,
             Ok(None) => {
                 return Err(ToolError::rejected(format!(
@@ -503,6 +510,8 @@ impl Tool for LspRenameTool {
             }
             Err(e) => return Err(e.into()),
         };
+        let extra =
+            crate::rename_refs::cover_references(run, c, &p, &a.new_name, &mut edit).await?;
         let plan = plan_edit(run, c, &edit).await?;
         if plan.finals.is_empty() {
             return Err(ToolError::rejected(format!(
@@ -510,22 +519,9 @@ impl Tool for LspRenameTool {
                 c.server
             )));
         }
-        let missed = uncovered(c, &p, &plan).await;
         commit(run, &plan)?;
-        // Tell the servers what changed on disk and bring open documents up to date.
-        let mut changes: Vec<(PathBuf, u8)> = Vec::new();
-        for path in plan.finals.keys() {
-            let kind = if plan.deleted.contains(path) && !path.exists() {
-                3
-            } else if plan.created.contains(path) {
-                1
-            } else {
-                2
-            };
-            changes.push((path.clone(), kind));
-        }
-        let _ = c.files_changed(&changes).await;
-        let _ = c.sync_open_docs().await;
+        // The files are reported as touched: the diagnostics-on-write observer tells the
+        // server about them once, after all are written, and waits for one settled state.
         let total: usize = plan.edits.values().sum();
         let mut lines = vec![format!(
             "renamed {here} to `{}`: {total} edit(s) in {} file(s)",
@@ -545,18 +541,19 @@ impl Tool for LspRenameTool {
             lines.push(format!("  {disp}: {what}"));
             files.push(json!({"path": disp, "change": what}));
         }
-        if !missed.is_empty() {
-            let list: Vec<String> = missed.iter().map(|m| run.workspace().display(m)).collect();
+        if !extra.added.is_empty() {
             lines.push(format!(
-                "WARNING: {} references the symbol in {} file(s) its rename did not cover: {} — check and edit them by hand",
+                "{} of those edit(s) are references {} reports under the old name that its rename left out, renamed in the same change: {}",
+                extra.added.len(),
                 c.server,
-                list.len(),
-                list.join(", ")
+                extra.added.join(", ")
             ));
         }
         let touched: Vec<PathBuf> = plan.finals.keys().cloned().collect();
         Ok(ToolOutput::text(lines.join("\n"))
-            .with_structured(json!({"edits": total, "files": files, "uncovered": missed.iter().map(|m| run.workspace().display(m)).collect::<Vec<_>>()}))
+            .with_structured(
+                json!({"edits": total, "files": files, "added_references": extra.added}),
+            )
             .with_touched(touched))
     }
 }

@@ -121,7 +121,7 @@ impl ServerSupervisor {
                 known.join(", ")
             )));
         };
-        let root = discover::find_root(file, &spec.markers, &self.workspace);
+        let root = crate::roots::server_root(&spec.language, &spec.markers, file, &self.workspace);
         let probe_root = root.clone().unwrap_or_else(|| {
             file.parent()
                 .filter(|p| p.starts_with(&self.workspace))
@@ -398,7 +398,14 @@ impl ServerSupervisor {
         for spec in &self.table {
             let lang = &spec.language;
             let files = scan.files.get(lang).copied().unwrap_or(0);
-            let roots = scan.roots.get(lang).cloned().unwrap_or_default();
+            // Marker folders inside one workspace share its server: list the workspace once.
+            let mut roots: Vec<PathBuf> = Vec::new();
+            for r in scan.roots.get(lang).into_iter().flatten() {
+                let w = crate::roots::workspace_root(lang, &spec.markers, r, &self.workspace);
+                if !roots.contains(&w) {
+                    roots.push(w);
+                }
+            }
             let my_slots: Vec<_> = slots.iter().filter(|((l, _), _)| l == lang).collect();
             let only_generic = spec.markers.iter().all(|m| m == ".git");
             if files == 0 && my_slots.is_empty() && (roots.is_empty() || only_generic) {

@@ -89,32 +89,39 @@ fn builtin() -> Vec<ServerSpec> {
         initialization_options: None,
         checkers,
     };
+    let mut python = spec(
+        "python",
+        vec![
+            Candidate::of(&["pyright-langserver", "--stdio"]),
+            Candidate::of(&["basedpyright-langserver", "--stdio"]),
+            Candidate::of(&["pylsp"]),
+            Candidate::of(&["jedi-language-server"]),
+            Candidate::of(&["ty", "server"]),
+            Candidate::of(&["pyrefly", "lsp"]),
+        ],
+        &[
+            "pyproject.toml",
+            "setup.py",
+            "setup.cfg",
+            "requirements.txt",
+            "pyrightconfig.json",
+            "Pipfile",
+        ],
+        &["py", "pyi"],
+        vec![
+            Candidate::of(&["pyright"]),
+            Candidate::of(&["basedpyright"]),
+            Candidate::of(&["mypy", "."]),
+        ],
+    );
+    // pyright and basedpyright diagnose every file of the workspace (not only the open
+    // ones), so a write that breaks an importer nobody opened is seen.
+    python.settings = serde_json::json!({
+        "python": {"analysis": {"diagnosticMode": "workspace"}},
+        "basedpyright": {"analysis": {"diagnosticMode": "workspace"}},
+    });
     vec![
-        spec(
-            "python",
-            vec![
-                Candidate::of(&["pyright-langserver", "--stdio"]),
-                Candidate::of(&["basedpyright-langserver", "--stdio"]),
-                Candidate::of(&["pylsp"]),
-                Candidate::of(&["jedi-language-server"]),
-                Candidate::of(&["ty", "server"]),
-                Candidate::of(&["pyrefly", "lsp"]),
-            ],
-            &[
-                "pyproject.toml",
-                "setup.py",
-                "setup.cfg",
-                "requirements.txt",
-                "pyrightconfig.json",
-                "Pipfile",
-            ],
-            &["py", "pyi"],
-            vec![
-                Candidate::of(&["pyright"]),
-                Candidate::of(&["basedpyright"]),
-                Candidate::of(&["mypy", "."]),
-            ],
-        ),
+        python,
         spec(
             "rust",
             vec![Candidate::of(&["rust-analyzer"])],

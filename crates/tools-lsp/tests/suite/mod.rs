@@ -5,6 +5,11 @@ mod clangd;
 mod failures;
 mod go;
 mod on_write;
+mod project_c;
+mod project_go;
+mod project_python;
+mod project_rust;
+mod project_typescript;
 mod python;
 mod rename;
 mod rename_safety;
@@ -46,6 +51,25 @@ impl Project {
             .build()
             .unwrap();
         Project { dir, run, reg }
+    }
+
+    /// A copy of the multi-file project `tests/fixtures/projects/<name>` (a
+    /// `compile_commands.json.in` becomes `compile_commands.json` with `@ROOT@` replaced by
+    /// the copy's path).
+    pub fn from_fixture(name: &str, config: &str) -> Project {
+        let src = fixture("projects").join(name);
+        let mut files = Vec::new();
+        collect_files(&src, &src, &mut files);
+        let p = Project::new(&[], config);
+        let root = p.root();
+        for (rel, text) in files {
+            if let Some(base) = rel.strip_suffix(".in") {
+                p.write(base, &text.replace("@ROOT@", &root.display().to_string()));
+            } else {
+                p.write(&rel, &text);
+            }
+        }
+        p
     }
 
     pub fn root(&self) -> PathBuf {
@@ -173,6 +197,23 @@ impl Project {
             .find(|s| s.title == "diagnostics")
             .map(|s| s.body.clone())
     }
+}
+
+fn collect_files(base: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            collect_files(base, &path, out);
+        } else {
+            let rel = path.strip_prefix(base).unwrap().display().to_string();
+            out.push((rel, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+}
+
+/// The `diagnostics` section of a write, or an empty string when there is none.
+pub fn section(s: Option<String>) -> String {
+    s.unwrap_or_default()
 }
 
 pub fn fixture(name: &str) -> PathBuf {

@@ -28,10 +28,13 @@ async fn ledger_sequence(
     let s = p.write_tool(file, v3).await.expect("a diagnostics section");
     has(&s, second);
     assert!(!s.contains(first), "{s}");
-    // 4. Everything fixed: nothing new, one line saying how many are gone.
+    // 4. Everything fixed: nothing new, and which ones are gone.
     let s = p.write_tool(file, v4).await.expect("a diagnostics section");
-    assert!(!s.contains("new diagnostic"), "{s}");
-    has(&s, "2 earlier-reported diagnostic(s) are gone");
+    assert!(!s.contains("new diagnostic(s)"), "{s}");
+    has(&s, "no new diagnostics after this write");
+    has(&s, "2 earlier diagnostic(s) are gone");
+    has(&s, first);
+    has(&s, second);
 }
 
 #[tokio::test]
@@ -48,7 +51,7 @@ async fn pyright_reports_only_new_diagnostics_on_write() {
             ("lib.py", "def helper(x: int) -> int:\n    return x + 1\n"),
             ("app.py", "from lib import helper\n\nprint(helper(1))\n"),
         ],
-        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
+        "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
     );
     ledger_sequence(
         &p,
@@ -83,7 +86,10 @@ async fn clangd_reports_only_new_diagnostics_on_write() {
     if require_binary("clangd", "clangd").is_none() {
         return;
     }
-    let p = Project::new(&[("compile_flags.txt", "-std=c11\n")], "");
+    let p = Project::new(
+        &[("compile_flags.txt", "-std=c11\n")],
+        "[lsp]\ndiagnostics_wait_ms = 30000\n",
+    );
     ledger_sequence(
         &p,
         "m.c",
@@ -112,4 +118,54 @@ async fn diagnostics_pending_while_the_server_cannot_answer() {
     let s = p.write_tool("a.fake", "x\n").await.expect("a section");
     has(&s, "diagnostics pending");
     p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn late_diagnostics_are_attributed_to_the_write_that_caused_them() {
+    // A server that publishes 1.5 s after each change, against a 300 ms bound: the first
+    // write's result says pending; its errors, arriving later, are named as that write's
+    // in the next write's result — never as the next write's own.
+    let script = super::fixture("fake_lsp.py");
+    let p = Project::new(
+        &[("fake.toml", "")],
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 300\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"late-publish\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
+            script.display().to_string()
+        ),
+    );
+    // Started first (its start is not what this test is about).
+    p.write("a.fake", "ok\n");
+    let out = p
+        .ok(json!({"action": "diagnostics", "file": "a.fake"}))
+        .await;
+    has(&out, "no diagnostics");
+    let s = p
+        .write_tool("a.fake", "ok\nbad one\n")
+        .await
+        .expect("a section");
+    has(&s, "diagnostics pending");
+    has(&s, "#1");
+    assert!(!s.contains("late error"), "{s}");
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let s = p.write_tool("b.fake", "fine\n").await.expect("a section");
+    has(&s, "Late diagnostics of the earlier write #1 (a.fake)");
+    has(&s, "a.fake:2:1 error late error: bad one");
+    assert!(!s.contains("new diagnostic(s) after this write"), "{s}");
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_initialize_costs_a_write_only_the_diagnostics_wait() {
+    let script = super::fixture("fake_lsp.py");
+    let p = Project::new(
+        &[("fake.toml", "")],
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 300\nstart_timeout_ms = 60000\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"silent\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
+            script.display().to_string()
+        ),
+    );
+    let s = p.write_tool("a.fake", "x\n").await.expect("a section");
+    has(&s, "still starting");
+    has(&s, "no answer to `initialize` within 300 ms");
+    p.run.close().await;
 }

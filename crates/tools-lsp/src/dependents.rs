@@ -1,0 +1,267 @@
+//! A cheap import graph: which files import a given one.
+//!
+//! Some servers (tsserver, clangd) diagnose only the documents that are open, so an edit
+//! that breaks a caller in a file nobody opened goes unseen. For those servers the files
+//! that import a written file are opened as well — as *baseline* observers: what they
+//! already had is never reported as new. Finding them must be cheap and must never run
+//! anything from the repository, so this is a text scan, not a resolver: relative module
+//! specifiers (`from "./lib"`, `require("../src/lib.js")`, `import("./x")`) for
+//! JavaScript/TypeScript and `#include "name.h"` for C and C++. It may list a file that does
+//! not really import the target (opening one more file as baseline costs little); it never
+//! reads outside the server's root, skips vendored folders and is capped.
+
+use std::path::{Path, PathBuf};
+
+use crate::client::LspClient;
+use crate::supervisor::ServerSupervisor;
+
+/// Most files read while looking for importers.
+pub const SCAN_CAP: usize = 5_000;
+/// Largest file read while looking for importers.
+const FILE_CAP: u64 = 512 * 1024;
+
+const JS_EXTS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
+
+/// How a language names its imports, as far as this scan understands it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportStyle {
+    /// Relative module specifiers (`./x`, `../y/z.js`).
+    JavaScript,
+    /// `#include "file.h"` (matched by file name).
+    CInclude,
+}
+
+impl ImportStyle {
+    /// The style of a server group, if this scan covers it.
+    pub fn of_language(language: &str) -> Option<ImportStyle> {
+        match language {
+            "typescript" | "javascript" => Some(ImportStyle::JavaScript),
+            "c" | "cpp" => Some(ImportStyle::CInclude),
+            _ => None,
+        }
+    }
+}
+
+/// Up to `cap` files under `root` with one of `extensions` that import `target` (never
+/// `target` itself), in path order.
+pub fn importers(
+    root: &Path,
+    target: &Path,
+    style: ImportStyle,
+    extensions: &[String],
+    cap: usize,
+) -> Vec<PathBuf> {
+    if cap == 0 {
+        return Vec::new();
+    }
+    let walker = ignore::WalkBuilder::new(root)
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !matches!(
+                n.as_ref(),
+                "node_modules" | ".git" | "target" | ".venv" | "venv" | "dist" | "build"
+            )
+        })
+        .build();
+    let mut found = Vec::new();
+    for entry in walker.flatten().take(SCAN_CAP) {
+        let path = entry.path();
+        if path == target || !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !extensions.iter().any(|e| e.eq_ignore_ascii_case(ext)) {
+            continue;
+        }
+        if entry.metadata().map(|m| m.len() > FILE_CAP).unwrap_or(true) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let dir = path.parent().unwrap_or(root);
+        let imports = match style {
+            ImportStyle::JavaScript => js_imports(&text, dir, target),
+            ImportStyle::CInclude => c_includes(&text, target),
+        };
+        if imports {
+            found.push(path.to_path_buf());
+            if found.len() >= cap {
+                break;
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The importers of some files, for one server.
+#[derive(Debug, Clone, Default)]
+pub struct Importers {
+    /// The ones opened just now, with their version (their first publish is to come).
+    pub opened: Vec<(PathBuf, i32)>,
+    /// Every importer found that is open now (opened earlier or just now): the server
+    /// re-checks and republishes these after a change to what they import.
+    pub open: Vec<PathBuf>,
+}
+
+/// Opens the files importing `targets` that are not open yet, for servers that diagnose
+/// only open documents (capped by `dependents_cap`).
+pub async fn open_importers(
+    sup: &ServerSupervisor,
+    client: &LspClient,
+    targets: &[PathBuf],
+) -> Importers {
+    let cap = sup.config().dependents_cap;
+    let mut out = Importers::default();
+    let Some(style) = ImportStyle::of_language(&client.language) else {
+        return out;
+    };
+    let Some(spec) = sup.table().iter().find(|s| s.language == client.language) else {
+        return out;
+    };
+    if cap == 0 {
+        return out;
+    }
+    for target in targets {
+        let root = client.root.clone();
+        let t = target.clone();
+        let exts = spec.extensions.clone();
+        let found = tokio::task::spawn_blocking(move || importers(&root, &t, style, &exts, cap))
+            .await
+            .unwrap_or_default();
+        for dep in found {
+            if targets.contains(&dep) || out.open.contains(&dep) {
+                continue;
+            }
+            if client.is_open(&dep).await {
+                out.open.push(dep);
+                continue;
+            }
+            if out.opened.len() >= cap {
+                continue;
+            }
+            if let Ok(doc) = client.sync_file(&dep).await {
+                out.opened.push((dep.clone(), doc.version));
+                out.open.push(dep);
+            }
+        }
+    }
+    out
+}
+
+/// Every quoted string in `text` that starts with `./` or `../`.
+fn relative_specifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['"', '\'', '`'])
+        .skip(1)
+        .step_by(2)
+        .filter(|s| (s.starts_with("./") || s.starts_with("../")) && s.len() < 300)
+}
+
+fn js_imports(text: &str, dir: &Path, target: &Path) -> bool {
+    let target_stem = strip_js_ext(target);
+    let target_is_index = target.file_stem().is_some_and(|s| s == "index");
+    relative_specifiers(text).any(|spec| {
+        let cand = normalize(&dir.join(spec));
+        strip_js_ext(&cand) == target_stem
+            || (target_is_index && target.parent() == Some(cand.as_path()))
+    })
+}
+
+/// `a/b.ts` → `a/b`; a path without a JavaScript extension is kept.
+fn strip_js_ext(p: &Path) -> PathBuf {
+    match p.extension().and_then(|e| e.to_str()) {
+        Some(e) if JS_EXTS.contains(&e) => p.with_extension(""),
+        _ => p.to_path_buf(),
+    }
+}
+
+fn c_includes(text: &str, target: &Path) -> bool {
+    let Some(name) = target.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    text.lines().any(|line| {
+        let l = line.trim_start();
+        let Some(rest) = l.strip_prefix('#') else {
+            return false;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            return false;
+        };
+        let inc = rest
+            .trim()
+            .trim_matches(|c| c == '"' || c == '<' || c == '>');
+        Path::new(inc).file_name().and_then(|n| n.to_str()) == Some(name)
+    })
+}
+
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_relative_importers_and_includers_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        let files = [
+            ("src/lib.ts", "export const x = 1;\n"),
+            ("src/app.ts", "import { x } from './lib';\n"),
+            ("test/lib.test.ts", "import { x } from \"../src/lib.js\";\n"),
+            ("test/other.ts", "import { y } from '../src/library';\n"),
+            (
+                "node_modules/p/i.ts",
+                "import { x } from '../../src/lib';\n",
+            ),
+            ("inc/m.h", "int m(void);\n"),
+            ("src/m.c", "#include \"../inc/m.h\"\n"),
+            ("t/t.c", "#  include <m.h>\n"),
+            ("t/u.c", "#include \"mm.h\"\n"),
+        ];
+        for (p, t) in files {
+            std::fs::create_dir_all(ws.join(p).parent().unwrap()).unwrap();
+            std::fs::write(ws.join(p), t).unwrap();
+        }
+        let exts = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ts = importers(
+            ws,
+            &ws.join("src/lib.ts"),
+            ImportStyle::JavaScript,
+            &exts(&["ts"]),
+            10,
+        );
+        assert_eq!(ts, vec![ws.join("src/app.ts"), ws.join("test/lib.test.ts")]);
+        let c = importers(
+            ws,
+            &ws.join("inc/m.h"),
+            ImportStyle::CInclude,
+            &exts(&["c", "h"]),
+            10,
+        );
+        assert_eq!(c, vec![ws.join("src/m.c"), ws.join("t/t.c")]);
+        assert_eq!(
+            importers(
+                ws,
+                &ws.join("inc/m.h"),
+                ImportStyle::CInclude,
+                &exts(&["c"]),
+                1
+            )
+            .len(),
+            1
+        );
+    }
+}

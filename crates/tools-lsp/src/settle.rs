@@ -1,0 +1,172 @@
+//! When a server has finished reacting to a change: its *settled* state.
+//!
+//! A write's diagnostics are only true once every consequence of the write has been
+//! published — the written file's own diagnostics, then the files that depend on it (pyright
+//! re-checks importers, rust-analyzer runs `cargo check` after a save, tsserver re-checks the
+//! open files). Taking the state any earlier reports a later write's result with this one's
+//! errors in it. So a server counts as settled only when all of these hold:
+//!
+//! - every document we changed has a publish for its new version (push servers);
+//! - no work-done progress report is under way (indexing, `cargo check`);
+//! - rust-analyzer's `experimental/serverStatus` says quiescent (when it sends one);
+//! - after a save to a server that checks on save (rust-analyzer's flycheck), the check has
+//!   had its moment to begin;
+//! - nothing was published, reported or changed within the quiet window — at least three
+//!   times as long as the server took to publish the changed documents, so a server slowed down by
+//!   load gets time in proportion to follow up with the files that depend on them (pyright publishes
+//!   importers after the written file, without always reporting progress for it).
+//!
+//! All of it bounded by a deadline: past it the caller says "pending" and names the server
+//! and what it was still waiting for.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::client::LspClient;
+
+/// How long after a save a server that checks on save may take to start that check.
+pub const CHECK_ON_SAVE_GRACE: Duration = Duration::from_secs(3);
+
+/// The quiet window after a check that runs on save (its results, and the clearing of the
+/// previous ones, may follow the end of its progress report).
+pub const AFTER_CHECK_QUIET: Duration = Duration::from_secs(1);
+
+/// How long a likely (not certain) publish is waited for after the change, at least.
+pub const LIKELY_PUBLISH_WAIT: Duration = Duration::from_millis(1000);
+
+/// The longest quiet window the server's own latency can stretch it to.
+pub const MAX_QUIET: Duration = Duration::from_secs(3);
+
+/// What one settle waits for.
+#[derive(Debug, Clone)]
+pub struct SettleGoal {
+    /// Documents whose new version must be published: (path, version). Ignored for pull
+    /// servers (they are pulled after settling instead).
+    pub publishes: Vec<(PathBuf, i32)>,
+    /// Documents a publish is likely but not certain for (opened with the text the server
+    /// already read from disk): waited for up to [`LIKELY_PUBLISH_WAIT`] after the change.
+    pub likely: Vec<(PathBuf, i32)>,
+    /// The publish sequence number before the change: only later publishes count.
+    pub since_seq: u64,
+    /// When the change was sent: the time the server takes to publish it stretches the
+    /// quiet window, and likely publishes are waited for from then.
+    pub changed_at: Option<Instant>,
+    /// The progress-begin count before a save: a server that checks on save is not
+    /// settled until a check began after it (or the grace passed).
+    pub saved: Option<u64>,
+    /// The quiet window.
+    pub quiet: Duration,
+    /// The bound.
+    pub deadline: Instant,
+}
+
+/// Whether a server runs a project check after a save, reporting it as progress.
+pub fn checks_on_save(client: &LspClient) -> bool {
+    client.server.starts_with("rust-analyzer")
+}
+
+/// Waits until `client` is settled for `goal`. `Err` names what it was still waiting for
+/// when the deadline passed (or that the server exited).
+pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String> {
+    let mut rx = client.events();
+    let check_on_save = checks_on_save(client);
+    let mut quiet = goal.quiet;
+    let mut published_seen = goal.publishes.is_empty();
+    let mut latency = Duration::ZERO;
+    loop {
+        if !client.is_alive() {
+            return Err(format!("{} exited", client.server));
+        }
+        let now = Instant::now();
+        let a = client.activity();
+        let mut wake = goal.deadline;
+        // Likely publishes get a fixed wait, or three times the server's latency when that
+        // is longer (a loaded machine).
+        let likely_until = goal
+            .changed_at
+            .map(|at| at + LIKELY_PUBLISH_WAIT.max(latency * 3));
+        let missing = missing_publish(client, goal.since_seq, &goal.publishes).or_else(|| {
+            likely_until
+                .filter(|until| now < *until)
+                .and_then(|_| missing_publish(client, goal.since_seq, &goal.likely))
+        });
+        if let Some(until) = likely_until
+            && missing.is_some()
+            && missing_publish(client, goal.since_seq, &goal.publishes).is_none()
+        {
+            wake = wake.min(until);
+        }
+        if missing.is_none() && !published_seen {
+            published_seen = true;
+            if let Some(at) = goal.changed_at {
+                latency = now.saturating_duration_since(at).min(MAX_QUIET);
+                // Three times the server's own latency: the follow-up work (importers) takes
+                // about as long as the first check, plus the server's scheduling in between,
+                // and a loaded machine stretches both unevenly.
+                quiet = quiet.max((latency * 3).min(MAX_QUIET));
+            }
+        }
+        let waiting: Option<String> = if let Some(p) = missing {
+            Some(format!(
+                "the diagnostics of {}",
+                p.file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default()
+            ))
+        } else if a.progress_active {
+            Some("work it reports as in progress (indexing or checking)".into())
+        } else if a.quiescent == Some(false) {
+            Some("its project to load (not quiescent)".into())
+        } else if let (Some(begun), Some(at)) = (goal.saved, goal.changed_at)
+            && check_on_save
+            && a.progress_begun == begun
+            && (client.checks_after_save() || now < at + CHECK_ON_SAVE_GRACE)
+        {
+            // Once the server has shown that it checks after a save, that check is part of
+            // settling however long it takes to begin (a loaded machine); before that, it
+            // gets a grace (the check may be turned off).
+            if !client.checks_after_save() {
+                wake = wake.min(at + CHECK_ON_SAVE_GRACE);
+            }
+            Some("the check it runs after a save".into())
+        } else if now < a.last_event + quiet {
+            wake = wake.min(a.last_event + quiet);
+            Some("more diagnostics (it published a moment ago)".into())
+        } else {
+            None
+        };
+        if let Some(begun) = goal.saved
+            && check_on_save
+            && a.progress_begun > begun
+        {
+            client.note_check_after_save();
+            // rust-analyzer clears the previous check's diagnostics only after reporting
+            // the check's end: give those publishes their own window.
+            quiet = quiet.max(AFTER_CHECK_QUIET);
+        }
+        let Some(what) = waiting else {
+            return Ok(());
+        };
+        if now >= goal.deadline {
+            return Err(what);
+        }
+        let left = wake.saturating_duration_since(now);
+        // A changed event re-evaluates at once; a timeout re-evaluates at the wake time.
+        if let Ok(Err(_)) = tokio::time::timeout(left, rx.changed()).await {
+            return Err(format!("{} exited", client.server));
+        }
+    }
+}
+
+fn missing_publish(client: &LspClient, since_seq: u64, docs: &[(PathBuf, i32)]) -> Option<PathBuf> {
+    if client.pulls_diagnostics() {
+        return None;
+    }
+    docs.iter()
+        .find(|(path, version)| {
+            !client
+                .published(path)
+                .is_some_and(|p| p.seq > since_seq && p.version.is_none_or(|v| v >= *version))
+        })
+        .map(|(p, _)| p.clone())
+}

@@ -1,0 +1,221 @@
+//! Files changed outside the tools: a `git checkout`, a formatter, the agent's shell.
+//!
+//! A server only knows what it is told. Without this, an open document keeps the text it
+//! was opened with and a server that reads unopened files from disk (pyright, gopls) keeps
+//! their old content — phantom errors while the build passes, or the reverse. So each
+//! server's root is watched (the `notify` crate; the folders `.gitignore` and friends
+//! exclude are not watched, nor `.git`, `target`, `node_modules` and virtualenvs), and the
+//! changes are collected here. They are handed to the server lazily, at the start of the
+//! next query or write observation ([`ExternalChanges::take`]): open documents get a
+//! `didChange` (or `didClose` when deleted), other files a `workspace/didChangeWatchedFiles`.
+//! That also means a query no longer re-reads every open document from disk: only the
+//! ones that changed.
+//!
+//! When watching cannot start (no inotify watches left, too many folders), the client
+//! falls back to re-reading every open document before each query, as before.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use lsp_types::FileChangeType;
+use notify::{EventKind, RecursiveMode, Watcher};
+
+/// Most folders watched per root; a bigger tree falls back to re-reading open documents.
+pub const MAX_WATCHED_DIRS: usize = 10_000;
+
+/// Folders never watched (besides what ignore files exclude).
+const SKIPPED: [&str; 6] = [
+    ".git",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+];
+
+type Changes = Arc<Mutex<HashMap<PathBuf, FileChangeType>>>;
+
+/// The changes seen under one root since they were last taken.
+pub struct ExternalChanges {
+    changes: Changes,
+    // Kept for its lifetime: dropping it stops the watching.
+    _watcher: notify::RecommendedWatcher,
+}
+
+impl std::fmt::Debug for ExternalChanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExternalChanges").finish_non_exhaustive()
+    }
+}
+
+fn skipped(name: &str) -> bool {
+    SKIPPED.contains(&name)
+}
+
+fn lock(c: &Changes) -> std::sync::MutexGuard<'_, HashMap<PathBuf, FileChangeType>> {
+    match c.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Records one change, keeping the strongest meaning when a path changes twice (created
+/// then changed is still created; anything then deleted is deleted).
+fn record(changes: &Changes, path: PathBuf, kind: FileChangeType) {
+    let mut m = lock(changes);
+    let merged = match (m.get(&path), kind) {
+        (Some(&FileChangeType::CREATED), FileChangeType::CHANGED) => FileChangeType::CREATED,
+        (_, k) => k,
+    };
+    m.insert(path, merged);
+}
+
+impl ExternalChanges {
+    /// Starts watching `root`. `None` when the platform refuses or the tree is too big.
+    pub fn watch(root: &Path) -> Option<ExternalChanges> {
+        let changes: Changes = Arc::new(Mutex::new(HashMap::new()));
+        let sink = Arc::clone(&changes);
+        let handler = move |res: notify::Result<notify::Event>| {
+            let Ok(ev) = res else {
+                return;
+            };
+            let kind = match ev.kind {
+                EventKind::Create(_) => FileChangeType::CREATED,
+                EventKind::Modify(notify::event::ModifyKind::Name(_)) => {
+                    // A rename: each path is created or deleted depending on what is there.
+                    for p in ev.paths {
+                        let k = if p.exists() {
+                            FileChangeType::CREATED
+                        } else {
+                            FileChangeType::DELETED
+                        };
+                        record(&sink, p, k);
+                    }
+                    return;
+                }
+                EventKind::Modify(_) => FileChangeType::CHANGED,
+                EventKind::Remove(_) => FileChangeType::DELETED,
+                _ => return,
+            };
+            for p in ev.paths {
+                let ignored = p
+                    .components()
+                    .any(|c| skipped(&c.as_os_str().to_string_lossy()));
+                if !ignored {
+                    record(&sink, p, kind);
+                }
+            }
+        };
+        let mut watcher = notify::recommended_watcher(handler).ok()?;
+        let dirs: Vec<PathBuf> = ignore::WalkBuilder::new(root)
+            .filter_entry(|e| !skipped(&e.file_name().to_string_lossy()))
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
+            .map(|e| e.into_path())
+            .take(MAX_WATCHED_DIRS + 1)
+            .collect();
+        if dirs.len() > MAX_WATCHED_DIRS {
+            tracing::debug!("{}: too many folders to watch", root.display());
+            return None;
+        }
+        for d in &dirs {
+            if let Err(e) = watcher.watch(d, RecursiveMode::NonRecursive) {
+                tracing::debug!("cannot watch {}: {e}", d.display());
+                return None;
+            }
+        }
+        Some(ExternalChanges {
+            changes,
+            _watcher: watcher,
+        })
+    }
+
+    /// Takes the changes seen so far. Changes to `except` are dropped: a write observer
+    /// tells the server about those itself, after taking the state before the write.
+    /// Folders created since are watched from now on; their files are included.
+    pub fn take(&mut self, except: &[PathBuf]) -> Vec<(PathBuf, FileChangeType)> {
+        let drained: Vec<(PathBuf, FileChangeType)> = {
+            let mut m = lock(&self.changes);
+            let keep: Vec<PathBuf> = m.keys().filter(|p| except.contains(p)).cloned().collect();
+            let mut out: Vec<(PathBuf, FileChangeType)> = m.drain().collect();
+            out.retain(|(p, _)| !keep.contains(p));
+            out
+        };
+        let mut files = Vec::new();
+        for (p, k) in drained {
+            if k == FileChangeType::CREATED && p.is_dir() {
+                // A folder that appeared (a checkout of another branch): watch it and report
+                // the files already in it.
+                for e in ignore::WalkBuilder::new(&p)
+                    .filter_entry(|e| !skipped(&e.file_name().to_string_lossy()))
+                    .build()
+                    .flatten()
+                    .take(MAX_WATCHED_DIRS)
+                {
+                    if e.file_type().is_some_and(|t| t.is_dir()) {
+                        let _ = self._watcher.watch(e.path(), RecursiveMode::NonRecursive);
+                    } else {
+                        files.push((e.into_path(), FileChangeType::CREATED));
+                    }
+                }
+            } else if !p.is_dir() {
+                files.push((p, k));
+            }
+        }
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_collected_except_the_ones_a_write_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
+        std::fs::write(root.join("src/a.py"), "a = 1\n").unwrap();
+        let mut w = ExternalChanges::watch(&root).expect("watching works here");
+        std::fs::write(root.join("src/a.py"), "a = 2\n").unwrap();
+        std::fs::write(root.join("src/b.py"), "b = 1\n").unwrap();
+        std::fs::write(root.join("node_modules/x/i.js"), "").unwrap();
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..50 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            seen.extend(w.take(&[root.join("src/b.py")]));
+            if seen.iter().any(|(p, _)| p.ends_with("src/a.py")) {
+                break;
+            }
+        }
+        assert!(
+            seen.iter().any(|(p, _)| p.ends_with("src/a.py")),
+            "{seen:?}"
+        );
+        assert!(!seen.iter().any(|(p, _)| p.ends_with("b.py")), "{seen:?}");
+        assert!(
+            !seen
+                .iter()
+                .any(|(p, _)| p.starts_with(root.join("node_modules")))
+        );
+        // A file in a folder created after the watch began.
+        std::fs::write(root.join("pkg/c.py"), "c = 1\n").unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..50 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            seen.extend(w.take(&[]));
+            if seen.iter().any(|(p, _)| p.ends_with("pkg/c.py")) {
+                break;
+            }
+        }
+        assert!(
+            seen.iter().any(|(p, _)| p.ends_with("pkg/c.py")),
+            "{seen:?}"
+        );
+    }
+}
