@@ -249,7 +249,8 @@ async fn syntax_pass(
     }
     if missing_files > 0 {
         notes.push(format!(
-            "{missing_files} entr(y/ies) name a file or folder that does not exist (a database from another checkout?)"
+            "{missing_files} {} a file or folder that does not exist (a database from another checkout?)",
+            if missing_files == 1 { "entry names" } else { "entries name" }
         ));
     }
     if !missing_compilers.is_empty() {
@@ -260,8 +261,13 @@ async fn syntax_pass(
     }
     if !db.skipped.is_empty() {
         notes.push(format!(
-            "{} malformed entr(y/ies) skipped ({})",
+            "{} malformed {} skipped ({})",
             db.skipped.len(),
+            if db.skipped.len() == 1 {
+                "entry"
+            } else {
+                "entries"
+            },
             db.skipped
                 .iter()
                 .take(3)
