@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tools_core::discovery::ProgramSearch;
 use tools_core::process::{ChildProcess, Pipes};
-use tools_core::text::cap_list;
+use tools_core::text::{cap_list, cut_lines};
 use tools_core::{Run, ToolError};
 
 use crate::checker::{CHECKER_CAP, Finding, parse_line};
@@ -176,6 +176,7 @@ async fn syntax_pass(
     let mut missing_files = 0usize;
     let mut compiled = 0usize;
     let mut out_of_time = 0usize;
+    let mut failed_unlocated: Vec<String> = Vec::new();
     let checks: Vec<&SyntaxCheck> = db.checks.iter().take(MAX_CHECKED_FILES).collect();
     for check in &checks {
         if !check.file.is_file() || !check.directory.is_dir() {
@@ -196,10 +197,26 @@ async fn syntax_pass(
         let mut cmd = tools_core::child_command(run, &compiler);
         cmd.args(&check.args).current_dir(&check.directory);
         match run_capturing_stderr(run, cmd, remaining).await? {
-            Some((_, text)) => {
+            Some((code, text)) => {
                 compiled += 1;
+                let before = findings.len();
                 for finding in text.lines().filter_map(compiler_finding) {
                     findings.push((check.directory.clone(), finding));
+                }
+                let located_error = findings[before..]
+                    .iter()
+                    .any(|(_, f)| f.severity == "error");
+                // A failure the compiler does not locate (an option it does not know, a
+                // missing response file) must not read as a clean file.
+                if code != Some(0) && !located_error {
+                    failed_unlocated.push(format!(
+                        "{}: `{}` exited {} without a located error: {}",
+                        relative(workspace, &check.file),
+                        check.compiler,
+                        code.map(|c| c.to_string())
+                            .unwrap_or_else(|| "on a signal".into()),
+                        cut_lines(text.trim(), 3).replace('\n', " | ")
+                    ));
                 }
             }
             None => out_of_time += 1,
@@ -226,7 +243,7 @@ async fn syntax_pass(
         "{label}: {compiled} file(s) compiled, {} finding(s), {errors} error(s)",
         unique.len()
     ));
-    if unique.is_empty() && compiled > 0 {
+    if unique.is_empty() && compiled > 0 && failed_unlocated.is_empty() {
         report
             .lines
             .push("no errors or warnings: every compiled file is clean".into());
@@ -236,6 +253,9 @@ async fn syntax_pass(
         push_finding(&mut report, f, workspace, dir);
     }
     report.lines.extend(capped.more_line());
+    let failures = cap_list(failed_unlocated, 10);
+    report.lines.extend(failures.shown.iter().cloned());
+    report.lines.extend(failures.more_line());
     if db.checks.len() > MAX_CHECKED_FILES {
         notes.push(format!(
             "{} more file(s) not checked (at most {MAX_CHECKED_FILES} per project)",

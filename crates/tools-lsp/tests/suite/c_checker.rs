@@ -126,11 +126,19 @@ async fn a_database_that_names_missing_files_or_compilers_says_so() {
             {"directory": "/nowhere/checkout", "file": "src/gone.c", "arguments": ["cc", "-c", "src/gone.c"]},
             {"directory": root, "file": "src/util.c", "arguments": ["no-such-compiler-xyz", "-c", "src/util.c"]},
             {"directory": root, "file": "tests/test_ringbuf.c"},
+            {"directory": root, "file": "include/ringbuf.h", "arguments": ["cc", "-fno-such-option-xyz", "include/ringbuf.h"]},
         ])
         .to_string(),
     );
     let out = p.ok(json!({"action": "diagnostics", "file": "*"})).await;
-    has(&out, "1 file(s) compiled");
+    has(&out, "2 file(s) compiled");
+    // A compile that fails without a located error is reported, not taken for clean.
+    has(
+        &out,
+        "include/ringbuf.h: `cc` exited 1 without a located error",
+    );
+    has(&out, "no-such-option-xyz");
+    assert!(!out.contains("every compiled file is clean"), "{out}");
     has(&out, "1 entry names a file or folder that does not exist");
     has(
         &out,
@@ -253,5 +261,38 @@ async fn a_cmake_project_is_configured_in_a_private_folder_then_checked() {
     let out = p.ok(json!({"action": "diagnostics", "file": "*"})).await;
     has(&out, "configure in . failed");
     has(&out, "CMakeLists.txt:8 error");
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn the_check_is_bounded_in_files_and_time() {
+    if require_binary("gcc", "cc").is_none() {
+        return;
+    }
+    // More entries than one check compiles: the rest are counted, not run.
+    let p = c_library();
+    let root = p.root().display().to_string();
+    let entries: Vec<serde_json::Value> = (0..205)
+        .map(|i| json!({"directory": root, "file": format!("gen/f{i}.c"), "arguments": ["cc", "-c", format!("gen/f{i}.c")]}))
+        .collect();
+    p.write("compile_commands.json", &json!(entries).to_string());
+    let out = p.ok(json!({"action": "diagnostics", "file": "*"})).await;
+    has(&out, "5 more file(s) not checked (at most 200 per project)");
+    has(
+        &out,
+        "200 entries name a file or folder that does not exist",
+    );
+    p.close_and_check().await;
+
+    // A time budget too small for any compile: nothing hangs, and the answer says what was
+    // left unchecked and which setting raises the budget.
+    let p = Project::new(&library_files(), "[lsp]\nchecker_timeout_ms = 1\n");
+    p.write("compile_commands.json", &compile_commands(&p.root(), "cc"));
+    let out = p.ok(json!({"action": "diagnostics", "file": "*"})).await;
+    has(
+        &out,
+        "not checked: the time budget ([lsp] checker_timeout_ms) ran out",
+    );
+    assert!(!out.contains("every compiled file is clean"), "{out}");
     p.close_and_check().await;
 }
