@@ -2,7 +2,7 @@
 //! `tsc --noEmit`, `go vet`, `dart analyze`, or what `[lsp.checkers]` says), run in each
 //! project root with a timeout, its output parsed into `path:LINE:COL severity message`
 //! where the format allows, capped. C and C++ projects are checked through the compile
-//! commands they declare (see [`crate::c_checker`]).
+//! commands they declare (the `c_checker` module).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

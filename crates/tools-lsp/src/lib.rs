@@ -50,11 +50,11 @@
 //! # }
 //! ```
 
-pub mod c_checker;
+mod c_checker;
 pub mod checker;
 pub mod client;
-pub mod cmake_configure;
-pub mod compile_db;
+mod cmake_configure;
+mod compile_db;
 pub mod config;
 pub mod discover;
 pub mod error;
