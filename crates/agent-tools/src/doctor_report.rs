@@ -138,13 +138,29 @@ pub fn render(entries: &[DoctorEntry], langs: &WorkspaceLanguages, all: bool) ->
     }
     let mut general = Vec::new();
     let mut elsewhere: Vec<&DoctorEntry> = Vec::new();
+    // (family rank, files of the language served, entry): families keep their order, and
+    // within one the workspace's main language leads.
+    let mut here: Vec<(usize, usize, &DoctorEntry)> = Vec::new();
+    let mut family_rank: Vec<&str> = Vec::new();
     for entry in entries {
         match entry_languages(entry) {
-            Some(served) if served.iter().any(|l| langs.has(l)) => out.push(entry_line(entry)),
+            Some(served) if served.iter().any(|l| langs.has(l)) => {
+                let rank = match family_rank.iter().position(|f| *f == entry.family) {
+                    Some(i) => i,
+                    None => {
+                        family_rank.push(&entry.family);
+                        family_rank.len() - 1
+                    }
+                };
+                let files = served.iter().map(|l| langs.count(l)).max().unwrap_or(0);
+                here.push((rank, files, entry));
+            }
             Some(_) => elsewhere.push(entry),
             None => general.push(entry_line(entry)),
         }
     }
+    here.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    out.extend(here.iter().map(|(_, _, e)| entry_line(e)));
     out.extend(general);
     if !elsewhere.is_empty() {
         out.push("for languages not in this workspace (`doctor --all` shows each):".into());
@@ -258,6 +274,25 @@ mod tests {
         for e in entries() {
             assert!(text.contains(&entry_line(&e)), "{text}");
         }
+    }
+
+    #[test]
+    fn the_language_with_most_files_leads_its_family() {
+        let mut langs = python_workspace();
+        langs.files.insert("rust".into(), 40);
+        let text = render(&entries(), &langs, false);
+        let lsp: Vec<&str> = text.lines().filter(|l| l.starts_with("[lsp] ")).collect();
+        assert!(lsp[0].contains("rust: rust-analyzer"), "{text}");
+        assert!(lsp[1].contains("python: pyright-langserver"), "{text}");
+        let first_ast = text.lines().position(|l| l.starts_with("[ast]")).unwrap();
+        let last_lsp_here = text
+            .lines()
+            .position(|l| l.contains("python: pyright"))
+            .unwrap();
+        assert!(
+            last_lsp_here < first_ast,
+            "families keep their order:\n{text}"
+        );
     }
 
     #[test]

@@ -51,6 +51,11 @@ impl WorkspaceLanguages {
         self.files.contains_key(language)
     }
 
+    /// How many files of `language` the workspace holds.
+    pub fn count(&self, language: &str) -> usize {
+        self.files.get(language).copied().unwrap_or(0)
+    }
+
     /// `python (12 files), c (3 files)`, most files first; `None` when there are none.
     pub fn summary(&self) -> Option<String> {
         let mut by_count: Vec<(&String, &usize)> = self.files.iter().collect();
