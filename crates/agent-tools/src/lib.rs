@@ -17,7 +17,9 @@
 //! # }
 //! ```
 
+pub mod doctor_report;
 mod families;
+pub mod workspace_languages;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,7 +1,8 @@
 //! `diagnostics` with `"*"`: the project's own checker (`cargo check`, pyright or mypy,
 //! `tsc --noEmit`, `go vet`, `dart analyze`, or what `[lsp.checkers]` says), run in each
 //! project root with a timeout, its output parsed into `path:LINE:COL severity message`
-//! where the format allows, capped.
+//! where the format allows, capped. C and C++ projects are checked through the compile
+//! commands they declare (the `c_checker` module).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -207,6 +208,10 @@ pub async fn run_checkers(
     let mut missing = Vec::new();
     let search = sup.config().program_search(ws);
     let mut skipped_builds: Vec<String> = Vec::new();
+    let c_projects = crate::c_checker::projects_without_configured_checker(sup.table(), &scan);
+    if !search.trusted() {
+        skipped_builds.extend(c_projects.iter().map(|p| p.build.command_shown()));
+    }
     for spec in sup.table() {
         if spec.checkers.is_empty() {
             continue;
@@ -255,14 +260,19 @@ pub async fn run_checkers(
             skipped_builds.join("`, `")
         ))
     });
-    if jobs.is_empty() {
+    let c_projects = if search.trusted() {
+        c_projects
+    } else {
+        Vec::new()
+    };
+    if jobs.is_empty() && c_projects.is_empty() {
         if let Some(line) = skipped_line {
             return Err(ToolError::not_available(format!(
                 "{line}; ask for one file's diagnostics instead"
             )));
         }
         let why = if missing.is_empty() {
-            "no project root with a checker was found (markers such as Cargo.toml, pyproject.toml, tsconfig.json, go.mod)".to_string()
+            "no project root with a checker was found (markers such as Cargo.toml, pyproject.toml, tsconfig.json, go.mod, compile_commands.json, CMakeLists.txt)".to_string()
         } else {
             missing.join("; ")
         };
@@ -316,6 +326,16 @@ pub async fn run_checkers(
                 "(no locations parsed; the checker's output:)\n{}",
                 cut_lines(out.trim(), 40)
             ));
+        }
+    }
+    let budget = sup.config().checker_timeout();
+    for project in &c_projects {
+        match crate::c_checker::check(run, project, ws, budget).await {
+            Ok(report) => {
+                text.extend(report.lines);
+                structured.extend(report.findings);
+            }
+            Err(e) => text.push(format!("c: {e}")),
         }
     }
     text.extend(missing);

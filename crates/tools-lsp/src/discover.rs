@@ -80,7 +80,7 @@ pub fn untrusted_line(search: &ProgramSearch, table: &[ServerSpec]) -> Option<St
             .push("rust-analyzer runs without build scripts, proc macros and check-on-save".into());
     }
     skipped.push(
-        "`diagnostics \"*\"` runs no project build (cargo check, go vet, mypy, dart analyze)"
+        "`diagnostics \"*\"` runs no project build (cargo check, go vet, mypy, dart analyze, C compile commands, cmake)"
             .into(),
     );
     Some(tools_core::trust::skipped_line(&skipped.join("; ")))

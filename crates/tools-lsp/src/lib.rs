@@ -28,8 +28,10 @@
 //! Choices where the spec is silent: columns are printed in characters; a symbol that
 //! occurs as a whole identifier is preferred over substring occurrences; `reload` without
 //! `file` restarts every server started in the run; `"*"` runs the checker at the
-//! outermost roots of each language (at most four); unspecified diagnostic severity counts
-//! as an error.
+//! outermost roots of each language (at most four), and for C and C++ compiles each entry of
+//! the project's `compile_commands.json` (or of a CMake configure into a private folder)
+//! with `-fsyntax-only`, in trusted runs only; unspecified diagnostic severity counts as an
+//! error.
 //!
 //! Not for: editing files other than through a rename, or applying server-initiated edits
 //! (`workspace/applyEdit` is answered "not applied").
@@ -55,8 +57,11 @@
 //! # }
 //! ```
 
+mod c_checker;
 pub mod checker;
 pub mod client;
+mod cmake_configure;
+mod compile_db;
 pub mod config;
 pub mod dependents;
 pub mod diag_store;

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agent_tools::{ApproveMode, Toolbox, ToolboxOptions};
+use agent_tools::workspace_languages::WorkspaceLanguages;
+use agent_tools::{ApproveMode, Toolbox, ToolboxOptions, doctor_report};
 use clap::{Parser, Subcommand};
 use tools_core::{CallError, Surface, ToolError};
 
@@ -79,10 +80,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Report every backing resource: wired or not, and whether it can be used here.
+    /// Report the backing resources: wired or not, and whether they can be used here. Those
+    /// for this workspace's languages come first; the rest are folded into one line per
+    /// family unless `--all` is given.
     Doctor {
         #[command(flatten)]
         run: RunArgs,
+        /// List every resource in full, including those for languages the workspace does not
+        /// hold.
+        #[arg(long)]
+        all: bool,
     },
 }
 
@@ -219,7 +226,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                 }
             }
         }
-        Command::Doctor { run } => {
+        Command::Doctor { run, all } => {
             let tb = Toolbox::open(cli_options(&run)?).await?;
             let mut text = format!(
                 "agent-tools {} at {}\nfamilies compiled in: {}\nconfiguration: {}\n",
@@ -249,15 +256,8 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                 "tools on the full surface: {}\n",
                 tools.join(", ")
             ));
-            for e in tb.doctor().await {
-                text.push_str(&format!(
-                    "[{}] {} {}: {}\n",
-                    e.family,
-                    if e.ok { "ok     " } else { "missing" },
-                    e.resource,
-                    e.detail
-                ));
-            }
+            let languages = WorkspaceLanguages::scan(tb.run().root());
+            text.push_str(&doctor_report::render(&tb.doctor().await, &languages, all));
             tb.close().await;
             out(&text);
             Ok(ExitCode::SUCCESS)
