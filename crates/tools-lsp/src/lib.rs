@@ -7,7 +7,7 @@
 //!   `status` and `reload`. Positions are a 1-based line plus a symbol substring of that
 //!   line, never a column; an ambiguous symbol is an error listing its occurrences.
 //! - `lsp_rename` (tier write): a project-wide rename, applied all or nothing.
-//! - Diagnostics on write: a [`WriteObserver`](tools_core::WriteObserver) that, after any
+//! - Diagnostics on write: a [`WriteObserver`] that, after any
 //!   tool reports `touched` files, syncs them through their servers and appends only the
 //!   diagnostics that are new to this run (a per-run ledger keyed by severity, code and
 //!   message).
