@@ -10,8 +10,9 @@
 //!   hunk of every file is verified before the first byte is written, and a failure half-way
 //!   through the writes restores what was already written.
 //!
-//! Every writing tool reports the files it wrote in [`ToolOutput::touched`], so the
-//! registry's write observers (diagnostics on write) see them.
+//! Every writing tool reports the files it wrote in
+//! [`ToolOutput::touched`](tools_core::ToolOutput::touched), so the registry's write
+//! observers (diagnostics on write) see them.
 //!
 //! ## Use this crate on its own
 //!
