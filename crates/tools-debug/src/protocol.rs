@@ -42,12 +42,12 @@ pub fn strip_nulls(v: &mut Value) {
 /// Builds the request message for `R` with `args` (nulls stripped; no `arguments` member when
 /// they serialise to nothing).
 pub fn request_message<R: Request>(args: &R::Arguments) -> Result<Value> {
-    let mut a = serde_json::to_value(args)
+    let mut arguments = serde_json::to_value(args)
         .map_err(|e| Error::Other(format!("encoding {}: {e}", R::COMMAND)))?;
-    strip_nulls(&mut a);
+    strip_nulls(&mut arguments);
     let mut msg = json!({"type": "request", "command": R::COMMAND});
-    if !a.is_null() {
-        msg["arguments"] = a;
+    if !arguments.is_null() {
+        msg["arguments"] = arguments;
     }
     Ok(msg)
 }

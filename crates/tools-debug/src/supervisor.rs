@@ -282,18 +282,18 @@ impl DebugSupervisor {
         Ok(())
     }
 
-    fn expiry_note(&self, s: &Session) -> String {
+    fn expiry_note(&self, session: &Session) -> String {
         format!(
             "the {} session ({}) expired: it reached its hard TTL of {} and was terminated; launch again to debug more",
-            s.adapter,
-            s.target,
+            session.adapter,
+            session.target,
             report::human(Duration::from_secs(self.config.session_ttl_seconds))
         )
     }
 
-    fn crash_error(&self, s: &mut Session, failed: Option<&Error>) -> ToolError {
-        let status = s.adapter_exit();
-        let stderr = s.adapter_stderr(6);
+    fn crash_error(&self, session: &mut Session, failed: Option<&Error>) -> ToolError {
+        let status = session.adapter_exit();
+        let stderr = session.adapter_stderr(6);
         let what = match (failed, status) {
             (Some(e @ Error::Timeout { .. }), _) => format!("stopped answering ({e})"),
             (_, Some(st)) => format!("exited unexpectedly ({st})"),
@@ -301,7 +301,7 @@ impl DebugSupervisor {
         };
         let mut msg = format!(
             "the debug adapter {} {what}; the session ({}) was terminated and cleared, its processes killed",
-            s.adapter, s.target
+            session.adapter, session.target
         );
         if !stderr.trim().is_empty() {
             msg.push_str(&format!(
@@ -347,13 +347,13 @@ impl DebugSupervisor {
         }
     }
 
-    fn live_rejection(s: &Session) -> ToolError {
+    fn live_rejection(session: &Session) -> ToolError {
         ToolError::rejected(format!(
             "a debug session is already running ({}, {}, started {} ago); one session per conversation — \
              call `terminate` first, then launch or attach again",
-            s.adapter,
-            s.target,
-            report::human(s.started.elapsed())
+            session.adapter,
+            session.target,
+            report::human(session.started.elapsed())
         ))
     }
 
@@ -847,8 +847,8 @@ impl DebugSupervisor {
         Ok(())
     }
 
-    fn require_stopped(s: &Session) -> Result<(), ToolError> {
-        match s.client.phase() {
+    fn require_stopped(session: &Session) -> Result<(), ToolError> {
+        match session.client.phase() {
             Phase::Stopped(_) => Ok(()),
             Phase::Running | Phase::Starting => Err(ToolError::rejected(
                 "the program is running; `pause` it first (or `continue` to wait for the next stop)",
@@ -1106,22 +1106,22 @@ impl DebugSupervisor {
                 }
             }
         };
-        let r = match s.evaluate(expression, Some(frame)).await {
-            Ok(r) => r,
+        let evaluated = match s.evaluate(expression, Some(frame)).await {
+            Ok(evaluated) => evaluated,
             Err(e) => return Err(self.fail(&mut inner, e).await),
         };
-        let mut text = cut_text(&r.result, VALUE_CAP);
-        if let Some(t) = r.type_.as_ref().filter(|t| !t.is_empty()) {
-            text = format!("{text}  ({t})");
+        let mut text = cut_text(&evaluated.result, VALUE_CAP);
+        if let Some(type_name) = evaluated.type_.as_ref().filter(|t| !t.is_empty()) {
+            text = format!("{text}  ({type_name})");
         }
-        if r.variables_reference > 0 {
+        if evaluated.variables_reference > 0 {
             text.push_str(&format!(
                 "  (reference {}; expand with `variables`)",
-                r.variables_reference
+                evaluated.variables_reference
             ));
         }
         Ok(ToolOutput::text(text).with_structured(json!({
-            "result": cut_text(&r.result, VALUE_CAP), "type": r.type_, "reference": r.variables_reference, "frame_id": frame,
+            "result": cut_text(&evaluated.result, VALUE_CAP), "type": evaluated.type_, "reference": evaluated.variables_reference, "frame_id": frame,
         })))
     }
 
