@@ -9,6 +9,8 @@
 //!   never plain public API.
 //! - No source file grows past [`MAX_LINES`] lines unless [`LONG_FILES`] says why; a line
 //!   there for a file that is short again must go.
+//! - A crate's root keeps its modules private and exports what users need with `pub use`;
+//!   a public module needs a line in [`PUBLIC_MODULES`] saying why.
 //!
 //! `cargo xtask lint` runs these; the `tidy` test runs them under `cargo test`, as
 //! rust-analyzer's tidy test does. Every finding names `file:line` and what to do.
@@ -45,6 +47,43 @@ pub const LONG_FILES: &[(&str, &str)] = &[
         "crates/tools-eval/src/drivers/python_kernel.py",
         "the Python kernel ships as one file run with `python -c`, so it cannot import \
          sibling modules of its own",
+    ),
+];
+
+/// Public modules of a crate root (`crates/NAME/src/lib.rs`), each with the reason it is
+/// public. `*` stands for every module of that crate root.
+pub const PUBLIC_MODULES: &[(&str, &str, &str)] = &[
+    (
+        "crates/tools-core/src/lib.rs",
+        "framing",
+        "the `Content-Length` framing the LSP and DAP clients of other crates build on",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
+        "process",
+        "the child-process lifecycle every crate that starts a program shares",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
+        "testing",
+        "the component log every crate's integration suite writes (integration tests \
+         cannot see `cfg(test)` items of a dependency)",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
+        "text",
+        "capped lists and cut text, shared by every tool's output",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
+        "transport",
+        "the request/response transport under the LSP and DAP clients of other crates",
+    ),
+    (
+        "crates/tools-lsp/src/lib.rs",
+        "*",
+        "the crate's module list is still public; it is to become private with `pub use` of \
+         the family constructor and the few types users need, as in the other tool crates",
     ),
 ];
 
@@ -91,6 +130,9 @@ pub fn check(repo: &Path) -> Result<Vec<Finding>, String> {
             .map_err(|e| format!("cannot read {}: {e}", rel.display()))?;
         if rel.extension().is_some_and(|e| e == "rs") {
             findings.extend(module_doc(rel, &text));
+            if is_crate_root(rel) {
+                findings.extend(public_modules(rel, &text));
+            }
             if is_library_source(rel) {
                 let gated = declared_under_test_gate(repo, rel)?;
                 findings.extend(test_hooks(rel, &text, gated));
@@ -198,6 +240,43 @@ fn is_library_source(rel: &Path) -> bool {
     parts.next().as_deref() == Some("crates")
         && parts.next().is_some()
         && parts.next().as_deref() == Some("src")
+}
+
+/// `crates/NAME/src/lib.rs`.
+fn is_crate_root(rel: &Path) -> bool {
+    let parts: Vec<_> = rel.components().map(|c| c.as_os_str()).collect();
+    parts.len() == 4 && parts[0] == "crates" && parts[2] == "src" && parts[3] == "lib.rs"
+}
+
+/// `pub mod` lines of a crate root that [`PUBLIC_MODULES`] does not explain.
+fn public_modules(rel: &Path, text: &str) -> Vec<Finding> {
+    let listed = |module: &str| {
+        PUBLIC_MODULES
+            .iter()
+            .any(|(root, m, _)| Path::new(root) == rel && (*m == module || *m == "*"))
+    };
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(module) = line
+            .trim()
+            .strip_prefix("pub mod ")
+            .and_then(|m| m.strip_suffix(';'))
+        else {
+            continue;
+        };
+        if !listed(module) {
+            out.push(finding(
+                rel,
+                Some(i + 1),
+                format!(
+                    "`pub mod {module};` makes the module's whole layout public API: make it \
+                     `mod {module};` and `pub use` what users need, or add it to \
+                     PUBLIC_MODULES in xtask/src/tidy.rs with the reason it must be public"
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// Whether an attribute line gates what follows to tests or the `testing` feature.
@@ -492,6 +571,24 @@ pub fn inject_in_release() {}
             "{found:#?}"
         );
         assert!(test_hooks(Path::new("crates/a/src/x.rs"), text, true).is_empty());
+    }
+
+    #[test]
+    fn a_public_module_of_a_crate_root_needs_a_reason() {
+        let text = "//! Doc.\nmod private;\npub mod open;\npub(crate) mod inner;\n";
+        let found: Vec<String> = public_modules(Path::new("crates/tools-x/src/lib.rs"), text)
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].starts_with("crates/tools-x/src/lib.rs:3: `pub mod open;`"));
+        let core = "pub mod framing;\npub mod fresh;\n";
+        let found = public_modules(Path::new("crates/tools-core/src/lib.rs"), core);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].line, Some(2));
+        assert!(public_modules(Path::new("crates/tools-lsp/src/lib.rs"), core).is_empty());
+        assert!(is_crate_root(Path::new("crates/tools-x/src/lib.rs")));
+        assert!(!is_crate_root(Path::new("crates/tools-x/src/sub/lib.rs")));
     }
 
     #[test]
