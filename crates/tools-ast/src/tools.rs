@@ -174,14 +174,14 @@ fn prepare(
 }
 
 fn skipped_all<T>(walked: &Walked, scan: &Scan<T>) -> Vec<(PathBuf, SkipReason)> {
-    let mut v: Vec<_> = walked
+    let mut skipped: Vec<_> = walked
         .skipped
         .iter()
         .cloned()
         .chain(scan.skipped.iter().cloned())
         .collect();
-    v.sort();
-    v
+    skipped.sort();
+    skipped
 }
 
 fn skipped_text(ws: &Workspace, skipped: &[(PathBuf, SkipReason)]) -> Option<String> {
@@ -301,8 +301,8 @@ impl Tool for AstGrepTool {
             let prep = prepare(ws, &shared, &args.pattern, path, language)?;
             let pattern = &prep.pattern;
             let result = scan(&prep.walked, pattern, &shared.cache, cancelled, &|tree| {
-                let m = find_matches(pattern, tree);
-                (!m.is_empty()).then_some(m)
+                let matches = find_matches(pattern, tree);
+                (!matches.is_empty()).then_some(matches)
             })?;
             Ok(render_grep(ws, &shared, &prep, &result, max_results))
         })
@@ -501,17 +501,17 @@ fn render_edit(
     for (path, (hash, old, new, n)) in result.per_file {
         let rel = ws.display(&path);
         total += n;
-        let d = similar::TextDiff::from_lines(&old, &new)
+        let file_diff = similar::TextDiff::from_lines(&old, &new)
             .unified_diff()
             .context_radius(3)
             .header(&format!("a/{rel}"), &format!("b/{rel}"))
             .to_string();
-        let lines: Vec<&str> = d.lines().collect();
+        let lines: Vec<&str> = file_diff.lines().collect();
         if diff_lines_left == 0 {
             cut_files += 1;
         } else if lines.len() <= diff_lines_left {
-            diff.push_str(&d);
-            if !d.ends_with('\n') {
+            diff.push_str(&file_diff);
+            if !file_diff.ends_with('\n') {
                 diff.push('\n');
             }
             diff_lines_left -= lines.len();
@@ -588,14 +588,14 @@ impl Tool for ResolveTool {
             let display = |p: &Path| ws.display(p);
             match args.action {
                 Action::Discard => {
-                    let e = shared.edits.discard(&args.edit_id)?;
+                    let discarded = shared.edits.discard(&args.edit_id)?;
                     Ok(ToolOutput::text(format!(
                         "discarded {}: {} file(s) left as they are",
-                        e.id,
-                        e.files.len()
+                        discarded.id,
+                        discarded.files.len()
                     ))
                     .with_structured(
-                        json!({"edit_id": e.id, "action": "discard", "files": e.files.len()}),
+                        json!({"edit_id": discarded.id, "action": "discard", "files": discarded.files.len()}),
                     ))
                 }
                 Action::Accept => {
