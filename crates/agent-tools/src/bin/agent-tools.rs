@@ -149,8 +149,8 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { run, surface } => {
-            let tb = Toolbox::open(cli_options(&run)?).await?;
-            let list: Vec<_> = tb
+            let toolbox = Toolbox::open(cli_options(&run)?).await?;
+            let list: Vec<_> = toolbox
                 .tools(surface)
                 .into_iter()
                 .map(|t| {
@@ -160,7 +160,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                     })
                 })
                 .collect();
-            tb.close().await;
+            toolbox.close().await;
             out(&serde_json::to_string_pretty(&list).unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
@@ -174,9 +174,9 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {
                 ToolError::invalid("args", format!("--args is not valid JSON: {e}"))
             })?;
-            let tb = Toolbox::open(cli_options(&run)?).await?;
-            let result = tb.call(surface, &tool, args).await;
-            tb.close().await;
+            let toolbox = Toolbox::open(cli_options(&run)?).await?;
+            let result = toolbox.call(surface, &tool, args).await;
+            toolbox.close().await;
             match result {
                 Ok(o) => {
                     if json {
@@ -200,19 +200,25 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             }
         }
         Command::Doctor { run } => {
-            let tb = Toolbox::open(cli_options(&run)?).await?;
+            let toolbox = Toolbox::open(cli_options(&run)?).await?;
             let mut text = format!(
                 "agent-tools {} at {}\nfamilies compiled in: {}\nconfiguration: {}\n",
                 env!("CARGO_PKG_VERSION"),
-                tb.run().root().display(),
+                toolbox.run().root().display(),
                 agent_tools::COMPILED_FAMILIES.join(", "),
-                tb.run()
+                toolbox
+                    .run()
                     .config()
                     .path()
                     .map(|p| p.display().to_string())
                     .unwrap_or_else(|| "defaults (no agent-tools.toml)".into()),
             );
-            let wired: Vec<&str> = tb.registry().families().iter().map(|f| f.name()).collect();
+            let wired: Vec<&str> = toolbox
+                .registry()
+                .families()
+                .iter()
+                .map(|f| f.name())
+                .collect();
             for fam in agent_tools::COMPILED_FAMILIES {
                 if !wired.contains(fam) {
                     text.push_str(&format!(
@@ -220,7 +226,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                     ));
                 }
             }
-            let tools: Vec<String> = tb
+            let tools: Vec<String> = toolbox
                 .tools(Surface::FULL)
                 .into_iter()
                 .map(|t| format!("{} ({})", t.name, t.tier))
@@ -229,16 +235,16 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                 "tools on the full surface: {}\n",
                 tools.join(", ")
             ));
-            for e in tb.doctor().await {
+            for entry in toolbox.doctor().await {
                 text.push_str(&format!(
                     "[{}] {} {}: {}\n",
-                    e.family,
-                    if e.ok { "ok     " } else { "missing" },
-                    e.resource,
-                    e.detail
+                    entry.family,
+                    if entry.ok { "ok     " } else { "missing" },
+                    entry.resource,
+                    entry.detail
                 ));
             }
-            tb.close().await;
+            toolbox.close().await;
             out(&text);
             Ok(ExitCode::SUCCESS)
         }
@@ -254,18 +260,18 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error")),
         )
         .init();
-    let rt = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
     {
-        Ok(rt) => rt,
+        Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(main_async(cli)) {
+    match runtime.block_on(main_async(cli)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("agent-tools: {e}");
