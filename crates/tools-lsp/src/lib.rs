@@ -12,11 +12,11 @@
 //!   diagnostics that are new to this run (a per-run ledger keyed by severity, code and
 //!   message).
 //!
-//! Underneath: an LSP client over tools-core's transport ([`client`]), a server supervisor
-//! with a built-in table that `[lsp]` in `agent-tools.toml` overrides and extends
-//! ([`supervisor`], [`table`], [`config`]), and one server per (language, root), started
-//! only when a root marker exists *and* the binary resolves (project-local `.venv/bin`,
-//! `venv/bin`, `node_modules/.bin` before `$PATH`).
+//! Underneath: an LSP client over tools-core's transport ([`LspClient`]), a server
+//! supervisor with a built-in table that `[lsp]` in `agent-tools.toml` overrides and extends
+//! ([`ServerSupervisor`], [`ServerSpec`], [`LspConfig`]), and one server per (language,
+//! root), started only when a root marker exists *and* the binary resolves (project-local
+//! `.venv/bin`, `venv/bin`, `node_modules/.bin` before `$PATH`).
 //!
 //! Choices where the spec is silent: columns are printed in characters; a symbol that
 //! occurs as a whole identifier is preferred over substring occurrences; `reload` without
@@ -48,27 +48,32 @@
 //! # }
 //! ```
 
-pub mod checker;
+mod checker;
 pub mod client;
 pub mod config;
-pub mod discover;
-pub mod error;
-pub mod format;
-pub mod lsp_tool;
+mod discover;
+mod error;
+mod format;
+mod lsp_tool;
 pub mod observer;
-pub mod position;
-pub mod query;
+mod position;
+mod query;
 pub mod rename;
-pub mod supervisor;
-pub mod table;
+mod supervisor;
+mod table;
 
 use std::sync::Arc;
 
 use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily, WriteObserver};
 
-pub use config::LspConfig;
+pub use client::LspClient;
+pub use config::{CheckerOverride, LspConfig, ServerOverride};
+pub use error::LspError;
 pub use lsp_tool::LspTool;
-pub use supervisor::ServerSupervisor;
+pub use observer::DiagnosticsOnWrite;
+pub use rename::LspRenameTool;
+pub use supervisor::{Located, ServerSupervisor};
+pub use table::ServerSpec;
 
 /// The `lsp` family of one run: the supervisor and the tools built on it.
 pub struct LspFamily {
