@@ -3,17 +3,18 @@
 //! Five steps, each timed (`cargo xtask lint STEP...` runs only the named ones):
 //! - `fmt`: `cargo fmt --all --check`;
 //! - `deps`: no declared dependency goes unused (see [`crate::deps`]);
-//! - `tidy`: module docs, lint inheritance, gated test hooks, file lengths (see
-//!   [`crate::tidy`]);
-//! - `clippy`: `cargo clippy --workspace --all-targets --keep-going -- -D warnings` (with the workspace's
-//!   `missing_docs`, an undocumented public item fails here);
-//! - `doc`: `cargo doc --workspace --no-deps --keep-going` with `RUSTDOCFLAGS=-D warnings` (broken
-//!   intra-doc links fail here).
+//! - `tidy`: module docs, lint inheritance, gated test hooks, private crate modules, file
+//!   lengths (see [`crate::tidy`]);
+//! - `clippy`: `cargo clippy --workspace --all-targets --keep-going -- -D warnings` (with
+//!   the workspace's `missing_docs`, an undocumented public item fails here);
+//! - `doc`: `cargo doc --workspace --no-deps --keep-going` with `RUSTDOCFLAGS=-D warnings`
+//!   (a broken intra-doc link fails here).
 //!
-//! `cargo xtask test` runs the quick ones (fmt, deps, tidy) before anything is built, so a
-//! formatting slip fails in seconds, and clippy and doc after the test build, when the
-//! dependencies they need are already compiled. A failing step does not stop the others:
-//! the report lists every one.
+//! `--keep-going` makes one run report every crate's findings, not only the first failing
+//! crate's. `cargo xtask test` runs the quick steps (fmt, deps, tidy) before anything is
+//! built, so a formatting slip shows in seconds, and clippy and doc after the tests, so a
+//! failing test is reported first; they reuse the build scripts and proc macros the test
+//! build compiled. A failing step does not stop the others: the report lists every one.
 
 use std::time::{Duration, Instant};
 

@@ -12,8 +12,9 @@
 //!   single feature, and every tool crate's tests on their own.
 //! - `lint` checks the code's habits: formatting, clippy with warnings denied, rustdoc with
 //!   warnings denied, no unused dependency, and the tidy rules (module docs, lint
-//!   inheritance, gated test hooks, file lengths). `test` runs the same steps: the quick ones
-//!   first, clippy and rustdoc after the test build; it prints each step's time.
+//!   inheritance, gated test hooks, private crate modules, file lengths). `test` runs the
+//!   same steps, the quick ones first and clippy and rustdoc after the tests, and prints
+//!   each step's time.
 //! - `bench [FAMILY...]` runs each family's benchmark (`cargo bench -p tools-FAMILY --bench
 //!   FAMILY`), side by side with the tool a user would otherwise use.
 
@@ -359,7 +360,8 @@ fn test(args: &[String]) -> Result {
     if let Err(e) = steps.run("cargo test", || run(&mut unit)) {
         failures.push(e);
     }
-    // After the test build, which already compiled most of what clippy and rustdoc need.
+    // After the tests, so a failing test shows first; the build scripts and proc macros
+    // the test build compiled are reused.
     failures.extend(lint::compiled(&mut steps));
     let built = steps.run("build binary", || {
         run(cargo().args(["build", "-p", "agent-tools"]))
