@@ -67,8 +67,25 @@ impl Steps {
     }
 }
 
+/// Fails, naming the rustup command, when `cargo SUBCOMMAND` is not installed: cargo's own
+/// "no such command" does not say which component brings it.
+fn require(subcommand: &str, component: &str) -> crate::Result {
+    let installed = crate::cargo()
+        .args([subcommand, "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if installed {
+        Ok(())
+    } else {
+        Err(format!(
+            "`cargo {subcommand}` is not installed: run `rustup component add {component}`"
+        ))
+    }
+}
+
 /// `cargo fmt --all --check`.
 fn fmt() -> crate::Result {
+    require("fmt", "rustfmt")?;
     crate::run(crate::cargo().args(["fmt", "--all", "--check"]))
         .map_err(|e| format!("{e}\n  fix: run `cargo fmt --all` and commit the result"))
 }
@@ -105,6 +122,7 @@ fn report(what: &str, findings: impl Iterator<Item = String>) -> crate::Result {
 
 /// `cargo clippy --workspace --all-targets -- -D warnings`.
 fn clippy() -> crate::Result {
+    require("clippy", "clippy")?;
     crate::run(crate::cargo().args([
         "clippy",
         "--workspace",
