@@ -396,12 +396,12 @@ impl DapClient {
             }
             "breakpoint" => match serde_json::from_value::<dap_types::BreakpointEvent>(body) {
                 Ok(ev) => {
-                    let b = BreakpointState::from_dap(&ev.breakpoint);
+                    let breakpoint = BreakpointState::from_dap(&ev.breakpoint);
                     self.update(|s| {
-                        if let Some(id) = b.id {
+                        if let Some(id) = breakpoint.id {
                             s.breakpoint_updates.retain(|x| x.id != Some(id));
                         }
-                        s.breakpoint_updates.push(b);
+                        s.breakpoint_updates.push(breakpoint);
                         if s.breakpoint_updates.len() > 1000 {
                             s.breakpoint_updates.remove(0);
                         }

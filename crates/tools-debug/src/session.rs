@@ -272,7 +272,7 @@ fn launch_arguments(plan: &StartPlan, scratch_binary: &Option<PathBuf>) -> Value
             let cwd = plan.project_dir.display().to_string();
             match plan.adapter {
                 AdapterId::Debugpy => {
-                    let mut v = json!({
+                    let mut arguments = json!({
                         "name": "agent-tools", "type": "python", "request": "launch",
                         "program": program.display().to_string(), "args": args, "cwd": cwd,
                         "console": "internalConsole", "justMyCode": true, "stopOnEntry": false,
@@ -284,9 +284,9 @@ fn launch_arguments(plan: &StartPlan, scratch_binary: &Option<PathBuf>) -> Value
                         .as_ref()
                         .filter(|p| **p != plan.adapter_program)
                     {
-                        v["python"] = json!([py.display().to_string()]);
+                        arguments["python"] = json!([py.display().to_string()]);
                     }
-                    v
+                    arguments
                 }
                 AdapterId::Lldb => json!({
                     "name": "agent-tools", "type": "lldb-dap", "request": "launch",
@@ -294,15 +294,15 @@ fn launch_arguments(plan: &StartPlan, scratch_binary: &Option<PathBuf>) -> Value
                     "stopOnEntry": false, "runInTerminal": false,
                 }),
                 AdapterId::Delve => {
-                    let mut v = json!({
+                    let mut arguments = json!({
                         "name": "agent-tools", "type": "go", "request": "launch", "mode": "debug",
                         "program": program.display().to_string(), "args": args, "cwd": cwd,
                         "stopOnEntry": false,
                     });
                     if let Some(out) = scratch_binary {
-                        v["output"] = json!(out.display().to_string());
+                        arguments["output"] = json!(out.display().to_string());
                     }
-                    v
+                    arguments
                 }
                 AdapterId::Dart => json!({
                     "name": "agent-tools", "type": "dart", "request": "launch",
@@ -832,12 +832,12 @@ impl Session {
             .request::<rq::ExceptionInfo>(&dap_types::ExceptionInfoArguments { thread_id: thread })
             .await
             .ok()?;
-        let mut s = info.exception_id;
-        if let Some(d) = info.description.filter(|d| !d.is_empty()) {
-            s.push_str(": ");
-            s.push_str(&d);
+        let mut summary = info.exception_id;
+        if let Some(description) = info.description.filter(|d| !d.is_empty()) {
+            summary.push_str(": ");
+            summary.push_str(&description);
         }
-        Some(s)
+        Some(summary)
     }
 
     /// Whether the adapter process has exited, and how.

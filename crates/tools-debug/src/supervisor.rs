@@ -694,11 +694,11 @@ impl DebugSupervisor {
             }
         }
         let capped = cap_list(lines, 50);
-        let mut s = capped.shown.join("\n");
-        if let Some(m) = capped.more_line() {
-            s.push_str(&format!("\n  {m}"));
+        let mut text = capped.shown.join("\n");
+        if let Some(more) = capped.more_line() {
+            text.push_str(&format!("\n  {more}"));
         }
-        s
+        text
     }
 
     /// Waits for the next stop (or end) and reports it, prefixed by `head`.
@@ -1152,16 +1152,16 @@ impl DebugSupervisor {
         let mut inner = self.inner.lock().await;
         let crash = self.check_session(&mut inner).await.err();
         let mut lines = Vec::new();
-        let mut st = json!({});
+        let mut structured = json!({});
         match inner.session.as_ref() {
             None => {
                 lines.push("no debug session is running".to_string());
-                st["state"] = json!("none");
+                structured["state"] = json!("none");
                 if let Some(n) = crash.map(|e| e.to_string()).or(inner.last_end.clone()) {
                     lines.push(format!("last session: {n}"));
-                    st["last_end"] = json!(n);
+                    structured["last_end"] = json!(n);
                     if n.contains("expired") {
-                        st["state"] = json!("expired");
+                        structured["state"] = json!("expired");
                     }
                 }
             }
@@ -1201,7 +1201,7 @@ impl DebugSupervisor {
                     Phase::AdapterGone => ("adapter_gone", "the adapter is gone".into()),
                 };
                 lines.push(line);
-                st = json!({"state": state, "adapter": s.adapter.as_str(), "target": s.target,
+                structured = json!({"state": state, "adapter": s.adapter.as_str(), "target": s.target,
                     "ttl_left_s": left.as_secs(), "elapsed_s": s.started.elapsed().as_secs(),
                     "adapter_pid": s.adapter_pid(), "debuggee_pid": s.client.with(|x| x.debuggee_pid).flatten()});
             }
@@ -1219,10 +1219,10 @@ impl DebugSupervisor {
                 && let Some(f) = trace.stack_frames.first()
             {
                 lines.push(format!("at {}", report::frame_line(run.workspace(), 0, f)));
-                st["location"] = report::frame_json(run.workspace(), f);
+                structured["location"] = report::frame_json(run.workspace(), f);
             }
         }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(st))
+        Ok(ToolOutput::text(lines.join("\n")).with_structured(structured))
     }
 
     /// `breakpoints`: sets (or with no lines clears) the breakpoints of one file; kept for
