@@ -3,6 +3,7 @@
 The workers are the suite's own stand-in CLI (crates/tools-vibe/tests/fixtures/worker.py),
 configured as both tiers in the workspace's agent-tools.toml: `fast` takes the brief as an
 argument and reads JSON events, `good` reads the brief on stdin and keeps the stdout tail.
+The workspace's own file names the worker programs, so these runs are trusted (`--trust`).
 """
 
 import json
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.anyio
 
 WORKER = REPO / "crates" / "tools-vibe" / "tests" / "fixtures" / "worker.py"
 VIBE_TOOLS = {"vibe_spawn", "vibe_send", "vibe_wait", "vibe_kill", "vibe_list"}
+TRUST = ["--trust"]
 
 
 def write_config(root, extra=""):
@@ -67,7 +69,7 @@ def read_pidfile(path):
 
 
 async def test_no_vibe_table_no_tools(tmp_path):
-    async with mcp_session(tmp_path) as c:
+    async with mcp_session(tmp_path, args=TRUST) as c:
         names = {t.name for t in (await c.list_tools()).tools}
     assert not names & VIBE_TOOLS, names
 
@@ -75,16 +77,19 @@ async def test_no_vibe_table_no_tools(tmp_path):
 async def test_tools_are_read_tier_on_every_surface(tmp_path):
     write_config(tmp_path)
     for surface in ["full", "plan", "read-only"]:
-        async with mcp_session(tmp_path, surface) as c:
+        async with mcp_session(tmp_path, surface, args=TRUST) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
         assert VIBE_TOOLS <= set(tools), (surface, set(tools))
-        assert tools["vibe_spawn"].annotations.read_only_hint is True
+        # Reading tier, but it starts a process: not read-only in MCP's sense.
+        assert tools["vibe_spawn"].annotations.open_world_hint is True
+        assert not tools["vibe_spawn"].annotations.read_only_hint
+        assert tools["vibe_list"].annotations.read_only_hint is True
 
 
 async def test_spawn_list_wait_send_round_trip(tmp_path):
     write_config(tmp_path)
     gate = tmp_path / "gate"
-    async with mcp_session(tmp_path) as c:
+    async with mcp_session(tmp_path, args=TRUST) as c:
         r = await c.call_tool("vibe_spawn", {"brief": f"first gate={gate}", "label": "e2e"})
         assert not r.is_error, text(r)
         assert r.structured_content["id"] == "w1"
@@ -124,7 +129,7 @@ async def test_spawn_list_wait_send_round_trip(tmp_path):
 async def test_kill_failure_and_bad_input(tmp_path):
     write_config(tmp_path)
     pids = tmp_path / "pids"
-    async with mcp_session(tmp_path) as c:
+    async with mcp_session(tmp_path, args=TRUST) as c:
         await c.call_tool("vibe_spawn", {"brief": f"child=1 sleep=600 pidfile={pids}", "label": "k"})
         pid, child = read_pidfile(pids)
         assert live_group_members(pid)
@@ -151,7 +156,7 @@ async def test_kill_failure_and_bad_input(tmp_path):
 async def test_closing_the_session_leaves_no_worker(tmp_path):
     write_config(tmp_path)
     groups = []
-    async with mcp_session(tmp_path) as c:
+    async with mcp_session(tmp_path, args=TRUST) as c:
         for i, tier in enumerate(["fast", "good", "fast"]):
             pidfile = tmp_path / f"pids{i}"
             r = await c.call_tool(
@@ -167,7 +172,7 @@ async def test_closing_the_session_leaves_no_worker(tmp_path):
 
 def test_doctor_reports_each_tier(tmp_path):
     write_config(tmp_path, '[vibe.broken]\ncommand = ["no-such-worker-cli-xyz"]\n')
-    out = run_cli("doctor", "--root", str(tmp_path)).stdout
+    out = run_cli("doctor", "--trust", "--root", str(tmp_path)).stdout
     lines = [l for l in out.splitlines() if l.startswith("[vibe]")]
     assert any("tier fast" in l and "brief in arguments" in l for l in lines), out
     assert any("tier good" in l and "brief on stdin" in l for l in lines), out

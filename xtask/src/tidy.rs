@@ -55,6 +55,27 @@ pub const LONG_FILES: &[(&str, &str)] = &[
 pub const PUBLIC_MODULES: &[(&str, &str, &str)] = &[
     (
         "crates/tools-core/src/lib.rs",
+        "child_env",
+        "the minimal child environment every crate that starts a program applies",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
+        "discovery",
+        "the one program discovery the LSP, debug and eval crates share, so they cannot \
+         disagree about workspace trust",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
+        "safe_write",
+        "the one safe writer every file-changing tool crate writes through",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
+        "trust",
+        "the workspace-trust decision the facade makes and the tool crates read",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
         "framing",
         "the `Content-Length` framing the LSP and DAP clients of other crates build on",
     ),

@@ -23,6 +23,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use tools_core;
+use tools_core::child_env::EnvPolicy;
+pub use tools_core::trust::UserConfig;
 use tools_core::{
     Approver, CallError, Config, DoctorEntry, Elicitor, Registry, RegistryBuilder, Run, RunOptions,
     Surface, ToolError, ToolInfo, ToolOutput,
@@ -54,6 +56,14 @@ pub struct ToolboxOptions {
     /// A question gate of the embedding harness (wins over `ask_tty` and `elicitor`).
     #[cfg(feature = "ask")]
     pub question_gate: Option<Arc<dyn tools_ask::QuestionGate>>,
+    /// The user trusts this workspace (`--trust`): the repository's configuration may name
+    /// programs and its own binaries, interpreters and build scripts may run. Without it the
+    /// run is trusted only when the user's own configuration lists the root (see
+    /// [`tools_core::trust`]).
+    pub trusted: bool,
+    /// The user's own configuration (trusted roots, environment pass-through); read from
+    /// `$XDG_CONFIG_HOME/agent-tools/config.toml` when absent.
+    pub user_config: Option<UserConfig>,
 }
 
 /// What the approver does for write and exec calls (`--approve ask|auto|deny`).
@@ -83,6 +93,8 @@ impl ToolboxOptions {
             approve: ApproveMode::Auto,
             #[cfg(feature = "ask")]
             question_gate: None,
+            trusted: false,
+            user_config: None,
         }
     }
 }
@@ -100,12 +112,19 @@ impl Toolbox {
             Some(c) => c.clone(),
             None => Config::load(&opts.root, opts.config_path.as_deref())?,
         };
+        let user = match &opts.user_config {
+            Some(u) => u.clone(),
+            None => UserConfig::load()?,
+        };
         let mut run_opts = RunOptions::at(&opts.root)?;
         run_opts.config = config;
+        run_opts.trusted = opts.trusted || user.trusts(&opts.root);
         if let Some(id) = &opts.conversation_id {
             run_opts.conversation_id = id.clone();
         }
         let run = Run::new(run_opts)?;
+        // Every child of this run gets the minimal environment plus the user's `[env]`.
+        run.state(|| EnvPolicy::new(&user.env));
         let mut builder = RegistryBuilder::new(Arc::clone(&run));
         if let Some(a) = &opts.approver {
             builder = builder.approver(Arc::clone(a));
@@ -137,12 +156,47 @@ impl Toolbox {
     ) -> Result<ToolOutput, CallError> {
         self.registry.call(surface, name, args).await
     }
-    /// Every family's doctor report.
+    /// Every family's doctor report, after one entry on workspace trust.
     pub async fn doctor(&self) -> Vec<DoctorEntry> {
-        self.registry.doctor().await
+        let mut out = vec![trust_entry(self.run())];
+        out.extend(self.registry.doctor().await);
+        out
     }
     /// Closes the run: shuts servers down and kills every child process group.
     pub async fn close(&self) {
         self.run().close().await;
+    }
+}
+
+/// `doctor`'s line on workspace trust: whether the repository's programs may run and, when
+/// not, what that skips (including the configuration keys that were ignored).
+fn trust_entry(run: &Run) -> DoctorEntry {
+    let detail = if run.trusted() {
+        "trusted: the repository's configuration, its own binaries and interpreters (.venv, node_modules/.bin) and build scripts are used".to_string()
+    } else {
+        let ignored = run.config().ignored_keys();
+        let keys = if ignored.is_empty() {
+            String::new()
+        } else {
+            let capped = tools_core::text::cap_list(ignored.to_vec(), 8);
+            let more = if capped.more() > 0 {
+                format!(" and {} more", capped.more())
+            } else {
+                String::new()
+            };
+            format!(
+                "; agent-tools.toml keys that name programs were ignored: {}{more}",
+                capped.shown.join(", ")
+            )
+        };
+        tools_core::trust::skipped_line(&format!(
+            "project-local binaries and interpreters (.venv, venv, node_modules/.bin), build scripts and proc macros are not run{keys}"
+        ))
+    };
+    DoctorEntry {
+        family: "trust".into(),
+        resource: "workspace trust".into(),
+        ok: true,
+        detail,
     }
 }

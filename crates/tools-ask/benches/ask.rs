@@ -40,6 +40,7 @@ fn registry(gate: Arc<dyn tools_ask::QuestionGate>) -> Res<(tempfile::TempDir, A
         root: dir.path().into(),
         conversation_id: format!("ask-bench-{}", std::process::id()),
         config: Config::empty(),
+        trusted: false,
     })?;
     let family = tools_ask::family(&run, Some(gate))?.ok_or("no gate")?;
     Ok((dir, RegistryBuilder::new(run).family(family).build()?))

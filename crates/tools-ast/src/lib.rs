@@ -78,7 +78,7 @@ pub use lang::Lang;
 pub use pattern::{CompiledPattern, compile};
 pub use rewrite::Rewrite;
 pub use search::{MAX_MATCH_CHARS, MatchRecord, find_matches};
-pub use staged::{AtomicWriter, FileWriter, content_hash};
+pub use staged::{NoWriteFaults, WriteFaults, content_hash};
 pub use walk::ALWAYS_SKIPPED_DIRS;
 
 /// The `[ast]` section of `agent-tools.toml`.
@@ -119,7 +119,7 @@ pub(crate) struct AstShared {
     cache: ParseCache,
     walks: walk::WalkCache,
     edits: staged::EditStore,
-    writer: Arc<dyn FileWriter>,
+    faults: Arc<dyn WriteFaults>,
 }
 
 /// The `ast` family: `ast_grep`, `ast_edit`, `resolve` for one run.
@@ -128,15 +128,15 @@ pub struct AstFamily {
 }
 
 impl AstFamily {
-    /// The family with `config`, writing accepted edits through `writer` (tests inject
-    /// failures here; [`AtomicWriter`] is the default).
-    pub fn new(config: AstConfig, writer: Arc<dyn FileWriter>) -> Self {
+    /// The family with `config`; `faults` can fail the writes of `resolve accept` (tests
+    /// inject failures here; [`NoWriteFaults`] is the default).
+    pub fn new(config: AstConfig, faults: Arc<dyn WriteFaults>) -> Self {
         AstFamily {
             shared: Arc::new(AstShared {
                 cache: ParseCache::new(config.cache_max_bytes),
                 walks: walk::WalkCache::default(),
                 edits: staged::EditStore::new(config.max_pending_edits, config.max_staged_bytes),
-                writer,
+                faults,
                 config,
             }),
         }
@@ -169,19 +169,19 @@ pub fn search_files(
 
 /// Wires the family for `run` from its `[ast]` configuration. `Ok(None)` when disabled.
 pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
-    family_with_writer(run, Arc::new(AtomicWriter))
+    family_with_faults(run, Arc::new(NoWriteFaults))
 }
 
-/// [`family`] with a custom [`FileWriter`] for `resolve accept`.
-pub fn family_with_writer(
+/// [`family`] with [`WriteFaults`] injected into `resolve accept`.
+pub fn family_with_faults(
     run: &Arc<Run>,
-    writer: Arc<dyn FileWriter>,
+    faults: Arc<dyn WriteFaults>,
 ) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
     let config: AstConfig = run.config().section("ast")?;
     if !config.enabled {
         return Ok(None);
     }
-    Ok(Some(Arc::new(AstFamily::new(config, writer))))
+    Ok(Some(Arc::new(AstFamily::new(config, faults))))
 }
 
 #[tools_core::async_trait]

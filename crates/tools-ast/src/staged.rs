@@ -1,58 +1,41 @@
 //! Staged edits: what `ast_edit` proposes and `resolve` accepts or discards.
 //!
 //! A staged edit records, per file, the SHA-256 of the content it was computed from and the
-//! new content. `accept` re-reads every file first; one mismatch rejects the whole edit and
-//! writes nothing. Then every file is written atomically (temp file + rename in the same
-//! folder), and if a write fails part-way the files already written get their old content
-//! back. Writes go through a [`FileWriter`], the seam where tests inject a failure.
+//! new content. `accept` takes the run's write locks of every file, then re-resolves each
+//! path through the workspace jail (a folder swapped for a symlink since staging is
+//! refused) and re-reads it; one mismatch rejects the whole edit and writes nothing. Then
+//! the files are written through [`tools_core::safe_write::apply_all_or_nothing`]: each
+//! atomically, keeping its mode, and if a write fails part-way the files already written
+//! get their old content and mode back. [`WriteFaults`] is the seam where tests inject a
+//! failure.
 //!
 //! Bounds per run: at most [`crate::AstConfig::max_pending_edits`] edits pending at once and
 //! [`crate::AstConfig::max_staged_bytes`] of new content held; past either, `ast_edit` is
 //! refused until something is resolved.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
-use tools_core::ToolError;
+use tools_core::safe_write::{self, FileChange, MAX_UNDO_BYTES};
+use tools_core::{PathLocks, ToolError, Workspace};
 
-/// Writes a whole file. The default is [`AtomicWriter`]; tests substitute one that fails.
-pub trait FileWriter: Send + Sync {
-    /// Replaces `path`'s content with `contents`, atomically or not at all.
-    fn write(&self, path: &Path, contents: &[u8]) -> std::io::Result<()>;
+/// Where `resolve accept` can be made to fail on purpose, to test its undo: called just
+/// before each file of an accepted edit is written; an error fails that write exactly as a
+/// full disk would. [`NoWriteFaults`] is the default.
+pub trait WriteFaults: Send + Sync {
+    /// Fails the write of `path` when it returns an error.
+    fn before_write(&self, path: &Path) -> std::io::Result<()>;
 }
 
-/// Temp file in the same folder, permissions copied from the file it replaces, then rename.
+/// Never fails a write.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct AtomicWriter;
+pub struct NoWriteFaults;
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-impl FileWriter for AtomicWriter {
-    fn write(&self, path: &Path, contents: &[u8]) -> std::io::Result<()> {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "file".into());
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.ast-edit-{}-{n}.tmp", std::process::id()));
-        let result = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(contents)?;
-            f.sync_all()?;
-            if let Ok(meta) = std::fs::metadata(path) {
-                std::fs::set_permissions(&tmp, meta.permissions())?;
-            }
-            std::fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
+impl WriteFaults for NoWriteFaults {
+    fn before_write(&self, _path: &Path) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -200,22 +183,50 @@ impl EditStore {
         Ok(edit)
     }
 
-    /// Writes a pending edit, all or nothing. `display` turns paths into what the model sees.
+    /// The files of a pending edit, if `id` is pending.
+    fn paths_of(&self, id: &str) -> Result<Option<Vec<PathBuf>>, ToolError> {
+        let g = self.lock()?;
+        Ok(g.pending
+            .get(id)
+            .map(|e| e.files.iter().map(|f| f.path.clone()).collect()))
+    }
+
+    /// Writes a pending edit, all or nothing, holding `locks` for every file it writes.
+    /// Files are named as `ws` displays them.
     pub fn accept(
         &self,
         id: &str,
-        writer: &dyn FileWriter,
-        display: &dyn Fn(&Path) -> String,
+        ws: &Workspace,
+        locks: &Arc<PathLocks>,
+        faults: &dyn WriteFaults,
     ) -> Result<Accepted, ToolError> {
+        let display = |p: &Path| ws.display(p);
+        // Lock first (the edit stays pending if the wait runs out), then take it.
+        let guard = match self.paths_of(id)? {
+            Some(paths) => Some(locks.lock(paths)?),
+            None => None,
+        };
         let edit = self.take(id)?;
-        // 1. Every file must still be what the edit was computed from.
-        let mut originals = Vec::with_capacity(edit.files.len());
+        let Some(guard) = guard else {
+            return Err(ToolError::internal(format!(
+                "`{id}` was staged while its files were being locked; call resolve again"
+            )));
+        };
+        // 1. Every file must still be where and what the edit was computed from.
         let mut changed = Vec::new();
         for f in &edit.files {
-            match std::fs::read(&f.path) {
-                Ok(bytes) if content_hash(&bytes) == f.hash => originals.push(bytes),
+            if let Err(e) = ws.confirm_resolved(&f.path) {
+                changed.push(format!("{} ({e})", display(&f.path)));
+                continue;
+            }
+            match safe_write::read_file(ws, &f.path, MAX_UNDO_BYTES) {
+                Ok(now) if content_hash(&now.bytes) == f.hash => {}
                 Ok(_) => changed.push(format!("{} (content changed)", display(&f.path))),
-                Err(e) => changed.push(format!("{} (cannot be read: {e})", display(&f.path))),
+                Err(e) => changed.push(format!(
+                    "{} (cannot be read: {})",
+                    display(&f.path),
+                    e.for_file(&display(&f.path))
+                )),
             }
         }
         if !changed.is_empty() {
@@ -232,39 +243,25 @@ impl EditStore {
                     .join(", ")
             )));
         }
-        // 2. Write; on a failure, put back what was already written.
-        let mut written: Vec<usize> = Vec::new();
-        for (i, f) in edit.files.iter().enumerate() {
-            if let Err(e) = writer.write(&f.path, f.new_text.as_bytes()) {
-                let mut not_restored = Vec::new();
-                for &j in written.iter().rev() {
-                    let path = &edit.files[j].path;
-                    if let Err(e2) = writer
-                        .write(path, &originals[j])
-                        .or_else(|_| AtomicWriter.write(path, &originals[j]))
-                    {
-                        not_restored.push(format!("{} ({e2})", display(path)));
-                    }
-                }
-                self.mark(id, "rejected after a failed write");
-                let restored = if not_restored.is_empty() {
-                    format!(
-                        "the {} file(s) already written were restored, so no file is changed",
-                        written.len()
-                    )
-                } else {
-                    format!(
-                        "these files could NOT be restored and hold the new content: {}",
-                        not_restored.join(", ")
-                    )
-                };
-                return Err(ToolError::internal(format!(
-                    "`{id}` failed writing {}: {e}; {restored}",
-                    display(&f.path)
-                )));
-            }
-            written.push(i);
+        // 2. Write all or nothing; a failure part-way restores what was already written.
+        let changes: Vec<FileChange> = edit
+            .files
+            .iter()
+            .map(|f| FileChange::Write {
+                path: f.path.clone(),
+                content: f.new_text.clone().into_bytes(),
+                mode: None,
+            })
+            .collect();
+        let fault = |_: usize, c: &FileChange| faults.before_write(c.path());
+        if let Err(e) = safe_write::apply_all_or_nothing(ws, &guard, &changes, Some(&fault)) {
+            self.mark(id, "rejected after a failed write");
+            return Err(match e {
+                ToolError::Internal(m) => ToolError::internal(format!("`{id}`: {m}")),
+                other => other,
+            });
         }
+        drop(guard);
         self.mark(id, "accepted");
         Ok(Accepted {
             written: edit.files.iter().map(|f| f.path.clone()).collect(),
@@ -278,13 +275,13 @@ mod tests {
     use super::*;
 
     struct FailOn(std::sync::atomic::AtomicUsize, usize);
-    impl FileWriter for FailOn {
-        fn write(&self, path: &Path, contents: &[u8]) -> std::io::Result<()> {
-            let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+    impl WriteFaults for FailOn {
+        fn before_write(&self, _path: &Path) -> std::io::Result<()> {
+            let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if n == self.1 {
                 return Err(std::io::Error::other("injected failure"));
             }
-            AtomicWriter.write(path, contents)
+            Ok(())
         }
     }
 
@@ -332,19 +329,37 @@ mod tests {
 
     #[test]
     fn failed_write_restores_everything() {
+        use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
         let s = EditStore::new(4, 1 << 20);
-        let id = s.stage(staged(d.path(), &["a", "b", "c"])).unwrap();
+        let id = s.stage(staged(ws.root(), &["a", "b", "c"])).unwrap();
+        let a = ws.root().join("a");
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o750)).unwrap();
+        let locks = Arc::new(PathLocks::default());
         let w = FailOn(0.into(), 2);
-        let e = s.accept(&id, &w, &|p| p.display().to_string()).unwrap_err();
+        let e = s.accept(&id, &ws, &locks, &w).unwrap_err();
         assert!(e.to_string().contains("restored"), "{e}");
         for n in ["a", "b", "c"] {
             assert_eq!(
-                std::fs::read_to_string(d.path().join(n)).unwrap(),
+                std::fs::read_to_string(ws.root().join(n)).unwrap(),
                 format!("old {n}\n")
             );
         }
+        assert_eq!(
+            std::fs::metadata(&a).unwrap().permissions().mode() & 0o7777,
+            0o750
+        );
         // No temp files left behind.
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3);
+        // Staged again and accepted: every file written, the mode kept.
+        let id = s.stage(staged(ws.root(), &["a", "b", "c"])).unwrap();
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o750)).unwrap();
+        s.accept(&id, &ws, &locks, &NoWriteFaults).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a\n");
+        assert_eq!(
+            std::fs::metadata(&a).unwrap().permissions().mode() & 0o7777,
+            0o750
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The three tools: `ast_grep` (read), `ast_edit` and `resolve` (write).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -584,46 +584,44 @@ impl Tool for ResolveTool {
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let args: ResolveArgs = parse_args(args)?;
         let shared = self.shared.clone();
-        off_the_runtime(ctx, "resolve", move |ws, _cancelled| {
-            let display = |p: &Path| ws.display(p);
-            match args.action {
-                Action::Discard => {
-                    let discarded = shared.edits.discard(&args.edit_id)?;
-                    Ok(ToolOutput::text(format!(
-                        "discarded {}: {} file(s) left as they are",
-                        discarded.id,
-                        discarded.files.len()
-                    ))
-                    .with_structured(
-                        json!({"edit_id": discarded.id, "action": "discard", "files": discarded.files.len()}),
-                    ))
+        let locks = tools_core::PathLocks::for_run(&ctx.run);
+        off_the_runtime(ctx, "resolve", move |ws, _cancelled| match args.action {
+            Action::Discard => {
+                let discarded = shared.edits.discard(&args.edit_id)?;
+                Ok(ToolOutput::text(format!(
+                    "discarded {}: {} file(s) left as they are",
+                    discarded.id,
+                    discarded.files.len()
+                ))
+                .with_structured(
+                    json!({"edit_id": discarded.id, "action": "discard", "files": discarded.files.len()}),
+                ))
+            }
+            Action::Accept => {
+                let done =
+                    shared
+                        .edits
+                        .accept(&args.edit_id, ws, &locks, shared.faults.as_ref())?;
+                let listed = cap_list(done.written.iter(), 50);
+                let mut text = format!(
+                    "accepted {}: {} replacement(s) written to {} file(s)",
+                    args.edit_id,
+                    done.replacements,
+                    done.written.len()
+                );
+                for p in &listed.shown {
+                    text.push_str(&format!("\n  {}", ws.display(p)));
                 }
-                Action::Accept => {
-                    let done =
-                        shared
-                            .edits
-                            .accept(&args.edit_id, shared.writer.as_ref(), &display)?;
-                    let listed = cap_list(done.written.iter(), 50);
-                    let mut text = format!(
-                        "accepted {}: {} replacement(s) written to {} file(s)",
-                        args.edit_id,
-                        done.replacements,
-                        done.written.len()
-                    );
-                    for p in &listed.shown {
-                        text.push_str(&format!("\n  {}", ws.display(p)));
-                    }
-                    if let Some(more) = listed.more_line() {
-                        text.push_str(&format!("\n  {more}"));
-                    }
-                    let files: Vec<String> = done.written.iter().map(|p| ws.display(p)).collect();
-                    Ok(ToolOutput::text(text)
-                        .with_structured(json!({
-                            "edit_id": args.edit_id, "action": "accept",
-                            "replacements": done.replacements, "files": files,
-                        }))
-                        .with_touched(done.written))
+                if let Some(more) = listed.more_line() {
+                    text.push_str(&format!("\n  {more}"));
                 }
+                let files: Vec<String> = done.written.iter().map(|p| ws.display(p)).collect();
+                Ok(ToolOutput::text(text)
+                    .with_structured(json!({
+                        "edit_id": args.edit_id, "action": "accept",
+                        "replacements": done.replacements, "files": files,
+                    }))
+                    .with_touched(done.written))
             }
         })
         .await

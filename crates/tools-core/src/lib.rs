@@ -8,31 +8,43 @@
 //! - [`Registry`]: the registration rule, per-surface listing, per-run serialisation of tools
 //!   that are not parallel-safe, and the guard chain (validate → approve → call → write observers).
 //! - [`Workspace`]: the path jail.
+//! - [`safe_write`] and [`PathLocks`]: the one file reader/writer every writing tool uses
+//!   (jailed opens, regular files only, atomic replacement keeping metadata, all-or-nothing
+//!   multi-file changes) and the per-path locks that serialise writes within a run.
 //! - [`framing`], [`transport`], [`process`]: the `Content-Length` framing, the request/response
 //!   transport and the child-process lifecycle that the LSP and DAP clients share.
 //! - [`text`]: capped lists and visibly cut text.
+//! - [`trust`], [`discovery`], [`child_env`]: workspace trust, where a program may be found,
+//!   and the environment every child process gets.
 //!
 //! What this crate is not for: protocol specifics (LSP, DAP, MCP) and tool logic.
 
+pub mod child_env;
 mod client;
 mod config;
+pub mod discovery;
 mod error;
 pub mod framing;
 mod output;
+mod path_locks;
 pub mod process;
 mod registry;
 mod run;
+pub mod safe_write;
 pub mod testing;
 pub mod text;
 mod tier;
 mod tool;
 pub mod transport;
+pub mod trust;
 mod workspace;
 
+pub use child_env::{child_command, worker_command};
 pub use client::{ElicitOutcome, Elicitor};
 pub use config::Config;
 pub use error::ToolError;
 pub use output::{Image, Section, ToolOutput};
+pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
 pub use registry::{
     Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,
     Registry, RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,

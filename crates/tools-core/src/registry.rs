@@ -495,6 +495,7 @@ mod tests {
             root: dir.path().into(),
             conversation_id: "c".into(),
             config: Config::empty(),
+            trusted: false,
         })
         .unwrap();
         (dir, run)

@@ -21,6 +21,9 @@ pub struct RunOptions {
     pub conversation_id: String,
     /// The configuration (`agent-tools.toml`).
     pub config: Config,
+    /// Whether the user trusts this workspace (see `tools_core::trust`); untrusted runs read
+    /// no program keys from the repository's configuration and run no repository programs.
+    pub trusted: bool,
 }
 
 impl RunOptions {
@@ -32,6 +35,7 @@ impl RunOptions {
             root,
             conversation_id: fresh_id(),
             config,
+            trusted: false,
         })
     }
 }
@@ -51,6 +55,7 @@ pub struct Run {
     workspace: Workspace,
     conversation_id: String,
     config: Config,
+    trusted: bool,
     cancel: CancellationToken,
     groups: Mutex<Vec<i32>>,
     hooks: Mutex<Vec<CloseHook>>,
@@ -74,7 +79,8 @@ impl Run {
         Ok(Arc::new(Run {
             workspace: Workspace::new(&opts.root)?,
             conversation_id: opts.conversation_id,
-            config: opts.config,
+            config: opts.config.for_trust(opts.trusted),
+            trusted: opts.trusted,
             cancel: CancellationToken::new(),
             groups: Mutex::new(Vec::new()),
             hooks: Mutex::new(Vec::new()),
@@ -99,6 +105,10 @@ impl Run {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+    /// Whether the user trusts this workspace.
+    pub fn trusted(&self) -> bool {
+        self.trusted
     }
     /// Cancelled when the run closes.
     pub fn cancellation(&self) -> &CancellationToken {
@@ -227,6 +237,7 @@ mod tests {
             root: dir.path().into(),
             conversation_id: "t".into(),
             config: Config::empty(),
+            trusted: false,
         })
         .unwrap();
         let mut cmd = tokio::process::Command::new("sleep");

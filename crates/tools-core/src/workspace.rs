@@ -40,7 +40,9 @@ impl Workspace {
     ///
     /// The result is absolute and inside the root. `..` is folded lexically, then every
     /// existing ancestor is canonicalised, so a symlink that points outside is refused even
-    /// when the final file does not exist yet.
+    /// when the final file does not exist yet. A dangling symlink is followed through its
+    /// text (to where a write would create the file), so one that points outside is refused
+    /// too, and the result never names a symlink that a later open would follow.
     pub fn resolve(&self, given: &str) -> Result<PathBuf, ToolError> {
         if given.is_empty() {
             return Err(ToolError::invalid("path", "the path is empty"));
@@ -54,20 +56,67 @@ impl Workspace {
         } else {
             self.root.join(p)
         };
-        let lexical = normalize(&joined);
+        let mut lexical = normalize(&joined);
         if !lexical.starts_with(&self.root) {
             return Err(self.outside(given));
         }
-        // Canonicalise the longest existing prefix; re-append the rest.
-        let mut existing = lexical.clone();
+        for _ in 0..MAX_LINK_HOPS {
+            match self.resolve_existing(&lexical, given)? {
+                Step::Real(full) => return Ok(full),
+                Step::DanglingLink { link, target, next } => {
+                    if !next.starts_with(&self.root) {
+                        return Err(ToolError::invalid(
+                            "path",
+                            format!(
+                                "`{given}` resolves through a symlink ({} -> {}) to {}, which is outside the workspace {}",
+                                self.display(&link),
+                                target.display(),
+                                next.display(),
+                                self.root.display()
+                            ),
+                        ));
+                    }
+                    lexical = next;
+                }
+            }
+        }
+        Err(ToolError::invalid(
+            "path",
+            format!("`{given}` goes through more than {MAX_LINK_HOPS} symlinks (a symlink loop?)"),
+        ))
+    }
+
+    /// Checks that `path`, resolved by [`Workspace::resolve`] earlier, still resolves to
+    /// itself: no folder on its way was replaced by a symlink (to the outside or anywhere
+    /// else) since. Staged changes call this just before they write.
+    pub fn confirm_resolved(&self, path: &Path) -> Result<(), ToolError> {
+        let shown = self.display(path);
+        let now = path
+            .to_str()
+            .ok_or_else(|| ToolError::rejected(format!("`{shown}` is not a UTF-8 path")))
+            .and_then(|s| self.resolve(s));
+        match now {
+            Ok(p) if p == path => Ok(()),
+            Ok(p) => Err(ToolError::rejected(format!(
+                "`{shown}` now resolves to `{}`: a folder on its way was replaced by a symlink since the change was \
+                 planned; nothing was written",
+                self.display(&p)
+            ))),
+            Err(e) => Err(ToolError::rejected(format!(
+                "`{shown}` cannot be written any more ({e}); nothing was written"
+            ))),
+        }
+    }
+
+    /// One pass over `lexical`: canonicalise its longest existing prefix, or stop at a
+    /// dangling symlink and say where its text points.
+    fn resolve_existing(&self, lexical: &Path, given: &str) -> Result<Step, ToolError> {
+        let mut existing = lexical.to_path_buf();
         let mut rest = Vec::new();
         loop {
             match existing.canonicalize() {
                 Ok(real) => {
-                    let mut full = real;
-                    for c in rest.iter().rev() {
-                        full.push(c);
-                    }
+                    let full = with_rest(real, &rest);
                     if !full.starts_with(&self.root) {
                         return Err(ToolError::invalid(
                             "path",
@@ -78,9 +127,25 @@ impl Workspace {
                             ),
                         ));
                     }
-                    return Ok(full);
+                    return Ok(Step::Real(full));
                 }
                 Err(_) => {
+                    let is_link = existing
+                        .symlink_metadata()
+                        .map(|m| m.file_type().is_symlink())
+                        .unwrap_or(false);
+                    if is_link
+                        && let Ok(target) = std::fs::read_link(&existing)
+                        && let Some(parent) = existing.parent()
+                        && let Ok(parent) = parent.canonicalize()
+                    {
+                        let next = with_rest(normalize(&parent.join(&target)), &rest);
+                        return Ok(Step::DanglingLink {
+                            link: existing,
+                            target,
+                            next,
+                        });
+                    }
                     let Some(name) = existing.file_name().map(|n| n.to_os_string()) else {
                         return Err(self.outside(given));
                     };
@@ -111,6 +176,30 @@ impl Workspace {
             ),
         )
     }
+}
+
+/// The most symlinks one path may pass through, as the kernel's own limit (`ELOOP`).
+const MAX_LINK_HOPS: usize = 40;
+
+/// One pass of [`Workspace::resolve`].
+enum Step {
+    /// The path with every existing part canonical.
+    Real(PathBuf),
+    /// `link` is a symlink to `target`, which does not exist; `next` is the path with the
+    /// link replaced by its target.
+    DanglingLink {
+        link: PathBuf,
+        target: PathBuf,
+        next: PathBuf,
+    },
+}
+
+/// `base` with the names of `rest` (innermost first) appended.
+fn with_rest(mut base: PathBuf, rest: &[std::ffi::OsString]) -> PathBuf {
+    for c in rest.iter().rev() {
+        base.push(c);
+    }
+    base
 }
 
 fn normalize(p: &Path) -> PathBuf {
@@ -151,5 +240,39 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("a.txt"), dir.path().join("inner")).unwrap();
         assert_eq!(ws.resolve("inner").unwrap(), ws.root().join("a.txt"));
         assert_eq!(ws.display(&ws.root().join("sub/x.rs")), "sub/x.rs");
+    }
+
+    #[test]
+    fn dangling_symlinks_are_followed_through_their_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        // Pointing outside, to a file that does not exist yet: refused.
+        std::os::unix::fs::symlink(outside.path().join("new.txt"), dir.path().join("out")).unwrap();
+        let e = ws.resolve("out").unwrap_err().to_string();
+        assert!(e.contains("symlink") && e.contains("outside"), "{e}");
+        // A relative dangling link that climbs out: refused.
+        std::os::unix::fs::symlink("../../elsewhere/x", dir.path().join("up")).unwrap();
+        assert!(ws.resolve("up").is_err());
+        // Pointing inside, to a file not created yet: resolves to the target's path.
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink("sub/later.txt", dir.path().join("inner")).unwrap();
+        assert_eq!(
+            ws.resolve("inner").unwrap(),
+            ws.root().join("sub/later.txt")
+        );
+        // A loop is an error, not a hang.
+        std::os::unix::fs::symlink("b", dir.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+        assert!(ws.resolve("a").unwrap_err().to_string().contains("symlink"));
+        // A folder swapped for a link after resolution is noticed.
+        let p = ws.resolve("sub/f.txt").unwrap();
+        ws.confirm_resolved(&p).unwrap();
+        std::fs::rename(dir.path().join("sub"), dir.path().join("sub.old")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("sub")).unwrap();
+        assert!(matches!(
+            ws.confirm_resolved(&p),
+            Err(ToolError::Rejected(_))
+        ));
     }
 }

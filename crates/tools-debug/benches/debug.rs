@@ -133,6 +133,7 @@ async fn main() {
         root: root.clone(),
         conversation_id: "bench".into(),
         config: Config::empty(),
+        trusted: true,
     })
     .unwrap();
     let registry = RegistryBuilder::new(run.clone())

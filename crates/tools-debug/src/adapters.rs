@@ -10,8 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tools_core::process::is_executable;
-pub use tools_core::process::which;
+use tools_core::discovery::ProgramSearch;
 
 use tools_core::process::{ChildProcess, Pipes};
 use tools_core::{Run, ToolError};
@@ -341,25 +340,34 @@ impl Resolver {
         if spec.id == AdapterId::Debugpy {
             return self.resolve_debugpy(run, spec, project, workspace).await;
         }
+        let search = ProgramSearch::for_run(run);
+        let mut refused = Vec::new();
         for cand in &spec.candidates {
             let Some(first) = cand.first() else { continue };
-            if let Some(p) = which(first) {
-                return Resolution::Found {
-                    program: p,
-                    args: cand[1..].to_vec(),
-                    origin: if first.contains('/') {
-                        "configuration".into()
-                    } else {
-                        "PATH".into()
-                    },
-                    debuggee_python: None,
-                    notes: Vec::new(),
-                };
+            match search.find_on_path(first, project) {
+                Ok(found) => {
+                    return Resolution::Found {
+                        program: found.path,
+                        args: cand[1..].to_vec(),
+                        origin: if first.contains('/') {
+                            "configuration".into()
+                        } else {
+                            "PATH".into()
+                        },
+                        debuggee_python: None,
+                        notes: Vec::new(),
+                    };
+                }
+                Err(why) if why.contains("untrusted workspace") => refused.push(why),
+                Err(_) => {}
             }
         }
-        Resolution::Missing {
-            looked: format!("looked for {} on {}", spec.looked_for(), path_dirs_text()),
+        let mut looked = format!("looked for {} on {}", spec.looked_for(), path_dirs_text());
+        for why in refused {
+            looked.push_str("; ");
+            looked.push_str(&why);
         }
+        Resolution::Missing { looked }
     }
 
     async fn resolve_debugpy(
@@ -369,28 +377,28 @@ impl Resolver {
         project: &Path,
         workspace: &Path,
     ) -> Resolution {
-        // The project's own interpreters come first: a python on PATH is another
-        // environment, and a debuggee run in the wrong one fails like broken code.
-        let mut project_pythons: Vec<(PathBuf, String)> = Vec::new();
-        if !spec.configured {
-            let mut dirs = vec![project.to_path_buf()];
-            if project != workspace {
-                dirs.push(workspace.to_path_buf());
-            }
-            for d in dirs {
-                for venv in [".venv", "venv"] {
-                    let p = d.join(venv).join("bin").join("python");
-                    if is_executable(&p) && !project_pythons.iter().any(|(q, _)| q == &p) {
-                        let rel = p
-                            .strip_prefix(workspace)
-                            .map(|r| r.display().to_string())
-                            .unwrap_or_else(|_| p.display().to_string());
-                        project_pythons.push((p, rel));
+        // The project's own interpreters come first (trusted runs only): a python on PATH is
+        // another environment, and a debuggee run in the wrong one fails like broken code.
+        let search = ProgramSearch::for_run(run);
+        let project_pythons: Vec<(PathBuf, String)> = if spec.configured {
+            Vec::new()
+        } else {
+            let mut found: Vec<(PathBuf, String)> = Vec::new();
+            for dir in [project, workspace] {
+                for p in search.project_pythons(dir) {
+                    if !found.iter().any(|(q, _)| *q == p.path) {
+                        found.push((p.path, p.shown));
                     }
                 }
             }
-        }
+            found
+        };
         let mut notes = Vec::new();
+        if !spec.configured
+            && let Some(skipped) = search.skipped(project)
+        {
+            notes.push(skipped);
+        }
         for (p, rel) in &project_pythons {
             if self.imports_debugpy(run, p).await {
                 return Resolution::Found {
@@ -411,15 +419,18 @@ impl Resolver {
         let mut tried = Vec::new();
         for cand in &spec.candidates {
             let Some(first) = cand.first() else { continue };
-            let Some(p) = which(first) else {
-                tried.push(format!("{first} (not found)"));
-                continue;
+            let p = match search.find_on_path(first, project) {
+                Ok(found) => found.path,
+                Err(why) => {
+                    tried.push(format!("{first} ({why})"));
+                    continue;
+                }
             };
             if self.imports_debugpy(run, &p).await {
                 let args = if cand.len() > 1 {
                     cand[1..].to_vec()
                 } else {
-                    vec!["-m".into(), "debugpy.adapter".into()]
+                    debugpy_adapter_args(search.trusted())
                 };
                 return Resolution::Found {
                     program: p.clone(),
@@ -435,24 +446,27 @@ impl Resolver {
             }
             tried.push(format!("{} (no debugpy module)", p.display()));
         }
-        let venvs = if spec.configured {
+        let venvs = if spec.configured || !search.trusted() {
             String::new()
         } else {
             ".venv/bin/python and venv/bin/python in the project, then ".to_string()
         };
-        Resolution::Missing {
-            looked: format!(
-                "looked for a Python with the debugpy module: {venvs}{} on {}; tried: {}; \
-                 install it with `pip install debugpy`",
-                spec.looked_for(),
-                path_dirs_text(),
-                if tried.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    tried.join(", ")
-                }
-            ),
+        let mut looked = format!(
+            "looked for a Python with the debugpy module: {venvs}{} on {}; tried: {}; \
+             install it with `pip install debugpy`",
+            spec.looked_for(),
+            path_dirs_text(),
+            if tried.is_empty() {
+                "nothing".to_string()
+            } else {
+                tried.join(", ")
+            }
+        );
+        for note in notes {
+            looked.push_str("; ");
+            looked.push_str(&note);
         }
+        Resolution::Missing { looked }
     }
 
     async fn imports_debugpy(&self, run: &Arc<Run>, python: &Path) -> bool {
@@ -461,8 +475,10 @@ impl Resolver {
         {
             return *ok;
         }
-        let mut cmd = tokio::process::Command::new(python);
-        cmd.args(["-c", "import debugpy"]);
+        // Probed from `/`: `python -c` puts its working folder first on `sys.path`, and a
+        // `debugpy.py` planted in the repository must not be what answers (or what runs).
+        let mut cmd = tools_core::child_command(run, python);
+        cmd.args(["-c", "import debugpy"]).current_dir("/");
         let ok = match ChildProcess::spawn(run, cmd, Pipes::None) {
             Ok(mut child) => matches!(
                 tokio::time::timeout(Duration::from_secs(15), child.wait()).await,
@@ -475,6 +491,21 @@ impl Resolver {
         }
         ok
     }
+}
+
+/// The arguments that start debugpy's adapter. The adapter runs in the project folder, and
+/// `-m` would put that folder first on `sys.path`, so in an untrusted run a `debugpy.py`
+/// planted there would be what starts: there the folder is dropped from `sys.path` first.
+fn debugpy_adapter_args(trusted: bool) -> Vec<String> {
+    if trusted {
+        return vec!["-m".into(), "debugpy.adapter".into()];
+    }
+    vec![
+        "-c".into(),
+        "import sys; del sys.path[0]; import runpy; \
+         runpy.run_module('debugpy.adapter', run_name='__main__', alter_sys=True)"
+            .into(),
+    ]
 }
 
 /// Picks the adapter for a program: `.py` → debugpy, a `.go` file or a folder of Go files →

@@ -459,7 +459,7 @@ impl DapClient {
         let Some((program, rest)) = args.args.split_first() else {
             return Err("runInTerminal without a command".into());
         };
-        let mut cmd = tokio::process::Command::new(program);
+        let mut cmd = tools_core::child_command(&run, program);
         cmd.args(rest).current_dir(&args.cwd);
         if let Some(Value::Object(env)) = &args.env {
             for (k, v) in env {
@@ -610,6 +610,7 @@ mod tests {
             root: dir.path().into(),
             conversation_id: "t".into(),
             config: tools_core::Config::empty(),
+            trusted: false,
         })
         .unwrap();
         let (ours, theirs) = tools_core::transport::memory_pair();
@@ -672,6 +673,7 @@ mod tests {
             root: dir.path().into(),
             conversation_id: "t".into(),
             config: tools_core::Config::empty(),
+            trusted: false,
         })
         .unwrap();
         let (ours, theirs) = tools_core::transport::memory_pair();

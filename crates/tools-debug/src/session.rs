@@ -191,7 +191,7 @@ async fn spawn_adapter(
         let (r, w) = stream.into_split();
         return Ok((None, DapClient::start(r, w, run, bounds.request)));
     }
-    let mut cmd = tokio::process::Command::new(&plan.adapter_program);
+    let mut cmd = tools_core::child_command(run, &plan.adapter_program);
     cmd.args(&plan.adapter_args).current_dir(&plan.project_dir);
     if plan.adapter.uses_tcp() {
         // delve speaks DAP over TCP only; it must start in the module's folder, and it

@@ -48,6 +48,7 @@ fn registry(dir: &std::path::Path) -> (Arc<Run>, Arc<Registry>) {
         root: dir.into(),
         conversation_id: "bench".into(),
         config: Config::empty(),
+        trusted: true,
     })
     .unwrap();
     let reg = RegistryBuilder::new(run.clone())
@@ -163,7 +164,8 @@ print(json.dumps({"start": starts[len(starts) // 2], "round_trip": trips[len(tri
 
 fn measure_peer() -> Result<(Duration, Duration), String> {
     let dir = tempfile::tempdir().unwrap();
-    let python = tools_eval::find_python(dir.path(), None)?;
+    let search = tools_core::discovery::ProgramSearch::new(dir.path(), true);
+    let python = tools_eval::find_python(&search, None)?;
     let out = std::process::Command::new(&python.path)
         .args(["-c", PEER, &STARTS.to_string(), &ROUND_TRIPS.to_string()])
         .current_dir(dir.path())

@@ -2,16 +2,18 @@
 //! kernels, so what `doctor` says is what a cell gets.
 //!
 //! Python: `[eval] python` from the configuration, else the project's own `.venv/bin/python`
-//! or `venv/bin/python` (the environment the project's code expects), else `python3` on
-//! `$PATH`. A `python3` on `$PATH` that is a launcher script (a pyenv shim costs about 90 ms
-//! per start) is resolved once to the real executable it runs. JavaScript: `[eval] node`,
-//! else `node` on `$PATH`.
+//! or `venv/bin/python` (the environment the project's code expects; trusted runs only, see
+//! [`tools_core::discovery`]), else `python3` on `$PATH`. A `python3` on `$PATH` that is a
+//! launcher script (a pyenv shim costs about 90 ms per start) is resolved once to the real
+//! executable it runs. JavaScript: `[eval] node`, else `node` on `$PATH`. An untrusted run
+//! never picks an interpreter inside the workspace.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+use tools_core::child_env::{ChildKind, EnvPolicy};
+use tools_core::discovery::ProgramSearch;
 use tools_core::process::is_executable;
-pub use tools_core::process::which;
 
 use crate::Language;
 
@@ -35,21 +37,29 @@ fn is_script(p: &Path) -> bool {
 }
 
 /// Resolves a launcher script to the interpreter it runs (`sys.executable`), once per
-/// process and workspace: the lookup itself pays the launcher's start-up cost. It runs in
-/// the workspace, where a launcher such as pyenv picks its version (`.python-version`).
-fn resolve_python_launcher(p: &Path, root: &Path) -> Option<PathBuf> {
+/// process and workspace: the lookup itself pays the launcher's start-up cost. In a trusted
+/// run it runs in the workspace, where a launcher such as pyenv picks its version
+/// (`.python-version`); in an untrusted one from `/`, isolated (`-I`), so nothing of the
+/// repository is read. Either way it gets the minimal environment, never our secrets.
+fn resolve_python_launcher(p: &Path, root: &Path, trusted: bool) -> Option<PathBuf> {
     type Cache = Mutex<HashMap<(PathBuf, PathBuf), Option<PathBuf>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    let key = (p.to_path_buf(), root.to_path_buf());
+    let cwd = if trusted { root } else { Path::new("/") };
+    let key = (p.to_path_buf(), cwd.to_path_buf());
     if let Ok(c) = cache.lock()
         && let Some(hit) = c.get(&key)
     {
         return hit.clone();
     }
-    let resolved = std::process::Command::new(p)
+    let mut cmd = std::process::Command::new(p);
+    EnvPolicy::default().apply_std(&mut cmd, ChildKind::Tool);
+    if !trusted {
+        cmd.arg("-I");
+    }
+    let resolved = cmd
         .args(["-c", "import sys; print(sys.executable)"])
-        .current_dir(root)
+        .current_dir(cwd)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()
@@ -64,89 +74,105 @@ fn resolve_python_launcher(p: &Path, root: &Path) -> Option<PathBuf> {
     resolved
 }
 
-fn configured(root: &Path, given: &Path, what: &str) -> Result<Interpreter, String> {
-    let candidate = if given.is_absolute() {
-        Some(given.to_path_buf())
-    } else if given.components().count() > 1 {
-        Some(root.join(given))
+fn configured(search: &ProgramSearch, given: &Path, what: &str) -> Result<Interpreter, String> {
+    let text = given.to_string_lossy();
+    let found = if given.is_absolute() || given.components().count() > 1 {
+        search.find(
+            &format!("{}", search.workspace().join(given).display()),
+            search.workspace(),
+        )
     } else {
-        which(&given.to_string_lossy())
+        search.find_on_path(&text, search.workspace())
     };
-    match candidate {
-        Some(p) if is_executable(&p) => Ok(Interpreter {
+    match found {
+        Ok(f) => Ok(Interpreter {
             why: format!("[eval] {what} in agent-tools.toml"),
-            path: p,
+            path: f.path,
         }),
-        _ => Err(format!(
+        Err(why) if why.contains("untrusted workspace") => Err(why),
+        Err(_) => Err(format!(
             "[eval] {what} = {:?} in agent-tools.toml is not an executable file",
             given.display().to_string()
         )),
     }
 }
 
-/// The Python interpreter for a workspace at `root`, or why there is none.
-pub fn find_python(root: &Path, configured_path: Option<&Path>) -> Result<Interpreter, String> {
+/// The Python interpreter for the workspace `search` covers, or why there is none.
+pub fn find_python(
+    search: &ProgramSearch,
+    configured_path: Option<&Path>,
+) -> Result<Interpreter, String> {
     if let Some(given) = configured_path {
-        return configured(root, given, "python");
+        return configured(search, given, "python");
     }
-    for venv in [".venv", "venv"] {
-        let p = root.join(venv).join("bin").join("python");
-        if is_executable(&p) {
-            return Ok(Interpreter {
-                path: p,
-                why: format!("the project's own virtual environment ({venv}/)"),
-            });
-        }
+    let root = search.workspace();
+    if let Some(own) = search.project_pythons(root).into_iter().next() {
+        let venv = own.shown.trim_end_matches("/bin/python");
+        return Ok(Interpreter {
+            path: own.path,
+            why: format!("the project's own virtual environment ({venv}/)"),
+        });
     }
-    let Some(found) = which("python3") else {
-        return Err(
-            "no .venv/bin/python or venv/bin/python in the workspace and no python3 on PATH".into(),
-        );
+    let skipped = search
+        .skipped(root)
+        .map(|line| format!("; {line}"))
+        .unwrap_or_default();
+    let Ok(found) = search.find_on_path("python3", root).map(|f| f.path) else {
+        return Err(format!(
+            "no .venv/bin/python or venv/bin/python in the workspace and no python3 on PATH{skipped}"
+        ));
     };
     if is_script(&found) {
-        return match resolve_python_launcher(&found, root) {
+        return match resolve_python_launcher(&found, root, search.trusted()) {
             Some(real) => Ok(Interpreter {
                 why: format!(
-                    "python3 on PATH ({} is a launcher script, resolved to the interpreter it runs)",
+                    "python3 on PATH ({} is a launcher script, resolved to the interpreter it runs){skipped}",
                     found.display()
                 ),
                 path: real,
             }),
             None => Ok(Interpreter {
-                why: "python3 on PATH (a launcher script that could not be resolved; each start pays its cost)".to_string(),
+                why: format!(
+                    "python3 on PATH (a launcher script that could not be resolved; each start pays its cost){skipped}"
+                ),
                 path: found,
             }),
         };
     }
-    Ok(Interpreter {
-        path: found,
-        why: "python3 on PATH (no .venv/ or venv/ in the workspace)".into(),
-    })
+    let why = if skipped.is_empty() {
+        "python3 on PATH (no .venv/ or venv/ in the workspace)".to_string()
+    } else {
+        format!("python3 on PATH{skipped}")
+    };
+    Ok(Interpreter { path: found, why })
 }
 
 /// The Node.js executable, or why there is none.
-pub fn find_node(root: &Path, configured_path: Option<&Path>) -> Result<Interpreter, String> {
+pub fn find_node(
+    search: &ProgramSearch,
+    configured_path: Option<&Path>,
+) -> Result<Interpreter, String> {
     if let Some(given) = configured_path {
-        return configured(root, given, "node");
+        return configured(search, given, "node");
     }
-    match which("node") {
-        Some(p) => Ok(Interpreter {
-            path: p,
+    match search.find_on_path("node", search.workspace()) {
+        Ok(f) => Ok(Interpreter {
+            path: f.path,
             why: "node on PATH".into(),
         }),
-        None => Err("no node on PATH".into()),
+        Err(_) => Err("no node on PATH".into()),
     }
 }
 
-/// The interpreter for `language`.
+/// The interpreter for `language` in the workspace `search` covers.
 pub fn find(
     language: Language,
-    root: &Path,
+    search: &ProgramSearch,
     config: &crate::EvalConfig,
 ) -> Result<Interpreter, String> {
     match language {
-        Language::Python => find_python(root, config.python.as_deref()),
-        Language::Javascript => find_node(root, config.node.as_deref()),
+        Language::Python => find_python(search, config.python.as_deref()),
+        Language::Javascript => find_node(search, config.node.as_deref()),
     }
 }
 
@@ -166,19 +192,41 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let venv = dir.path().join("venv/bin/python");
         exe(&venv, "\x7fELF");
-        let found = find_python(dir.path(), None).unwrap();
-        assert_eq!(found.path, venv);
+        let trusted = ProgramSearch::new(dir.path(), true);
+        let found = find_python(&trusted, None).unwrap();
+        assert_eq!(
+            found.path.canonicalize().unwrap(),
+            venv.canonicalize().unwrap()
+        );
         assert!(found.why.contains("venv/"));
         let dotvenv = dir.path().join(".venv/bin/python");
         exe(&dotvenv, "\x7fELF");
-        assert_eq!(find_python(dir.path(), None).unwrap().path, dotvenv);
+        assert_eq!(
+            find_python(&trusted, None)
+                .unwrap()
+                .path
+                .canonicalize()
+                .unwrap(),
+            dotvenv.canonicalize().unwrap()
+        );
         let custom = dir.path().join("tools/py");
         exe(&custom, "\x7fELF");
-        let found = find_python(dir.path(), Some(Path::new("tools/py"))).unwrap();
-        assert_eq!(found.path, custom);
+        let found = find_python(&trusted, Some(Path::new("tools/py"))).unwrap();
+        assert_eq!(
+            found.path.canonicalize().unwrap(),
+            custom.canonicalize().unwrap()
+        );
         assert!(found.why.contains("agent-tools.toml"));
-        let err = find_python(dir.path(), Some(Path::new("nope/py"))).unwrap_err();
+        let err = find_python(&trusted, Some(Path::new("nope/py"))).unwrap_err();
         assert!(err.contains("not an executable"), "{err}");
+        // Untrusted: neither the project's venv nor a path inside the workspace runs.
+        let untrusted = ProgramSearch::new(dir.path(), false);
+        if let Ok(found) = find_python(&untrusted, None) {
+            assert!(!found.path.starts_with(untrusted.workspace()), "{found:?}");
+            assert!(found.why.contains("--trust"), "{}", found.why);
+        }
+        let err = find_python(&untrusted, Some(Path::new("tools/py"))).unwrap_err();
+        assert!(err.contains("untrusted workspace"), "{err}");
     }
 
     #[test]
@@ -195,9 +243,12 @@ mod tests {
         exe(&launcher, "#!/bin/sh\necho \"$PWD/real\"\n");
         let real = dir.path().join("real");
         exe(&real, "\x7fELF....");
-        assert_eq!(resolve_python_launcher(&launcher, dir.path()), Some(real));
+        assert_eq!(
+            resolve_python_launcher(&launcher, dir.path(), true),
+            Some(real)
+        );
         let broken = dir.path().join("broken");
         exe(&broken, "#!/bin/sh\nexit 1\n");
-        assert_eq!(resolve_python_launcher(&broken, dir.path()), None);
+        assert_eq!(resolve_python_launcher(&broken, dir.path(), true), None);
     }
 }

@@ -411,7 +411,7 @@ impl KernelProcess {
         let (err_r, err_w) = os_pipe()?;
         set_nonblocking(&out_r)?;
         set_nonblocking(&err_r)?;
-        let mut cmd = tokio::process::Command::new(&interpreter.path);
+        let mut cmd = tools_core::child_command(run, &interpreter.path);
         match language {
             Language::Python => {
                 cmd.arg("-c").arg(PYTHON_BOOT).arg(PYTHON_DRIVER);
@@ -422,6 +422,7 @@ impl KernelProcess {
         }
         cmd.current_dir(run.root())
             .env("MPLBACKEND", "Agg")
+            .env("PYTHONUNBUFFERED", "1")
             .env("AGENT_TOOLS_EVAL_ROOT", run.root())
             .env("PYTHONIOENCODING", "utf-8");
         let sources = [

@@ -174,7 +174,8 @@ impl ToolFamily for EvalFamily {
     async fn doctor(&self) -> Vec<DoctorEntry> {
         let mut out = Vec::new();
         for lang in Language::ALL {
-            let found = discover::find(lang, self.run.root(), &self.config);
+            let search = tools_core::discovery::ProgramSearch::for_run(&self.run);
+            let found = discover::find(lang, &search, &self.config);
             out.push(DoctorEntry {
                 family: "eval".into(),
                 resource: format!("{} kernel", lang.name()),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
+use tools_core::discovery::ProgramSearch;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
 use crate::kernel::{CellEnd, CellRun, KernelProcess};
@@ -161,7 +162,7 @@ impl EvalTool {
         }
         if slot.kernel.is_none() {
             // Discovery may run a launcher script once (blocking): keep it off the runtime.
-            let (root, config) = (ctx.run.root().to_path_buf(), self.config.clone());
+            let (root, config) = (ProgramSearch::for_run(&ctx.run), self.config.clone());
             let found = tokio::task::spawn_blocking(move || discover::find(lang, &root, &config))
                 .await
                 .map_err(|e| ToolError::internal(format!("interpreter discovery failed: {e}")))?;

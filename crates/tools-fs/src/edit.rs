@@ -1,10 +1,19 @@
 //! `edit`: exact string replacement that refuses to guess.
+//!
+//! The file's own conventions are kept: a CRLF file stays CRLF (lines the model inserts
+//! included, and its `old_string` written with `\n` matches), a BOM stays, the mode stays,
+//! a hard-linked file stays linked. A read-only file is refused.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tools_core::safe_write;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
-use crate::atomic::write_atomic;
+use crate::locked::{with_path_locks, write_failed};
+use crate::text_style::TextStyle;
+
+/// The largest file `edit` changes.
+const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -30,6 +39,41 @@ fn occurrence_lines(hay: &str, needle: &str, cap: usize) -> Vec<usize> {
         .collect()
 }
 
+/// How often `old` occurs in `body` and the line of the first occurrence, or the error
+/// that says why the edit cannot be made.
+fn locate(
+    body: &str,
+    old: &str,
+    replace_all: bool,
+    shown: &str,
+) -> Result<(usize, usize), ToolError> {
+    let count = body.matches(old).count();
+    if count == 0 {
+        return Err(ToolError::invalid(
+            "old_string",
+            format!(
+                "old_string does not occur in `{shown}`; read the file and copy the text exactly"
+            ),
+        ));
+    }
+    if count > 1 && !replace_all {
+        let lines: Vec<String> = occurrence_lines(body, old, 10)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        return Err(ToolError::invalid(
+            "old_string",
+            format!(
+                "old_string occurs {count} times in `{shown}` (lines {}); add surrounding lines to make it unique, \
+                 or set replace_all",
+                lines.join(", ")
+            ),
+        ));
+    }
+    let first_line = occurrence_lines(body, old, 1).first().copied().unwrap_or(1);
+    Ok((count, first_line))
+}
+
 #[tools_core::async_trait]
 impl Tool for EditTool {
     fn name(&self) -> &str {
@@ -40,7 +84,8 @@ impl Tool for EditTool {
     }
     fn description(&self) -> String {
         "Replace an exact string in a file. Fails if old_string is absent, or occurs more than once \
-         unless replace_all is true (the error says how often and on which lines)."
+         unless replace_all is true (the error says how often and on which lines). Line endings (CRLF), \
+         a BOM and the file's permissions are kept; write old_string with plain \\n line breaks."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -60,46 +105,39 @@ impl Tool for EditTool {
                 "new_string is the same as old_string; nothing to change",
             ));
         }
-        let ws = ctx.run.workspace();
-        let path = ws.resolve(&a.path)?;
-        let shown = ws.display(&path);
-        let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                ToolError::invalid("path", format!("`{shown}` does not exist"))
-            }
-            _ => ToolError::invalid("path", format!("cannot read `{shown}` as text: {e}")),
-        })?;
-        let count = text.matches(&a.old_string).count();
-        if count == 0 {
-            return Err(ToolError::invalid(
-                "old_string",
-                format!(
-                    "old_string does not occur in `{shown}`; read the file and copy the text exactly"
-                ),
-            ));
-        }
-        if count > 1 && !a.replace_all {
-            let lines = occurrence_lines(&text, &a.old_string, 10);
-            let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-            return Err(ToolError::invalid(
-                "old_string",
-                format!(
-                    "old_string occurs {count} times in `{shown}` (lines {}); add surrounding lines to make it unique, \
-                     or set replace_all",
-                    lines.join(", ")
-                ),
-            ));
-        }
-        let first_line = occurrence_lines(&text, &a.old_string, 1)
-            .first()
-            .copied()
-            .unwrap_or(1);
-        let new = text.replace(&a.old_string, &a.new_string);
-        write_atomic(&path, new.as_bytes()).map_err(|e| {
-            ToolError::internal(format!(
-                "cannot write `{shown}`: {e}; the file is unchanged"
-            ))
-        })?;
+        let path = ctx.run.workspace().resolve(&a.path)?;
+        let shown = ctx.run.workspace().display(&path);
+        // Read, plan and write under the path's lock: a concurrent edit of the same file
+        // waits, then plans from the content this one wrote, so neither is lost.
+        let (count, first_line) = {
+            let (path, shown) = (path.clone(), shown.clone());
+            with_path_locks(ctx, vec![path.clone()], move |ws, _guard| {
+                let current = safe_write::read_file(ws, &path, MAX_EDIT_BYTES)
+                    .map_err(|e| e.for_file(&shown))?;
+                let text = String::from_utf8(current.bytes).map_err(|_| {
+                    ToolError::invalid("path", format!("`{shown}` is not UTF-8 text"))
+                })?;
+                let (style, body) = TextStyle::detect(&text);
+                let (mut old, mut new) = (
+                    style.model_text(&a.old_string),
+                    style.model_text(&a.new_string),
+                );
+                // A file that mixes both line endings is edited byte for byte; when the
+                // model's `\n` text is only there with `\r\n`, the CRLF spelling is used.
+                if !body.contains(&old) && old.contains('\n') && !old.contains('\r') {
+                    let crlf = old.replace('\n', "\r\n");
+                    if body.contains(&crlf) {
+                        old = crlf;
+                        new = new.replace("\r\n", "\n").replace('\n', "\r\n");
+                    }
+                }
+                let (count, first_line) = locate(&body, &old, a.replace_all, &shown)?;
+                let updated = style.render(&body.replace(&old, &new));
+                safe_write::write_file(ws, &path, &updated).map_err(|e| write_failed(e, &shown))?;
+                Ok((count, first_line))
+            })
+            .await?
+        };
         let what = if count == 1 {
             "1 replacement".to_string()
         } else {

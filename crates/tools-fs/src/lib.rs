@@ -3,12 +3,19 @@
 //! The file tools every agent needs, and the write surface that diagnostics on write wraps:
 //!
 //! - `read` (tier read): line-numbered text, `offset`/`limit`, long lines and large reads capped.
-//! - `write` (tier write): the whole file, atomically (temp file + rename in the same folder).
+//! - `write` (tier write): the whole file, atomically (temp file + rename in the same folder);
+//!   with `expected_sha256`, only if the file is still the version that was read.
 //! - `edit` (tier write): exact old → new string; refuses when the old string is absent or
 //!   occurs more than once (unless `replace_all`), saying how many times it occurs.
 //! - `apply_patch` (tier write): the `*** Begin Patch` envelope, **all or nothing** — every
 //!   hunk of every file is verified before the first byte is written, and a failure half-way
 //!   through the writes restores what was already written.
+//!
+//! Every write goes through [`tools_core::safe_write`] (jailed `O_NOFOLLOW` opens, regular
+//! files only, mode/owner kept, hard links kept, read-only files refused) and holds the run's
+//! [`tools_core::PathLocks`] from the read it plans from to the last byte written, so
+//! concurrent calls on one file are applied one after another and none is lost. `edit` and
+//! `apply_patch` keep a file's CRLF line endings and BOM.
 //!
 //! Every writing tool reports the files it wrote in
 //! [`ToolOutput::touched`](tools_core::ToolOutput::touched), so the registry's write
@@ -28,17 +35,19 @@
 //! # }
 //! ```
 
-mod atomic;
 mod edit;
+mod hunks;
+mod locked;
 mod patch;
+mod patch_plan;
 mod read;
+mod text_style;
 mod write;
 
 use std::sync::Arc;
 
 use tools_core::{Run, Tool, ToolFamily};
 
-pub use atomic::{FileChange, apply_all_or_nothing};
 pub use patch::{PatchOp, parse_patch};
 
 /// The `fs` family: `read`, `write`, `edit`, `apply_patch`. Always registered: its only

@@ -15,15 +15,18 @@
 //! *** End Patch
 //! ```
 //!
-//! Hunks are located in order, each searched from where the previous one ended: exact
-//! match first, then ignoring trailing whitespace, then ignoring surrounding whitespace.
-//! Every hunk of every file is located before the first byte is written.
+//! Every path of the patch is locked first; then every hunk of every file is located
+//! (see `hunks`) against what is on disk under those locks, and only then is the first byte
+//! written, all files or none (the undo restores content and mode). A moved file keeps its
+//! mode; a CRLF file stays CRLF.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, Workspace, parse_args, schema_for};
+use tools_core::safe_write::{FileChange, apply_all_or_nothing};
+use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
-use crate::atomic::{FileChange, apply_with_injected_failure};
+use crate::locked::with_path_locks;
+use crate::patch_plan::{plan, targets};
 
 /// One file operation of a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,184 +209,6 @@ pub fn parse_patch(text: &str) -> Result<Vec<PatchOp>, ToolError> {
     Ok(ops)
 }
 
-fn find_block(lines: &[String], needle: &[String], start: usize, at_eof: bool) -> Option<usize> {
-    if needle.is_empty() {
-        return Some(if at_eof { lines.len() } else { start });
-    }
-    if needle.len() > lines.len() {
-        return None;
-    }
-    let norms: [fn(&str) -> &str; 3] = [|s| s, |s| s.trim_end(), |s| s.trim()];
-    for norm in norms {
-        let fits = |at: usize| (0..needle.len()).all(|k| norm(&lines[at + k]) == norm(&needle[k]));
-        if at_eof {
-            let at = lines.len() - needle.len();
-            if at >= start && fits(at) {
-                return Some(at);
-            }
-            continue;
-        }
-        if let Some(at) = (start..=lines.len() - needle.len()).find(|&at| fits(at)) {
-            return Some(at);
-        }
-    }
-    None
-}
-
-/// Applies `hunks` to `original`, or says which hunk does not apply.
-fn apply_hunks(original: &str, hunks: &[Hunk], shown: &str) -> Result<String, ToolError> {
-    let trailing_newline = original.ends_with('\n') || original.is_empty();
-    let mut lines: Vec<String> = original.lines().map(str::to_string).collect();
-    let mut cursor = 0;
-    for (n, h) in hunks.iter().enumerate() {
-        if let Some(anchor) = &h.anchor {
-            match (cursor..lines.len())
-                .find(|&k| lines[k].trim() == anchor.trim())
-                .or_else(|| (cursor..lines.len()).find(|&k| lines[k].contains(anchor.trim())))
-            {
-                Some(k) => cursor = k + 1,
-                None => {
-                    return Err(ToolError::invalid(
-                        "patch",
-                        format!(
-                            "hunk {} of `{shown}` (patch line {}): the anchor `@@ {anchor}` is not in the file after line {cursor}; no file was changed",
-                            n + 1,
-                            h.patch_line
-                        ),
-                    ));
-                }
-            }
-        }
-        let Some(at) = find_block(&lines, &h.old, cursor, h.at_eof) else {
-            let first = h.old.first().map(|s| s.as_str()).unwrap_or("");
-            return Err(ToolError::invalid(
-                "patch",
-                format!(
-                    "hunk {} of `{shown}` (patch line {}) does not apply: its {} context/removed lines (starting {:?}) \
-                     are not in the file after line {cursor}; re-read the file and regenerate the hunk; no file was changed",
-                    n + 1,
-                    h.patch_line,
-                    h.old.len(),
-                    first
-                ),
-            ));
-        };
-        lines.splice(at..at + h.old.len(), h.new.iter().cloned());
-        cursor = at + h.new.len();
-    }
-    let mut out = lines.join("\n");
-    if trailing_newline && !lines.is_empty() {
-        out.push('\n');
-    }
-    Ok(out)
-}
-
-/// Turns parsed operations into verified file changes (nothing written yet).
-fn plan(ops: &[PatchOp], ws: &Workspace) -> Result<(Vec<FileChange>, Vec<String>), ToolError> {
-    let mut changes = Vec::new();
-    let mut summary = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for op in ops {
-        match op {
-            PatchOp::Add { path, content } => {
-                let p = ws.resolve(path)?;
-                if p.exists() {
-                    return Err(ToolError::invalid(
-                        "patch",
-                        format!(
-                            "`*** Add File: {path}`: the file already exists; use `*** Update File`; no file was changed"
-                        ),
-                    ));
-                }
-                if !seen.insert(p.clone()) {
-                    return Err(ToolError::invalid(
-                        "patch",
-                        format!("`{path}` appears twice in the patch"),
-                    ));
-                }
-                summary.push(format!("A {}", ws.display(&p)));
-                changes.push(FileChange::Write {
-                    path: p,
-                    content: content.clone().into_bytes(),
-                });
-            }
-            PatchOp::Delete { path } => {
-                let p = ws.resolve(path)?;
-                if !p.is_file() {
-                    return Err(ToolError::invalid(
-                        "patch",
-                        format!("`*** Delete File: {path}`: no such file; no file was changed"),
-                    ));
-                }
-                if !seen.insert(p.clone()) {
-                    return Err(ToolError::invalid(
-                        "patch",
-                        format!("`{path}` appears twice in the patch"),
-                    ));
-                }
-                summary.push(format!("D {}", ws.display(&p)));
-                changes.push(FileChange::Delete { path: p });
-            }
-            PatchOp::Update {
-                path,
-                move_to,
-                hunks,
-            } => {
-                let p = ws.resolve(path)?;
-                let shown = ws.display(&p);
-                let original = std::fs::read_to_string(&p).map_err(|e| {
-                    ToolError::invalid(
-                        "patch",
-                        format!(
-                            "`*** Update File: {path}`: cannot read it ({e}); no file was changed"
-                        ),
-                    )
-                })?;
-                if !seen.insert(p.clone()) {
-                    return Err(ToolError::invalid(
-                        "patch",
-                        format!("`{path}` appears twice in the patch"),
-                    ));
-                }
-                let updated = apply_hunks(&original, hunks, &shown)?;
-                match move_to {
-                    Some(dest) => {
-                        let d = ws.resolve(dest)?;
-                        if d.exists() && d != p {
-                            return Err(ToolError::invalid(
-                                "patch",
-                                format!(
-                                    "`*** Move to: {dest}`: the destination exists; no file was changed"
-                                ),
-                            ));
-                        }
-                        if !seen.insert(d.clone()) {
-                            return Err(ToolError::invalid(
-                                "patch",
-                                format!("`{dest}` appears twice in the patch"),
-                            ));
-                        }
-                        summary.push(format!("M {shown} -> {}", ws.display(&d)));
-                        changes.push(FileChange::Write {
-                            path: d,
-                            content: updated.into_bytes(),
-                        });
-                        changes.push(FileChange::Delete { path: p });
-                    }
-                    None => {
-                        summary.push(format!("M {shown} ({} hunks)", hunks.len()));
-                        changes.push(FileChange::Write {
-                            path: p,
-                            content: updated.into_bytes(),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    Ok((changes, summary))
-}
-
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PatchArgs {
@@ -426,10 +251,30 @@ impl Tool for ApplyPatchTool {
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let a: PatchArgs = parse_args(args)?;
         let ops = parse_patch(&a.patch)?;
-        let ws = ctx.run.workspace();
-        let (changes, summary) = plan(&ops, ws)?;
-        let touched = apply_with_injected_failure(&changes, injected_failure())?;
-        let touched: Vec<_> = touched.into_iter().filter(|p| p.exists()).collect();
+        let locked = targets(&ops, ctx.run.workspace())?;
+        let fail_at = injected_failure();
+        let (touched, summary) = with_path_locks(ctx, locked, move |ws, guard| {
+            let (changes, summary) = plan(&ops, ws)?;
+            let fault = |i: usize, _: &FileChange| match fail_at {
+                Some(n) if n == i => Err(std::io::Error::other("injected write failure")),
+                _ => Ok(()),
+            };
+            let written = apply_all_or_nothing(ws, guard, &changes, Some(&fault))?;
+            // Deleted files (and the old names of moved ones) are not reported as touched.
+            let deleted: Vec<_> = changes
+                .iter()
+                .filter_map(|c| match c {
+                    FileChange::Delete { path } => Some(path.clone()),
+                    FileChange::Write { .. } => None,
+                })
+                .collect();
+            let touched: Vec<_> = written
+                .into_iter()
+                .filter(|p| !deleted.contains(p))
+                .collect();
+            Ok((touched, summary))
+        })
+        .await?;
         Ok(ToolOutput::text(format!(
             "Applied the patch to {} files:\n{}",
             summary.len(),
@@ -445,36 +290,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_and_applies_with_fuzz_and_anchors() {
-        let p = "*** Begin Patch\n*** Update File: a.py\n@@ def f():\n-    return 1  \n+    return 2\n*** End Patch\n";
-        let ops = parse_patch(p).unwrap();
-        let PatchOp::Update { hunks, .. } = &ops[0] else {
-            panic!()
-        };
-        let src = "def g():\n    return 1\ndef f():\n    return 1\n";
-        let out = apply_hunks(src, hunks, "a.py").unwrap();
-        assert_eq!(out, "def g():\n    return 1\ndef f():\n    return 2\n");
-    }
-
-    #[test]
     fn rejects_malformed_envelopes() {
         assert!(parse_patch("*** Update File: a\n").is_err());
         assert!(parse_patch("*** Begin Patch\n*** Add File: a\nno plus\n*** End Patch").is_err());
         assert!(parse_patch("*** Begin Patch\n*** Update File: a\n@@\n-x\n").is_err());
         assert!(parse_patch("*** Begin Patch\n*** End Patch").is_err());
-    }
-
-    #[test]
-    fn end_of_file_hunks_match_the_end() {
-        let p =
-            "*** Begin Patch\n*** Update File: a\n@@\n x\n+tail\n*** End of File\n*** End Patch";
-        let ops = parse_patch(p).unwrap();
-        let PatchOp::Update { hunks, .. } = &ops[0] else {
-            panic!()
-        };
-        assert_eq!(
-            apply_hunks("x\ny\nx\n", hunks, "a").unwrap(),
-            "x\ny\nx\ntail\n"
-        );
     }
 }

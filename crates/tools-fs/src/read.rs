@@ -2,7 +2,9 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
+use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, safe_write, schema_for};
+
+use crate::locked::{off_the_runtime, sha256_hex};
 
 /// Lines returned when `limit` is not given.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -36,7 +38,8 @@ impl Tool for ReadTool {
     }
     fn description(&self) -> String {
         "Read a text file inside the workspace. Lines are numbered (1-based); use offset and limit \
-         to page through long files. Long lines are cut visibly."
+         to page through long files. Long lines are cut visibly. The structured result carries the \
+         whole file's sha256, which `write` accepts as expected_sha256."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -44,38 +47,24 @@ impl Tool for ReadTool {
     }
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let a: ReadArgs = parse_args(args)?;
-        let ws = ctx.run.workspace();
-        let path = ws.resolve(&a.path)?;
-        let shown = ws.display(&path);
-        let meta = std::fs::metadata(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                ToolError::invalid("path", format!("`{shown}` does not exist"))
-            }
-            _ => ToolError::internal(format!("cannot stat `{shown}`: {e}")),
-        })?;
-        if meta.is_dir() {
-            return Err(ToolError::invalid(
-                "path",
-                format!("`{shown}` is a directory, not a file"),
-            ));
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(ToolError::invalid(
-                "path",
-                format!(
-                    "`{shown}` is {} bytes, over the {} byte cap",
-                    meta.len(),
-                    MAX_FILE_BYTES
-                ),
-            ));
-        }
-        let bytes = std::fs::read(&path)?;
+        let path = ctx.run.workspace().resolve(&a.path)?;
+        let shown = ctx.run.workspace().display(&path);
+        // A FIFO, socket or device is refused before it is opened, so a read never blocks
+        // on one and never streams from one without end.
+        let read_shown = shown.clone();
+        let bytes = off_the_runtime(ctx, move |ws| {
+            safe_write::read_file(ws, &path, MAX_FILE_BYTES)
+                .map(|c| c.bytes)
+                .map_err(|e| e.for_file(&read_shown))
+        })
+        .await?;
         if bytes.iter().take(8192).any(|b| *b == 0) {
             return Err(ToolError::invalid(
                 "path",
                 format!("`{shown}` looks binary (it contains NUL bytes)"),
             ));
         }
+        let sha256 = sha256_hex(&bytes);
         let text = String::from_utf8_lossy(&bytes);
         let offset = a.offset.unwrap_or(1);
         if offset == 0 {
@@ -119,6 +108,7 @@ impl Tool for ReadTool {
         }
         Ok(ToolOutput::text(out).with_structured(json!({
             "path": shown, "first_line": offset, "last_line": last, "total_lines": total,
+            "sha256": sha256,
         })))
     }
 }

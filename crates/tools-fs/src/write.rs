@@ -1,10 +1,15 @@
-//! `write`: replace or create a whole file, atomically.
+//! `write`: replace or create a whole file, atomically, optionally only if it is still the
+//! version the model read.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tools_core::safe_write;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
-use crate::atomic::write_atomic;
+use crate::locked::{sha256_hex, with_path_locks, write_failed};
+
+/// The largest file `write` reads to compare with `expected_sha256`.
+const MAX_COMPARE_BYTES: u64 = 256 * 1024 * 1024;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -13,9 +18,24 @@ struct WriteArgs {
     path: String,
     /// The complete new content.
     content: String,
+    /// Write only if the file's current content has this SHA-256 (hex), as `read` reported
+    /// it: a file changed since it was read is then refused instead of overwritten.
+    #[serde(default)]
+    expected_sha256: Option<String>,
 }
 
 pub(crate) struct WriteTool;
+
+fn check_hash_arg(h: &str) -> Result<String, ToolError> {
+    let h = h.trim().to_ascii_lowercase();
+    if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ToolError::invalid(
+            "expected_sha256",
+            "expected_sha256 must be 64 hex digits (the sha256 that `read` reports)",
+        ));
+    }
+    Ok(h)
+}
 
 #[tools_core::async_trait]
 impl Tool for WriteTool {
@@ -27,7 +47,9 @@ impl Tool for WriteTool {
     }
     fn description(&self) -> String {
         "Write a whole file inside the workspace (created if absent, replaced if present), atomically. \
-         New diagnostics from the language server are appended to the result."
+         A replaced file keeps its permissions. With expected_sha256 (from `read`), the write happens only \
+         if the file is still exactly what was read. New diagnostics from the language server are \
+         appended to the result."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -35,30 +57,53 @@ impl Tool for WriteTool {
     }
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let a: WriteArgs = parse_args(args)?;
-        let ws = ctx.run.workspace();
-        let path = ws.resolve(&a.path)?;
-        let shown = ws.display(&path);
-        if path.is_dir() {
-            return Err(ToolError::invalid(
-                "path",
-                format!("`{shown}` is a directory"),
-            ));
-        }
-        let existed = path.exists();
-        write_atomic(&path, a.content.as_bytes()).map_err(|e| {
-            ToolError::internal(format!(
-                "cannot write `{shown}`: {e}; the file is unchanged"
-            ))
-        })?;
-        let lines = a.content.lines().count();
-        let verb = if existed { "Replaced" } else { "Created" };
+        let expected = a
+            .expected_sha256
+            .as_deref()
+            .map(check_hash_arg)
+            .transpose()?;
+        let path = ctx.run.workspace().resolve(&a.path)?;
+        let shown = ctx.run.workspace().display(&path);
+        let content = a.content;
+        let (written, content) = {
+            let (path, shown) = (path.clone(), shown.clone());
+            with_path_locks(ctx, vec![path.clone()], move |ws, _guard| {
+                if let Some(expected) = expected {
+                    let current = safe_write::read_file_if_exists(ws, &path, MAX_COMPARE_BYTES)
+                        .map_err(|e| e.for_file(&shown))?;
+                    let Some(current) = current else {
+                        return Err(ToolError::rejected(format!(
+                            "`{shown}` does not exist, so it is not the version with SHA-256 {expected}; \
+                             nothing was written"
+                        )));
+                    };
+                    let actual = sha256_hex(&current.bytes);
+                    if actual != expected {
+                        return Err(ToolError::rejected(format!(
+                            "`{shown}` changed since it was read: its SHA-256 is now {actual}, not the expected \
+                             {expected}; nothing was written — read it again and redo the change"
+                        )));
+                    }
+                }
+                let w = safe_write::write_file(ws, &path, content.as_bytes()).map_err(|e| write_failed(e, &shown))?;
+                Ok((w, content))
+            })
+            .await?
+        };
+        let lines = content.lines().count();
+        let verb = if written.created {
+            "Created"
+        } else {
+            "Replaced"
+        };
         Ok(ToolOutput::text(format!(
             "{verb} {shown} ({lines} lines, {} bytes).",
-            a.content.len()
+            content.len()
         ))
-        .with_structured(
-            json!({"path": shown, "created": !existed, "bytes": a.content.len(), "lines": lines}),
-        )
+        .with_structured(json!({
+            "path": shown, "created": written.created, "bytes": content.len(), "lines": lines,
+            "sha256": sha256_hex(content.as_bytes()),
+        }))
         .with_touched([path]))
     }
 }

@@ -1,6 +1,8 @@
 //! The file tools through a real registry on real files.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod suite;
+
 use std::sync::Arc;
 
 use serde_json::json;

@@ -71,6 +71,7 @@ async fn main() {
         root: root.into(),
         conversation_id: "bench".into(),
         config: Config::empty(),
+        trusted: true,
     }) {
         Ok(r) => r,
         Err(e) => {

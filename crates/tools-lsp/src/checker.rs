@@ -151,7 +151,7 @@ async fn run_one(
     root: &Path,
     timeout: Duration,
 ) -> Result<(Option<i32>, String), ToolError> {
-    let mut cmd = tokio::process::Command::new(program);
+    let mut cmd = tools_core::child_command(run, program);
     cmd.args(&argv[1..]).current_dir(root).env("NO_COLOR", "1");
     let mut child = ChildProcess::spawn(run, cmd, Pipes::StdoutOnly)?;
     let mut out = child.take_stdout();
@@ -196,6 +196,8 @@ pub async fn run_checkers(
     let ws = sup.workspace();
     let mut jobs: Vec<(String, Vec<String>, PathBuf, PathBuf)> = Vec::new();
     let mut missing = Vec::new();
+    let search = sup.config().program_search(ws);
+    let mut skipped_builds: Vec<String> = Vec::new();
     for spec in sup.table() {
         if spec.checkers.is_empty() {
             continue;
@@ -212,7 +214,20 @@ pub async fn run_checkers(
             }
         }
         for root in outer.into_iter().take(4) {
-            match discover::resolve(&spec.checkers, &root, ws) {
+            let checkers: Vec<crate::table::Candidate> = spec
+                .checkers
+                .iter()
+                .filter(|c| search.trusted() || !runs_project_code(c))
+                .cloned()
+                .collect();
+            if checkers.is_empty() {
+                let first = spec.checkers[0].command.join(" ");
+                if !skipped_builds.contains(&first) {
+                    skipped_builds.push(first);
+                }
+                continue;
+            }
+            match discover::resolve(&checkers, &root, &search) {
                 Resolution::Found { candidate, path } => {
                     jobs.push((spec.language.clone(), candidate.command.clone(), path, root))
                 }
@@ -225,7 +240,18 @@ pub async fn run_checkers(
             }
         }
     }
+    let skipped_line = (!skipped_builds.is_empty()).then(|| {
+        tools_core::trust::skipped_line(&format!(
+            "the project's build was not run (`{}`)",
+            skipped_builds.join("`, `")
+        ))
+    });
     if jobs.is_empty() {
+        if let Some(line) = skipped_line {
+            return Err(ToolError::not_available(format!(
+                "{line}; ask for one file's diagnostics instead"
+            )));
+        }
         let why = if missing.is_empty() {
             "no project root with a checker was found (markers such as Cargo.toml, pyproject.toml, tsconfig.json, go.mod)".to_string()
         } else {
@@ -284,7 +310,20 @@ pub async fn run_checkers(
         }
     }
     text.extend(missing);
-    Ok((text.join("\n"), json!({"findings": structured})))
+    text.extend(skipped_line.clone());
+    Ok((
+        text.join("\n"),
+        json!({"findings": structured, "untrusted": skipped_line}),
+    ))
+}
+
+/// Whether a checker runs the project's own code: a build (`cargo check` runs build scripts
+/// and proc macros, `go vet` runs cgo and may fetch a tool chain), mypy (its plugins are the
+/// project's modules), `dart analyze` (analyzer plugins), package scripts. An untrusted run
+/// skips these; pyright and `tsc --noEmit` only read the sources.
+pub fn runs_project_code(candidate: &crate::table::Candidate) -> bool {
+    let program = candidate.program().rsplit('/').next().unwrap_or("");
+    !matches!(program, "pyright" | "basedpyright" | "tsc")
 }
 
 fn sup_rel(ws: &Path, p: &Path) -> String {
@@ -326,5 +365,18 @@ mod tests {
         assert_eq!((f.path.as_str(), f.line), ("lib/a.dart", 3));
         assert!(parse_line("Compiling foo v0.1.0").is_none());
         assert!(parse_line("0 errors, 0 warnings").is_none());
+    }
+
+    #[test]
+    fn only_checkers_that_read_sources_run_untrusted() {
+        let c = |argv: &[&str]| crate::table::Candidate {
+            command: argv.iter().map(|s| s.to_string()).collect(),
+        };
+        assert!(runs_project_code(&c(&["cargo", "check"])));
+        assert!(runs_project_code(&c(&["go", "vet", "./..."])));
+        assert!(runs_project_code(&c(&["mypy", "."])));
+        assert!(runs_project_code(&c(&["npm", "run", "lint"])));
+        assert!(!runs_project_code(&c(&["pyright"])));
+        assert!(!runs_project_code(&c(&["/usr/bin/tsc", "--noEmit"])));
     }
 }

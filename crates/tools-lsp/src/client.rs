@@ -152,27 +152,6 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     url::Url::parse(uri.as_str()).ok()?.to_file_path().ok()
 }
 
-fn path_env(root: &Path, workspace: &Path) -> std::ffi::OsString {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    let mut cur = Some(root);
-    while let Some(d) = cur {
-        for b in crate::discover::LOCAL_BIN_DIRS {
-            let p = d.join(b);
-            if p.is_dir() {
-                dirs.push(p);
-            }
-        }
-        if d == workspace || !d.starts_with(workspace) {
-            break;
-        }
-        cur = d.parent();
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        dirs.extend(std::env::split_paths(&path));
-    }
-    std::env::join_paths(dirs).unwrap_or_default()
-}
-
 fn client_capabilities() -> Value {
     json!({
         "general": {"positionEncodings": ["utf-8", "utf-16"]},
@@ -221,10 +200,11 @@ impl LspClient {
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_else(|| launch.program.display().to_string());
-        let mut cmd = tokio::process::Command::new(&launch.program);
-        cmd.args(&launch.args)
-            .current_dir(&launch.root)
-            .env("PATH", path_env(&launch.root, &launch.workspace));
+        let mut cmd = tools_core::child_command(run, &launch.program);
+        cmd.args(&launch.args).current_dir(&launch.root).env(
+            "PATH",
+            tools_core::discovery::ProgramSearch::for_run(run).child_path(&launch.root),
+        );
         let mut child = ChildProcess::spawn(run, cmd, Pipes::StdinStdout)
             .map_err(|e| LspError::Other(e.to_string()))?;
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {

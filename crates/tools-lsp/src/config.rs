@@ -33,6 +33,11 @@ pub struct LspConfig {
     pub servers: BTreeMap<String, ServerOverride>,
     /// Overrides and additions to the project-checker table, keyed by language.
     pub checkers: BTreeMap<String, CheckerOverride>,
+    /// Whether the run is trusted (not read from the file: the run decides). Untrusted:
+    /// programs come from `$PATH` only, rust-analyzer runs without build scripts and proc
+    /// macros, and `diagnostics "*"` runs no project build.
+    #[serde(skip)]
+    pub trusted: bool,
 }
 
 impl Default for LspConfig {
@@ -49,11 +54,25 @@ impl Default for LspConfig {
             max_open_documents: 64,
             servers: BTreeMap::new(),
             checkers: BTreeMap::new(),
+            trusted: false,
         }
     }
 }
 
 impl LspConfig {
+    /// The configuration of `run`'s `[lsp]` section, with the run's trust.
+    pub fn for_run(run: &tools_core::Run) -> Result<Self, tools_core::ToolError> {
+        let mut cfg: LspConfig = run.config().section("lsp")?;
+        cfg.trusted = run.trusted();
+        Ok(cfg)
+    }
+    /// Where this configuration's programs may be found in `workspace`.
+    pub fn program_search(
+        &self,
+        workspace: &std::path::Path,
+    ) -> tools_core::discovery::ProgramSearch {
+        tools_core::discovery::ProgramSearch::new(workspace, self.trusted)
+    }
     /// The request timeout.
     pub fn request_timeout(&self) -> Duration {
         Duration::from_millis(self.request_timeout_ms.max(1))

@@ -1,55 +1,20 @@
 //! Discovery, shared by the tools, `status` and `doctor`: which root a file belongs to (the
 //! nearest folder above it, inside the workspace, holding one of the server's markers) and
-//! which binary a command resolves to (the project's own `.venv/bin`, `venv/bin` and
-//! `node_modules/.bin`, from the root up to the workspace root, before `$PATH`: a server
-//! from another environment answers about other packages).
+//! which binary a command resolves to. Where a program may come from is decided by
+//! [`tools_core::discovery`] for every family alike: in a trusted run the project's own
+//! `.venv/bin`, `venv/bin` and `node_modules/.bin` (from the root up to the workspace root)
+//! come before `$PATH`, since a server from another environment answers about other packages;
+//! in an untrusted run only `$PATH` outside the workspace is searched.
 
 use std::path::{Path, PathBuf};
-use tools_core::process::is_executable;
+pub use tools_core::discovery::LOCAL_BIN_DIRS;
+use tools_core::discovery::ProgramSearch;
 
 use crate::table::{Candidate, ServerSpec};
 
-/// The project-local binary folders, in order of preference.
-pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.bin"];
-
-/// The folders searched for a program, in order, for a project rooted at `root` inside
-/// `workspace`: the local binary folders of `root` and each parent up to `workspace`, then
-/// every `$PATH` entry.
-pub fn search_dirs(root: &Path, workspace: &Path) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    let mut cur = Some(root);
-    while let Some(d) = cur {
-        for b in LOCAL_BIN_DIRS {
-            dirs.push(d.join(b));
-        }
-        if d == workspace || !d.starts_with(workspace) {
-            break;
-        }
-        cur = d.parent();
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        dirs.extend(std::env::split_paths(&path));
-    }
-    dirs
-}
-
 /// Resolves `program` (a bare name, or a path relative to `root`) for a project at `root`.
-pub fn resolve_program(program: &str, root: &Path, workspace: &Path) -> Option<PathBuf> {
-    if program.is_empty() {
-        return None;
-    }
-    if program.contains('/') {
-        let p = if Path::new(program).is_absolute() {
-            PathBuf::from(program)
-        } else {
-            root.join(program)
-        };
-        return is_executable(&p).then_some(p);
-    }
-    search_dirs(root, workspace)
-        .into_iter()
-        .map(|d| d.join(program))
-        .find(|p| is_executable(p))
+pub fn resolve_program(program: &str, root: &Path, search: &ProgramSearch) -> Option<PathBuf> {
+    search.find(program, root).ok().map(|f| f.path)
 }
 
 /// The outcome of resolving a list of candidate commands.
@@ -72,34 +37,53 @@ pub enum Resolution {
 }
 
 /// Resolves the first candidate that exists for a project at `root`.
-pub fn resolve(candidates: &[Candidate], root: &Path, workspace: &Path) -> Resolution {
+pub fn resolve(candidates: &[Candidate], root: &Path, search: &ProgramSearch) -> Resolution {
     for c in candidates {
-        if let Some(path) = resolve_program(c.program(), root, workspace) {
+        if let Some(path) = resolve_program(c.program(), root, search) {
             return Resolution::Found {
                 candidate: c.clone(),
                 path,
             };
         }
     }
-    let rel = |p: &Path| {
-        p.strip_prefix(workspace)
-            .map(|r| {
-                if r.as_os_str().is_empty() {
-                    ".".to_string()
-                } else {
-                    r.display().to_string()
-                }
-            })
-            .unwrap_or_else(|_| p.display().to_string())
-    };
+    let mut looked_in = search.where_text(root);
+    if let Some(skipped) = search.skipped(root) {
+        looked_in = format!("{looked_in}; {skipped}");
+    }
     Resolution::Missing {
         looked_for: candidates.iter().map(|c| c.program().to_string()).collect(),
-        looked_in: format!(
-            "{}/{{{}}} (and the same under each parent up to the workspace root), then $PATH",
-            rel(root),
-            LOCAL_BIN_DIRS.join(",")
-        ),
+        looked_in,
     }
+}
+
+/// The one line `status` and `doctor` carry in an untrusted run: what discovery and the
+/// servers skip here, and that `--trust` enables it. `None` in a trusted run.
+pub fn untrusted_line(search: &ProgramSearch, table: &[ServerSpec]) -> Option<String> {
+    if search.trusted() {
+        return None;
+    }
+    let mut skipped = Vec::new();
+    let ws = search.workspace();
+    let local: Vec<&str> = LOCAL_BIN_DIRS
+        .iter()
+        .copied()
+        .filter(|d| ws.join(d).is_dir())
+        .collect();
+    if !local.is_empty() {
+        skipped.push(format!(
+            "project-local servers ({}) are not run",
+            local.join(", ")
+        ));
+    }
+    if table.iter().any(|s| s.language == "rust") {
+        skipped
+            .push("rust-analyzer runs without build scripts, proc macros and check-on-save".into());
+    }
+    skipped.push(
+        "`diagnostics \"*\"` runs no project build (cargo check, go vet, mypy, dart analyze)"
+            .into(),
+    );
+    Some(tools_core::trust::skipped_line(&skipped.join("; ")))
 }
 
 /// The nearest folder at or above `file`'s folder, inside `workspace`, holding one of
@@ -220,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn local_bin_dirs_come_before_path() {
+    fn local_bin_dirs_come_before_path_in_trusted_runs_only() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap();
@@ -228,11 +212,22 @@ mod tests {
         let exe = ws.join(".venv/bin/sh");
         std::fs::write(&exe, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert_eq!(resolve_program("sh", &ws, &ws), Some(exe));
+        let trusted = ProgramSearch::new(&ws, true);
+        assert_eq!(resolve_program("sh", &ws, &trusted), Some(exe.clone()));
+        let untrusted = ProgramSearch::new(&ws, false);
+        let from_path = resolve_program("sh", &ws, &untrusted).unwrap();
+        assert_ne!(from_path, exe);
         let c = vec![Candidate {
             command: vec!["no-such-binary-here".into()],
         }];
-        match resolve(&c, &ws, &ws) {
+        match resolve(&c, &ws, &untrusted) {
+            Resolution::Missing { looked_in, .. } => {
+                assert!(looked_in.contains("untrusted workspace"), "{looked_in}");
+                assert!(looked_in.contains("--trust"), "{looked_in}");
+            }
+            other => panic!("{other:?}"),
+        }
+        match resolve(&c, &ws, &trusted) {
             Resolution::Missing {
                 looked_for,
                 looked_in,

@@ -114,7 +114,7 @@ impl ToolFamily for LspFamily {
 /// The family for `run`, configured from its `[lsp]` section. `Ok(None)` when the section
 /// says `enabled = false`; a malformed section is an error naming the field.
 pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
-    let cfg: LspConfig = run.config().section("lsp")?;
+    let cfg = LspConfig::for_run(run)?;
     if !cfg.enabled {
         return Ok(None);
     }

@@ -24,7 +24,10 @@ use lsp_types::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tools_core::{CallCtx, Run, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
+use tools_core::safe_write::{self, FileChange, MAX_UNDO_BYTES};
+use tools_core::{
+    CallCtx, PathLocks, Run, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for,
+};
 
 use crate::client::{LspClient, uri_to_path};
 use crate::error::LspError;
@@ -290,31 +293,24 @@ async fn plan_edit(run: &Run, client: &LspClient, edit: &WorkspaceEdit) -> Resul
     Ok(plan)
 }
 
-fn write_atomic(p: &Path, text: &str) -> std::io::Result<()> {
-    let dir = p.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.rename-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    if let Ok(meta) = std::fs::metadata(p) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
-    std::fs::rename(&tmp, p).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
-/// Writes the plan: re-checks every file against what was planned, then writes each
-/// atomically; on a failure part-way, restores every file already written.
+/// Writes the plan under the run's write locks of every file it read or writes: each
+/// path is re-resolved through the workspace jail and re-checked against what was planned
+/// (any change since rejects the whole rename), then every file is written all or nothing
+/// through the safe writer, which restores the files already written (modes included) if
+/// a write fails part-way. The lock wait is bounded, and the lock is never held across an
+/// await.
 fn commit(run: &Run, plan: &Plan) -> Result<(), ToolError> {
+    let ws = run.workspace();
+    let locked = plan.original.keys().chain(plan.finals.keys()).cloned();
+    let guard = PathLocks::for_run(run).lock(locked)?;
     for (p, orig) in &plan.original {
-        if read_opt(p)? != *orig {
+        ws.confirm_resolved(p)?;
+        let now = safe_write::read_file_if_exists(ws, p, MAX_UNDO_BYTES)
+            .map_err(|e| e.for_file(&ws.display(p)))?;
+        if now.as_ref().map(|c| c.bytes.as_slice()) != orig.as_ref().map(|t| t.as_bytes()) {
             return Err(ToolError::rejected(format!(
                 "{} changed while the rename was being prepared; nothing was changed — try again",
-                run.workspace().display(p)
+                ws.display(p)
             )));
         }
     }
@@ -325,60 +321,33 @@ fn commit(run: &Run, plan: &Plan) -> Result<(), ToolError> {
         .load(Ordering::SeqCst);
     #[cfg(not(feature = "testing"))]
     let fail_at = 0;
-    let mut done: Vec<&PathBuf> = Vec::new();
-    let mut n = 0usize;
-    let mut result = Ok(());
-    for (p, f) in &plan.finals {
-        if plan.original.get(p).map(|o| o.as_deref())
-            == Some(match f {
-                Final::Text(t) => Some(t.as_str()),
-                Final::Absent => None,
-            })
-        {
-            continue;
-        }
-        n += 1;
-        let r = if fail_at == n {
+    let changes: Vec<FileChange> = plan
+        .finals
+        .iter()
+        .filter(|(p, f)| {
+            plan.original.get(*p).map(|o| o.as_deref())
+                != Some(match f {
+                    Final::Text(t) => Some(t.as_str()),
+                    Final::Absent => None,
+                })
+        })
+        .map(|(p, f)| match f {
+            Final::Text(t) => FileChange::Write {
+                path: p.clone(),
+                content: t.clone().into_bytes(),
+                mode: None,
+            },
+            Final::Absent => FileChange::Delete { path: p.clone() },
+        })
+        .collect();
+    let fault = |i: usize, _: &FileChange| {
+        if fail_at == i + 1 {
             Err(std::io::Error::other("injected write failure"))
         } else {
-            match f {
-                Final::Text(t) => write_atomic(p, t),
-                Final::Absent => std::fs::remove_file(p),
-            }
-        };
-        if let Err(e) = r {
-            result = Err(format!(
-                "writing {} failed: {e}",
-                run.workspace().display(p)
-            ));
-            break;
+            Ok(())
         }
-        done.push(p);
-    }
-    if let Err(why) = result {
-        let mut unrestored = Vec::new();
-        for p in done.into_iter().rev() {
-            let r = match plan.original.get(p) {
-                Some(Some(t)) => write_atomic(p, t),
-                Some(None) => std::fs::remove_file(p),
-                None => Ok(()),
-            };
-            if r.is_err() {
-                unrestored.push(run.workspace().display(p));
-            }
-        }
-        return Err(if unrestored.is_empty() {
-            ToolError::internal(format!(
-                "{why}; every file already written was restored, so nothing changed"
-            ))
-        } else {
-            ToolError::internal(format!(
-                "{why}; these files could not be restored: {}",
-                unrestored.join(", ")
-            ))
-        });
-    }
-    Ok(())
+    };
+    safe_write::apply_all_or_nothing(ws, &guard, &changes, Some(&fault)).map(|_| ())
 }
 
 /// Most workspace files opened before a rename.

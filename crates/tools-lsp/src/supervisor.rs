@@ -128,7 +128,11 @@ impl ServerSupervisor {
                 .unwrap_or(&self.workspace)
                 .to_path_buf()
         });
-        let res = discover::resolve(&spec.candidates, &probe_root, &self.workspace);
+        let res = discover::resolve(
+            &spec.candidates,
+            &probe_root,
+            &self.cfg.program_search(&self.workspace),
+        );
         let marker_msg = || {
             format!(
                 "missing root marker: no folder from {} up to the workspace root holds one of {}",
@@ -313,8 +317,11 @@ impl ServerSupervisor {
                 let mut out = Vec::new();
                 for (lang, root) in keys {
                     if let Some(spec) = self.table.iter().find(|s| s.language == lang)
-                        && let Resolution::Found { candidate, path } =
-                            discover::resolve(&spec.candidates, &root, &self.workspace)
+                        && let Resolution::Found { candidate, path } = discover::resolve(
+                            &spec.candidates,
+                            &root,
+                            &self.cfg.program_search(&self.workspace),
+                        )
                     {
                         out.push(Located {
                             spec: spec.clone(),
@@ -459,7 +466,11 @@ impl ServerSupervisor {
                 .take(5)
                 .collect();
             if pending.is_empty() && seen_roots.is_empty() {
-                let res = discover::resolve(&spec.candidates, &self.workspace, &self.workspace);
+                let res = discover::resolve(
+                    &spec.candidates,
+                    &self.workspace,
+                    &self.cfg.program_search(&self.workspace),
+                );
                 let marker = format!(
                     "missing root marker (none of {} in the workspace)",
                     spec.markers.join(", ")
@@ -488,7 +499,11 @@ impl ServerSupervisor {
             }
             for root in pending {
                 let rd = rel(&self.workspace, root);
-                match discover::resolve(&spec.candidates, root, &self.workspace) {
+                match discover::resolve(
+                    &spec.candidates,
+                    root,
+                    &self.cfg.program_search(&self.workspace),
+                ) {
                     Resolution::Found { candidate, path } => {
                         lines.push(format!(
                             "{lang}: not started yet for root {rd}; {} resolves at {} and starts on the first query",
@@ -515,7 +530,13 @@ impl ServerSupervisor {
                 "no source files of a configured language were found in the workspace".into(),
             );
         }
-        (lines.join("\n"), json!({"servers": structured}))
+        let trust =
+            discover::untrusted_line(&self.cfg.program_search(&self.workspace), &self.table);
+        lines.extend(trust.clone());
+        (
+            lines.join("\n"),
+            json!({"servers": structured, "untrusted": trust}),
+        )
     }
 
     /// `doctor`: per language, whether a server could start here and why not.
@@ -528,7 +549,11 @@ impl ServerSupervisor {
                 .first()
                 .cloned()
                 .unwrap_or_else(|| self.workspace.clone());
-            let res = discover::resolve(&spec.candidates, &probe, &self.workspace);
+            let res = discover::resolve(
+                &spec.candidates,
+                &probe,
+                &self.cfg.program_search(&self.workspace),
+            );
             let marker = if roots.is_empty() {
                 format!("no root marker ({})", spec.markers.join(", "))
             } else {
@@ -562,6 +587,16 @@ impl ServerSupervisor {
                 resource,
                 ok: binary_ok && !roots.is_empty(),
                 detail: format!("{marker}; {bin}"),
+            });
+        }
+        if let Some(line) =
+            discover::untrusted_line(&self.cfg.program_search(&self.workspace), &self.table)
+        {
+            out.push(DoctorEntry {
+                family: "lsp".into(),
+                resource: "workspace trust".into(),
+                ok: true,
+                detail: line,
             });
         }
         out

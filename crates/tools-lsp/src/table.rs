@@ -222,6 +222,17 @@ pub fn server_table(cfg: &LspConfig) -> Vec<ServerSpec> {
             entry.initialization_options = Some(to_json(i));
         }
     }
+    if !cfg.trusted
+        && let Some(rust) = table.get_mut("rust")
+    {
+        restrict_rust_analyzer(rust);
+    }
+    if !cfg.trusted
+        && let Some(ts) = table.get_mut("typescript")
+        && let Some(tsserver) = global_tsserver()
+    {
+        pin_tsserver(ts, &tsserver);
+    }
     for (lang, c) in &cfg.checkers {
         if let Some(entry) = table.get_mut(lang) {
             if let Some(cmds) = &c.commands {
@@ -241,6 +252,86 @@ pub fn server_table(cfg: &LspConfig) -> Vec<ServerSpec> {
         }
     }
     table.into_values().collect()
+}
+
+/// rust-analyzer in an untrusted run: build scripts, proc macros and check-on-save run the
+/// project's code, so they are switched off in both the initialization options and the
+/// answers to `workspace/configuration`, over whatever the configuration said.
+fn restrict_rust_analyzer(spec: &mut ServerSpec) {
+    let off = serde_json::json!({
+        "cargo": {"buildScripts": {"enable": false}},
+        "procMacro": {"enable": false},
+        "checkOnSave": false,
+    });
+    let mut init = spec
+        .initialization_options
+        .take()
+        .unwrap_or_else(|| serde_json::json!({}));
+    merge_json(&mut init, &off);
+    spec.initialization_options = Some(init);
+    if !spec.settings.is_object() {
+        spec.settings = serde_json::json!({});
+    }
+    let section = &mut spec.settings["rust-analyzer"];
+    if !section.is_object() {
+        *section = serde_json::json!({});
+    }
+    merge_json(section, &off);
+}
+
+/// The `tsserver.js` of a TypeScript installed outside any project: next to `tsc` on `PATH`,
+/// or beside `typescript-language-server` in its `node_modules`.
+fn global_tsserver() -> Option<std::path::PathBuf> {
+    let real = |name: &str| tools_core::process::which(name).and_then(|p| p.canonicalize().ok());
+    let mut candidates = Vec::new();
+    // `…/typescript/bin/tsc` → `…/typescript/lib/tsserver.js`
+    if let Some(tsc) = real("tsc")
+        && let Some(pkg) = tsc.parent().and_then(|b| b.parent())
+    {
+        candidates.push(pkg.join("lib/tsserver.js"));
+    }
+    // `…/node_modules/typescript-language-server/lib/cli.mjs` → its own or a sibling typescript
+    if let Some(cli) = real("typescript-language-server")
+        && let Some(pkg) = cli.parent().and_then(|l| l.parent())
+    {
+        candidates.push(pkg.join("node_modules/typescript/lib/tsserver.js"));
+        if let Some(modules) = pkg.parent() {
+            candidates.push(modules.join("typescript/lib/tsserver.js"));
+        }
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+/// typescript-language-server in an untrusted run: it would run the workspace's own
+/// `node_modules/typescript/lib/tsserver.js` before anything else, so it is pointed at the
+/// TypeScript installed outside the project.
+fn pin_tsserver(spec: &mut ServerSpec, tsserver: &std::path::Path) {
+    let mut init = spec
+        .initialization_options
+        .take()
+        .unwrap_or_else(|| serde_json::json!({}));
+    merge_json(
+        &mut init,
+        &serde_json::json!({"tsserver": {"path": tsserver.display().to_string()}}),
+    );
+    spec.initialization_options = Some(init);
+}
+
+/// Writes every leaf of `over` into `base`, creating objects on the way.
+fn merge_json(base: &mut serde_json::Value, over: &serde_json::Value) {
+    match (base.as_object_mut(), over.as_object()) {
+        (Some(b), Some(o)) => {
+            for (k, v) in o {
+                let slot = b.entry(k.clone()).or_insert(serde_json::Value::Null);
+                if v.is_object() && slot.is_object() {
+                    merge_json(slot, v);
+                } else {
+                    *slot = v.clone();
+                }
+            }
+        }
+        _ => *base = over.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -282,5 +373,47 @@ mod tests {
         assert!(zig.handles("zig"));
         assert!(t.iter().all(|s| s.language != "dart"));
         assert_eq!(language_id("tsx", "typescript"), "typescriptreact");
+    }
+
+    #[test]
+    fn untrusted_rust_analyzer_runs_no_project_code_whatever_the_settings_say() {
+        let mut cfg = LspConfig::default();
+        cfg.servers.insert(
+            "rust".into(),
+            ServerOverride {
+                initialization_options: Some(toml::toml! { [procMacro] enable = true }.into()),
+                ..Default::default()
+            },
+        );
+        let untrusted = server_table(&cfg);
+        let ra = untrusted.iter().find(|s| s.language == "rust").unwrap();
+        let init = ra.initialization_options.as_ref().unwrap();
+        assert_eq!(init["procMacro"]["enable"], false);
+        assert_eq!(init["cargo"]["buildScripts"]["enable"], false);
+        assert_eq!(init["checkOnSave"], false);
+        assert_eq!(ra.settings["rust-analyzer"]["procMacro"]["enable"], false);
+        cfg.trusted = true;
+        let trusted = server_table(&cfg);
+        let ra = trusted.iter().find(|s| s.language == "rust").unwrap();
+        assert_eq!(
+            ra.initialization_options.as_ref().unwrap()["procMacro"]["enable"],
+            true
+        );
+        assert!(ra.settings.is_null());
+    }
+
+    #[test]
+    fn a_pinned_tsserver_keeps_the_other_initialization_options() {
+        let mut t = server_table(&LspConfig {
+            trusted: true,
+            ..Default::default()
+        });
+        let ts = t.iter_mut().find(|s| s.language == "typescript").unwrap();
+        ts.initialization_options =
+            Some(serde_json::json!({"preferences": {"quoteStyle": "single"}}));
+        pin_tsserver(ts, std::path::Path::new("/opt/ts/lib/tsserver.js"));
+        let init = ts.initialization_options.as_ref().unwrap();
+        assert_eq!(init["tsserver"]["path"], "/opt/ts/lib/tsserver.js");
+        assert_eq!(init["preferences"]["quoteStyle"], "single");
     }
 }

@@ -5,7 +5,7 @@
 //! harness's call would.
 //!
 //! - `tools/list` lists exactly the surface's tools with their JSON Schemas and a tier
-//!   annotation (`readOnlyHint` for read tools, `destructiveHint` for write tools).
+//!   annotation (`readOnlyHint` for read tools that start no process, `openWorldHint` for those that do, `destructiveHint` for write tools).
 //! - `tools/call` maps [`tools_core::ToolOutput`] to MCP content: the text (with observer
 //!   sections such as diagnostics on write appended), PNG images as image content, and the
 //!   structured result as `structuredContent`. A [`tools_core::ToolError`] is a tool result
@@ -315,9 +315,18 @@ impl ProgressSink for PeerProgress {
     }
 }
 
+/// Read-tier tools that start processes: `lsp` starts language servers (and `diagnostics
+/// "*"` the project's checker), `vibe_spawn` and `vibe_send` start worker CLIs.
+const READ_TOOLS_THAT_START_PROCESSES: &[&str] = &["lsp", "vibe_spawn", "vibe_send"];
+
 /// The MCP tool entry for one of ours.
 fn to_mcp_tool(info: &tools_core::ToolInfo) -> Option<rmcp::model::Tool> {
     let annotations = match info.tier {
+        // A read tool that starts a process (a language server, a worker CLI) is not
+        // read-only in MCP's sense: it reaches beyond the conversation.
+        Tier::Read if READ_TOOLS_THAT_START_PROCESSES.contains(&info.name.as_str()) => {
+            json!({"destructiveHint": false, "openWorldHint": true})
+        }
         Tier::Read => json!({"readOnlyHint": true, "destructiveHint": false}),
         Tier::Write => {
             json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false})

@@ -1,7 +1,8 @@
 //! # tools-py
 //!
 //! Python bindings of the agent-tools facade, so a Python harness can vendor the tools:
-//! `agent_tools.Toolbox(root, surface="full", config=None, approver=None)` opens one run with
+//! `agent_tools.Toolbox(root, surface="full", config=None, approver=None, trusted=False)` opens
+//! one run (`trusted=True` lets the repository's own programs run, as `--trust` does) with
 //! every family compiled into the facade; `.tools()` lists names, tiers and schemas; `.call(name,
 //! args)` returns a `ToolResult` (text, structured data, PNG images as bytes, `is_error`);
 //! `.close()` ends the run (also on leaving a `with` block). Calls release the GIL while the
@@ -182,7 +183,7 @@ impl PyToolbox {
 #[pymethods]
 impl PyToolbox {
     #[new]
-    #[pyo3(signature = (root, surface = "full", config = None, approver = None, question_gate = None))]
+    #[pyo3(signature = (root, surface = "full", config = None, approver = None, question_gate = None, trusted = false))]
     fn new(
         py: Python<'_>,
         root: PathBuf,
@@ -190,6 +191,7 @@ impl PyToolbox {
         config: Option<PathBuf>,
         approver: Option<Py<PyAny>>,
         question_gate: Option<Py<PyAny>>,
+        trusted: bool,
     ) -> PyResult<Self> {
         let surface = Surface::parse(surface).ok_or_else(|| {
             PyValueError::new_err(format!(
@@ -203,6 +205,7 @@ impl PyToolbox {
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the runtime: {e}")))?;
         let mut opts = ToolboxOptions::new(root);
         opts.config_path = config;
+        opts.trusted = trusted;
         if let Some(a) = approver {
             opts.approver = Some(Arc::new(PyApprover(Arc::new(a))));
         }

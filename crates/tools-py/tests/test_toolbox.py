@@ -114,3 +114,17 @@ def test_a_python_question_gate_answers_ask_user(tmp_path):
     assert cards[0]["options"][0]["label"] == "sqlite"
     with Toolbox(str(tmp_path)) as tb:
         assert "ask_user" not in {t["name"] for t in tb.tools()}
+
+
+def test_trust_is_the_users_call_not_the_repositorys(tmp_path):
+    # The repository's file names an interpreter: ignored unless the caller trusts the root.
+    (tmp_path / "agent-tools.toml").write_text('[eval]\npython = "tools/python"\n')
+
+    def trust_line(tb):
+        return next(e["detail"] for e in tb.doctor() if e["family"] == "trust")
+
+    with Toolbox(str(tmp_path)) as tb:
+        line = trust_line(tb)
+        assert "untrusted workspace" in line and "eval.python" in line, line
+    with Toolbox(str(tmp_path), trusted=True) as tb:
+        assert trust_line(tb).startswith("trusted"), trust_line(tb)

@@ -40,6 +40,7 @@ fn registry(dir: &std::path::Path) -> Result<Arc<Registry>, Box<dyn std::error::
         root: dir.to_path_buf(),
         conversation_id: format!("vibe-bench-{}", std::process::id()),
         config: Config::parse(&config)?,
+        trusted: true,
     })?;
     let family = tools_vibe::family(&run)?.ok_or("vibe mode is off")?;
     Ok(RegistryBuilder::new(run).family(family).build()?)

@@ -8,13 +8,67 @@ use std::time::Duration;
 use tools_core::process::is_executable;
 
 use serde::Deserialize;
-use tools_core::ToolError;
+use tools_core::{Surface, Tier, ToolError};
 
 /// The placeholder replaced by the brief in a command argument.
 pub const BRIEF_PLACEHOLDER: &str = "{brief}";
 
 /// The tier `vibe_spawn` uses when the caller names none.
 pub const DEFAULT_TIER: &str = "fast";
+
+/// Shells and interpreters: after a flag such as `-c` or `-e` their next argument is code.
+const CODE_RUNNERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", "python", "node", "perl",
+    "ruby", "php", "lua", "pwsh", "deno", "bun",
+];
+
+/// Whether `arg` is a flag after which a shell or interpreter reads code (`-c`, `-lc`,
+/// `-e`, `--eval`, `--command`, `--print`).
+fn is_code_flag(arg: &str) -> bool {
+    matches!(arg, "--eval" | "--command" | "--print" | "-p")
+        || (arg.starts_with('-')
+            && !arg.starts_with("--")
+            && arg[1..].chars().any(|c| c == 'c' || c == 'e'))
+}
+
+/// Refuses a command that puts `{brief}` into the code a shell or interpreter runs
+/// (`sh -c "echo {brief}"`, `python3 -c {brief}`): the brief `$(touch pwned)` would run.
+/// Given as an argument of its own after the script (`["sh", "-c", "mycli \"$1\"", "sh",
+/// "{brief}"]`) it is data.
+fn check_brief_is_one_argument(command: &[String]) -> Result<(), String> {
+    let mut rest = command;
+    // `env [-i] [NAME=value …] program …` runs `program`.
+    while let Some(first) = rest.first()
+        && first.rsplit('/').next() == Some("env")
+    {
+        rest = &rest[1..];
+        while rest
+            .first()
+            .is_some_and(|a| a.starts_with('-') || a.contains('='))
+        {
+            rest = &rest[1..];
+        }
+    }
+    let Some(first) = rest.first() else {
+        return Ok(());
+    };
+    let program = first.rsplit('/').next().unwrap_or(first);
+    let base = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if !(CODE_RUNNERS.contains(&program) || CODE_RUNNERS.contains(&base)) {
+        return Ok(());
+    }
+    for pair in rest[1..].windows(2) {
+        if is_code_flag(&pair[0]) && pair[1].contains(BRIEF_PLACEHOLDER) {
+            return Err(format!(
+                "`{}` puts the brief into the code `{program}` runs, so a brief such as `$(touch pwned)` would run; \
+                 give `{BRIEF_PLACEHOLDER}` as an argument of its own after the script and refer to it there, e.g. \
+                 [\"sh\", \"-c\", \"mycli \\\"$1\\\"\", \"sh\", \"{BRIEF_PLACEHOLDER}\"]",
+                pair[1]
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// The whole `[vibe]` section: global limits plus one [`TierConfig`] per sub-table.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -101,8 +155,18 @@ pub enum ResultFormat {
 #[serde(deny_unknown_fields)]
 pub struct TierConfig {
     /// The program and its arguments. An argument containing `{brief}` gets the brief
-    /// substituted; with no such argument the brief is written to stdin, which is then closed.
+    /// substituted (the brief stays one argument: it is never spliced into a shell or
+    /// interpreter script, see `TierConfig::validate`); with no such argument the brief is
+    /// written to stdin, which is then closed.
+    #[serde(default)]
     pub command: Vec<String>,
+    /// The command used when the worker is spawned from a read-capped surface (`plan`,
+    /// `read-only`): an invocation of the CLI that cannot change files or run programs, e.g.
+    /// `["codex", "exec", "--sandbox", "read-only", "{brief}"]` or
+    /// `["claude", "-p", "--permission-mode", "plan", "{brief}"]`. Without it the tier cannot
+    /// be spawned from those surfaces.
+    #[serde(default)]
+    pub read_only_command: Option<Vec<String>>,
     /// The working directory, relative to the workspace root (default: the root). It must
     /// stay inside the workspace.
     #[serde(default)]
@@ -140,6 +204,15 @@ impl TierConfig {
             Some(p) if p.trim().is_empty() => return Err(bad("the program (first element of `command`) is empty".into())),
             Some(_) => {}
         }
+        check_brief_is_one_argument(&self.command)
+            .map_err(|why| bad(format!("`command`: {why}")))?;
+        if let Some(ro) = &self.read_only_command {
+            if ro.first().is_none_or(|p| p.trim().is_empty()) {
+                return Err(bad("`read_only_command` must name a program".into()));
+            }
+            check_brief_is_one_argument(ro)
+                .map_err(|why| bad(format!("`read_only_command`: {why}")))?;
+        }
         for (key, v) in [
             ("timeout_seconds", self.timeout_seconds),
             ("stall_seconds", self.stall_seconds),
@@ -164,6 +237,27 @@ impl TierConfig {
             )));
         }
         Ok(())
+    }
+
+    /// The tier as it runs from `surface`: itself on the full surface; on a read-capped
+    /// surface (`plan`, `read-only`) with `read_only_command` as its command, or an error
+    /// when it declares none.
+    pub fn for_surface(&self, name: &str, surface: Surface) -> Result<TierConfig, ToolError> {
+        if surface.max_tier >= Tier::Exec {
+            return Ok(self.clone());
+        }
+        match &self.read_only_command {
+            Some(ro) => Ok(TierConfig {
+                command: ro.clone(),
+                ..self.clone()
+            }),
+            None => Err(ToolError::rejected(format!(
+                "tier `{name}` declares no `read_only_command`, so it cannot run from the {} surface \
+                 (a worker could change files or run programs there); add one to [vibe.{name}], e.g. \
+                 [\"codex\", \"exec\", \"--sandbox\", \"read-only\", \"{{brief}}\"]",
+                surface.name
+            ))),
+        }
     }
 
     /// Whether the brief goes into an argument (else it goes to stdin).
@@ -242,7 +336,7 @@ mod tests {
     #[test]
     fn tiers_and_defaults() {
         let c = parse(
-            "[vibe]\nmax_running = 3\n[vibe.fast]\ncommand = [\"sh\", \"-c\", \"echo {brief}\"]\n\
+            "[vibe]\nmax_running = 3\n[vibe.fast]\ncommand = [\"echo\", \"done: {brief}\"]\n\
              [vibe.good]\ncommand = [\"cat\"]\nresult = \"json-events\"\nresult_field = \"item.text\"\n",
         );
         c.validate().unwrap();
@@ -250,7 +344,7 @@ mod tests {
         assert_eq!(c.default_tier().unwrap(), "fast");
         let fast = c.tier("fast").unwrap();
         assert!(fast.brief_in_args());
-        assert_eq!(fast.args_for("hi"), vec!["-c", "echo hi"]);
+        assert_eq!(fast.args_for("hi"), vec!["done: hi"]);
         assert_eq!(fast.result, ResultFormat::StdoutTail);
         let good = c.tier("good").unwrap();
         assert!(!good.brief_in_args());
@@ -289,5 +383,51 @@ mod tests {
         assert!(two.default_tier().is_err());
         let missing = two.tier("a").unwrap().resolve_program(Path::new("/"));
         assert!(missing.unwrap_err().contains("not on the worker's PATH"));
+    }
+
+    #[test]
+    fn a_brief_is_never_spliced_into_code() {
+        let spliced = parse("[vibe.fast]\ncommand = [\"sh\", \"-c\", \"echo {brief}\"]\n");
+        let err = spliced.validate().unwrap_err().to_string();
+        assert!(err.contains("$(touch pwned)"), "{err}");
+        let py = parse(
+            "[vibe.fast]\ncommand = [\"/usr/bin/python3.11\", \"-c\", \"print('{brief}')\"]\n",
+        );
+        assert!(py.validate().is_err());
+        let positional = parse(
+            "[vibe.fast]\ncommand = [\"sh\", \"-c\", \"echo \\\"$1\\\"\", \"sh\", \"{brief}\"]\n",
+        );
+        positional.validate().unwrap();
+        let args = positional.tier("fast").unwrap().args_for("$(touch pwned)");
+        assert_eq!(args, ["-c", "echo \"$1\"", "sh", "$(touch pwned)"]);
+        let ro = parse(
+            "[vibe.fast]\ncommand = [\"x\"]\nread_only_command = [\"bash\", \"-c\", \"{brief}!\"]\n",
+        );
+        assert!(ro.validate().is_err());
+    }
+
+    #[test]
+    fn read_capped_surfaces_need_a_read_only_command() {
+        let c = parse(
+            "[vibe.fast]\ncommand = [\"cli\", \"{brief}\"]\nread_only_command = [\"cli\", \"--read-only\", \"{brief}\"]\n\
+             [vibe.good]\ncommand = [\"cli\", \"{brief}\"]\n",
+        );
+        c.validate().unwrap();
+        let fast = c.tier("fast").unwrap();
+        assert_eq!(
+            fast.for_surface("fast", Surface::FULL).unwrap().command[1],
+            "{brief}"
+        );
+        assert_eq!(
+            fast.for_surface("fast", Surface::PLAN).unwrap().command[1],
+            "--read-only"
+        );
+        let err = c
+            .tier("good")
+            .unwrap()
+            .for_surface("good", Surface::READ_ONLY)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("read_only_command"), "{err}");
     }
 }

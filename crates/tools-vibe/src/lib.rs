@@ -39,7 +39,10 @@
 //! ```
 //!
 //! - `command`: an argument containing `{brief}` gets the brief substituted (at most 120 KiB,
-//!   the kernel's limit for one argument). Without `{brief}` anywhere the brief is written to
+//!   the kernel's limit for one argument). The brief always stays one argument: a command
+//!   that would put it into the code a shell or interpreter runs (`["sh", "-c", "echo
+//!   {brief}"]`, `["python3", "-c", "{brief}"]`) is refused when the run opens; write
+//!   `["sh", "-c", "mycli \"$1\"", "sh", "{brief}"]` instead. Without `{brief}` anywhere the brief is written to
 //!   the worker's stdin and stdin is closed; otherwise stdin is `/dev/null` — `codex exec` and
 //!   `opencode run` wait forever on an open stdin.
 //! - `result = "stdout-tail"` (default): the end of stdout is the result and the exit code
@@ -53,6 +56,16 @@
 //!   `tool-calls`) — and only without one from the exit code: known CLIs exit 0 while work is
 //!   still running, or 1 after an error they recovered from. A worker still alive
 //!   `linger_seconds` (default 10) after its terminal event is ended, keeping that status.
+//! - `read_only_command`: the command used when `vibe_spawn` is called from a read-capped
+//!   surface (`plan`, `read-only`), e.g. `["codex", "exec", "--sandbox", "read-only",
+//!   "{brief}"]` or `["claude", "-p", "--permission-mode", "plan", "{brief}"]`. A tier without
+//!   one is refused on those surfaces (a worker there could change files or run programs).
+//! - Trust and environment: in an untrusted workspace (see `tools_core::trust`) the
+//!   repository's `agent-tools.toml` cannot name programs, so its tiers are dropped and vibe
+//!   mode is off unless the user trusts the workspace (`--trust`). A worker starts from the
+//!   minimal environment of `tools_core::child_env` plus the user's `[env] workers` list (its
+//!   own API key, e.g. `ANTHROPIC_API_KEY`) and the tier's `env`; logs are created private
+//!   (0600) with `O_EXCL|O_NOFOLLOW` in the run's own folder.
 //! - The program is looked up on the worker's `PATH` (the tier's `env.PATH` if set); a
 //!   program with a `/` is taken relative to the tier's `cwd`. `agent-tools doctor` reports
 //!   each tier's command and whether it resolves, using the same lookup.
@@ -129,6 +142,7 @@
 
 mod config;
 mod events;
+mod log;
 mod tools;
 mod worker;
 
@@ -180,7 +194,12 @@ pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> 
     if !run.config().has_section(SECTION) {
         return Ok(None);
     }
-    let config: VibeConfig = run.config().section(SECTION)?;
+    let mut config: VibeConfig = run.config().section(SECTION)?;
+    // An untrusted run dropped the repository's worker commands: those tiers do not exist.
+    let ignored = run.config().ignored_keys();
+    config
+        .tiers
+        .retain(|name, _| !ignored.contains(&format!("{SECTION}.{name}.command")));
     if config.tiers.is_empty() {
         return Ok(None);
     }

@@ -153,7 +153,8 @@ impl Tool for VibeSpawn {
             Some(t) if !t.is_empty() => t.to_string(),
             _ => self.0.config.default_tier()?.to_string(),
         };
-        let tier_config = self.0.config.tier(&tier)?;
+        // From a read-capped surface the tier runs its read-only command, or not at all.
+        let tier_config = &self.0.config.tier(&tier)?.for_surface(&tier, ctx.surface)?;
         let label = match a.label.trim() {
             "" => cut_text(a.brief.trim().lines().next().unwrap_or("worker"), 40),
             l => cut_text(&l.replace('\n', " "), 80),

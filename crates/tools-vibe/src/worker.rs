@@ -7,8 +7,7 @@
 //! status. Rounds are started and stopped under a per-worker lock, so a `vibe_send` racing a
 //! `vibe_kill` never leaves two processes for one worker.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -16,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{ChildStdout, Command};
+use tokio::process::ChildStdout;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +25,7 @@ use tools_core::{Run, ToolError};
 
 use crate::config::{ResultFormat, TierConfig};
 use crate::events::{EventReader, Terminal};
+use crate::log::{LogFile, create_log, private_log_dir};
 
 /// The final result kept per worker, in characters.
 pub const RESULT_CAP: usize = 4000;
@@ -424,10 +424,7 @@ impl WorkerList {
             )));
         }
         let id = format!("w{}", list.len() + 1);
-        let dir = run.state_dir()?.join("vibe");
-        std::fs::create_dir_all(&dir)?;
-        let log_path = dir.join(format!("{id}.log"));
-        std::fs::File::create(&log_path)?;
+        let log_path = create_log(&private_log_dir(run)?, &id)?;
         let now = Instant::now();
         let (changed, _) = watch::channel(0);
         let worker = Arc::new(Worker {
@@ -504,30 +501,6 @@ pub fn worker_cwd(run: &Run, config: &TierConfig) -> Result<PathBuf, ToolError> 
     Ok(dir)
 }
 
-/// A shared handle to the log file; a write error is logged once and then ignored, so a full
-/// disk never stops a worker.
-#[derive(Clone)]
-struct LogFile(Arc<Mutex<Option<std::fs::File>>>);
-
-impl LogFile {
-    fn open(path: &Path) -> Result<Self, ToolError> {
-        let f = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)?;
-        Ok(LogFile(Arc::new(Mutex::new(Some(f)))))
-    }
-    fn write(&self, bytes: &[u8]) {
-        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = g.as_mut()
-            && let Err(e) = f.write_all(bytes)
-        {
-            tracing::warn!("worker log write failed, no more log for this round: {e}");
-            *g = None;
-        }
-    }
-}
-
 fn start_round(
     worker: &Arc<Worker>,
     run: &Arc<Run>,
@@ -542,7 +515,9 @@ fn start_round(
             worker.tier, worker.tier
         ))
     })?;
-    let mut cmd = Command::new(&program);
+    // The minimal environment plus the user's `[env] workers` (the CLI's own API key), then
+    // the tier's own `env`.
+    let mut cmd = tools_core::worker_command(run, &program);
     cmd.args(config.args_for(brief))
         .current_dir(&cwd)
         .envs(&config.env)

@@ -30,6 +30,11 @@ struct RunArgs {
     /// Configuration file (default: agent-tools.toml at the root, if present).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Trust this workspace: let its agent-tools.toml name programs and let its own
+    /// binaries, interpreters and build scripts run (default: only when the root is listed
+    /// under [trust] roots in ~/.config/agent-tools/config.toml).
+    #[arg(long)]
+    trust: bool,
 }
 
 #[derive(Subcommand)]
@@ -104,6 +109,7 @@ fn options(run: &RunArgs) -> Result<ToolboxOptions, ToolError> {
     };
     let mut opts = ToolboxOptions::new(root);
     opts.config_path = run.config.clone();
+    opts.trusted = run.trust;
     Ok(opts)
 }
 

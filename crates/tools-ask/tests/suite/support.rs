@@ -16,6 +16,7 @@ pub fn run_with(config: &str) -> (tempfile::TempDir, Arc<Run>) {
         root: dir.path().into(),
         conversation_id: "ask-test".into(),
         config: Config::parse(config).unwrap(),
+        trusted: false,
     })
     .unwrap();
     (dir, run)

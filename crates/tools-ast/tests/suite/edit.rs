@@ -129,18 +129,18 @@ async fn a_file_changed_after_staging_rejects_the_whole_change() {
     assert_eq!(ws.read("b.py"), "dispose(x)\ndispose(q)\n");
 }
 
-/// Fails the `n`th write, passing the others to the atomic writer.
+/// Fails the `n`th write, letting the others through.
 struct FailNth {
     calls: AtomicUsize,
     n: usize,
 }
 
-impl tools_ast::FileWriter for FailNth {
-    fn write(&self, path: &Path, contents: &[u8]) -> std::io::Result<()> {
+impl tools_ast::WriteFaults for FailNth {
+    fn before_write(&self, _path: &Path) -> std::io::Result<()> {
         if self.calls.fetch_add(1, Ordering::SeqCst) + 1 == self.n {
             return Err(std::io::Error::other("disk full (injected)"));
         }
-        tools_ast::AtomicWriter.write(path, contents)
+        Ok(())
     }
 }
 

@@ -1,5 +1,6 @@
 //! Shared helpers for the suite.
 
+mod accept_safety;
 mod compact;
 mod crosscheck;
 mod edit;
@@ -55,7 +56,7 @@ pub fn workspace(files: &[(&str, &str)]) -> Ws {
 
 pub fn workspace_with(
     files: &[(&str, &str)],
-    writer: Option<Arc<dyn tools_ast::FileWriter>>,
+    faults: Option<Arc<dyn tools_ast::WriteFaults>>,
     config: &str,
 ) -> Ws {
     let dir = tempfile::tempdir().unwrap();
@@ -64,8 +65,8 @@ pub fn workspace_with(
         std::fs::write(dir.path().join("agent-tools.toml"), config).unwrap();
     }
     let run = Run::new(RunOptions::at(dir.path()).unwrap()).unwrap();
-    let family = match writer {
-        Some(w) => tools_ast::family_with_writer(&run, w),
+    let family = match faults {
+        Some(f) => tools_ast::family_with_faults(&run, f),
         None => tools_ast::family(&run),
     }
     .unwrap()

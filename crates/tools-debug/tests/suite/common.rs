@@ -22,6 +22,7 @@ impl Fixture {
             root: dir.path().into(),
             conversation_id: "test".into(),
             config: Config::parse(config).unwrap(),
+            trusted: true,
         })
         .unwrap();
         let fam = tools_debug::family(&run).unwrap().unwrap();

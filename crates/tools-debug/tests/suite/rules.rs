@@ -370,6 +370,7 @@ async fn registration_tier_and_surfaces() {
         root: dir.path().into(),
         conversation_id: "off".into(),
         config: tools_core::Config::parse("[debug]\nenabled = false\n").unwrap(),
+        trusted: false,
     })
     .unwrap();
     assert!(tools_debug::family(&run).unwrap().is_none());
@@ -377,6 +378,7 @@ async fn registration_tier_and_surfaces() {
         root: dir.path().into(),
         conversation_id: "bad".into(),
         config: tools_core::Config::parse("[debug.adapters.gdb]\ncommand = [\"gdb\"]\n").unwrap(),
+        trusted: false,
     })
     .unwrap();
     let err = tools_debug::family(&bad).err().unwrap();

@@ -101,6 +101,7 @@ pub fn env_with(config: &str) -> Env {
         root: dir.path().into(),
         conversation_id: "eval-test".into(),
         config: Config::parse(config).unwrap(),
+        trusted: true,
     })
     .unwrap();
     let fam = tools_eval::family(&run)

@@ -111,6 +111,7 @@ async fn doctor_names_the_interpreters_and_why() {
         root: dir.path().into(),
         conversation_id: "off".into(),
         config: tools_core::Config::parse("[eval]\nenabled = false\n").unwrap(),
+        trusted: false,
     })
     .unwrap();
     assert!(tools_eval::family(&run).unwrap().is_none());
@@ -118,6 +119,7 @@ async fn doctor_names_the_interpreters_and_why() {
         root: dir.path().into(),
         conversation_id: "bad".into(),
         config: tools_core::Config::parse("[eval]\nidle_timeout_secs = 0\n").unwrap(),
+        trusted: false,
     })
     .unwrap();
     assert!(tools_eval::family(&bad).is_err());

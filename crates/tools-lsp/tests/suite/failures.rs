@@ -279,6 +279,7 @@ async fn disabled_or_malformed_configuration() {
         root: dir.path().into(),
         conversation_id: "c".into(),
         config: tools_core::Config::parse("[lsp]\nenabled = false\n").unwrap(),
+        trusted: false,
     })
     .unwrap();
     assert!(tools_lsp::family(&run).unwrap().is_none());
@@ -286,6 +287,7 @@ async fn disabled_or_malformed_configuration() {
         root: dir.path().into(),
         conversation_id: "c".into(),
         config: tools_core::Config::parse("[lsp]\nrequest_timeout_ms = \"soon\"\n").unwrap(),
+        trusted: false,
     })
     .unwrap();
     let e = tools_lsp::family(&run).err().unwrap();

@@ -7,6 +7,7 @@ mod go;
 mod on_write;
 mod python;
 mod rename;
+mod rename_safety;
 mod typescript;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +36,7 @@ impl Project {
             root: dir.path().into(),
             conversation_id: "test".into(),
             config: Config::parse(config).unwrap(),
+            trusted: true,
         })
         .unwrap();
         let fam = tools_lsp::family(&run).unwrap().unwrap();

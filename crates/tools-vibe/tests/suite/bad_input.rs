@@ -178,6 +178,7 @@ fn no_vibe_table_means_no_tools() {
             root: dir.path().into(),
             conversation_id: "c".into(),
             config: Config::parse(text).unwrap(),
+            trusted: true,
         })
         .unwrap()
     };

@@ -5,6 +5,7 @@ mod bad_input;
 mod events;
 mod lifecycle;
 mod processes;
+mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -65,6 +66,7 @@ pub fn fixture_with(config: &str) -> Option<Fixture> {
         root: dir.path().canonicalize().unwrap(),
         conversation_id: format!("vibe-test-{}", unique()),
         config: Config::parse(config).unwrap(),
+        trusted: true,
     })
     .unwrap();
     let family = tools_vibe::family(&run).unwrap().expect("vibe mode is on");

@@ -1,0 +1,378 @@
+//! Where a program may be found: the one place that decides, so the language-server,
+//! debug-adapter and kernel discovery cannot disagree about workspace trust.
+//!
+//! Trusted run: the project's own binary folders ([`LOCAL_BIN_DIRS`], from the project root
+//! up to the workspace root) come before `$PATH`, and the project's own interpreters
+//! (`.venv/bin/python`, `venv/bin/python`) before one on `$PATH`: a server or kernel from
+//! another environment answers about other packages.
+//!
+//! Untrusted run (see [`crate::trust`]): nothing inside the workspace is executed. Project
+//! binary folders and interpreters are not searched, a `$PATH` entry that is relative or lies
+//! inside the workspace is dropped, and a program given as a path inside the workspace is
+//! refused. What was skipped is said in one line ([`ProgramSearch::skipped`]).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::Run;
+use crate::process::is_executable;
+use crate::trust::skipped_line;
+
+/// The project-local binary folders, in order of preference.
+pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.bin"];
+
+/// The project-local virtual environments, in order of preference.
+pub const VENV_DIRS: [&str; 2] = [".venv", "venv"];
+
+/// Where a found program came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A project-local folder, e.g. `.venv/bin` (relative to the workspace root).
+    Project(String),
+    /// A `$PATH` entry.
+    Path,
+    /// A path given as such (by the configuration or the caller).
+    Given,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Project(dir) => write!(f, "the project's {dir}"),
+            Origin::Path => f.write_str("PATH"),
+            Origin::Given => f.write_str("the configured path"),
+        }
+    }
+}
+
+/// A program that may be run, and where it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundProgram {
+    /// The executable.
+    pub path: PathBuf,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+/// A project interpreter (`.venv/bin/python`) of a trusted run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectPython {
+    /// The interpreter.
+    pub path: PathBuf,
+    /// Its path relative to the workspace root, for messages.
+    pub shown: String,
+}
+
+/// The program search of one run: its workspace root and whether it is trusted.
+#[derive(Debug, Clone)]
+pub struct ProgramSearch {
+    workspace: PathBuf,
+    trusted: bool,
+}
+
+impl ProgramSearch {
+    /// The search for `run` (its root and trust).
+    pub fn for_run(run: &Run) -> Self {
+        ProgramSearch::new(run.root(), run.trusted())
+    }
+
+    /// A search for a workspace at `workspace`, trusted or not.
+    pub fn new(workspace: &Path, trusted: bool) -> Self {
+        ProgramSearch {
+            workspace: workspace
+                .canonicalize()
+                .unwrap_or_else(|_| workspace.to_path_buf()),
+            trusted,
+        }
+    }
+
+    /// Whether project-local programs may run.
+    pub fn trusted(&self) -> bool {
+        self.trusted
+    }
+
+    /// The workspace root.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    fn inside_workspace(&self, p: &Path) -> bool {
+        let abs = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        abs.starts_with(&self.workspace)
+    }
+
+    /// `project` and each parent up to the workspace root (only `project` when it lies
+    /// outside the workspace).
+    fn project_chain<'a>(&self, project: &'a Path) -> Vec<&'a Path> {
+        let mut out = Vec::new();
+        let mut cur = Some(project);
+        while let Some(d) = cur {
+            out.push(d);
+            if d == self.workspace || !d.starts_with(&self.workspace) {
+                break;
+            }
+            cur = d.parent();
+        }
+        out
+    }
+
+    /// The project-local binary folders searched for a project at `project`, nearest first.
+    /// Empty for an untrusted run.
+    pub fn local_bin_dirs(&self, project: &Path) -> Vec<PathBuf> {
+        if !self.trusted {
+            return Vec::new();
+        }
+        self.project_chain(project)
+            .into_iter()
+            .flat_map(|d| LOCAL_BIN_DIRS.iter().map(move |b| d.join(b)))
+            .collect()
+    }
+
+    /// The `$PATH` entries a program may come from. An untrusted run drops relative entries
+    /// and entries inside the workspace (a `PATH` with `.` or `./bin` in it would otherwise
+    /// run the repository's programs).
+    pub fn path_dirs(&self) -> Vec<PathBuf> {
+        match std::env::var_os("PATH") {
+            Some(path) => self.usable_dirs_of(&path),
+            None => Vec::new(),
+        }
+    }
+
+    /// The entries of a `PATH` value this search may use.
+    fn usable_dirs_of(&self, path: &std::ffi::OsStr) -> Vec<PathBuf> {
+        std::env::split_paths(path)
+            .filter(|d| self.trusted || (d.is_absolute() && !self.inside_workspace(d)))
+            .collect()
+    }
+
+    /// Every folder searched for a bare program name, in order.
+    pub fn search_dirs(&self, project: &Path) -> Vec<PathBuf> {
+        let mut dirs = self.local_bin_dirs(project);
+        dirs.extend(self.path_dirs());
+        dirs
+    }
+
+    /// The `PATH` a child started for `project` gets: the existing project-local binary
+    /// folders (trusted runs only) before the usable `$PATH` entries, so a server that starts
+    /// helpers finds the same ones.
+    pub fn child_path(&self, project: &Path) -> OsString {
+        let mut dirs: Vec<PathBuf> = self
+            .local_bin_dirs(project)
+            .into_iter()
+            .filter(|d| d.is_dir())
+            .collect();
+        dirs.extend(self.path_dirs());
+        std::env::join_paths(dirs).unwrap_or_default()
+    }
+
+    /// Finds `program` for a project at `project`: a bare name through
+    /// [`ProgramSearch::search_dirs`], a name with a `/` as a path (relative to `project`).
+    /// An untrusted run refuses a path inside the workspace; the error says why.
+    pub fn find(&self, program: &str, project: &Path) -> Result<FoundProgram, String> {
+        if program.is_empty() {
+            return Err("the program name is empty".into());
+        }
+        if program.contains('/') {
+            let p = if Path::new(program).is_absolute() {
+                PathBuf::from(program)
+            } else {
+                project.join(program)
+            };
+            if !self.trusted && self.inside_workspace(&p) {
+                return Err(skipped_line(&format!(
+                    "`{program}` lies inside the workspace and was not run"
+                )));
+            }
+            return if is_executable(&p) {
+                Ok(FoundProgram {
+                    path: p,
+                    origin: Origin::Given,
+                })
+            } else {
+                Err(format!("`{program}` is not an executable file"))
+            };
+        }
+        let local = self.local_bin_dirs(project);
+        for d in &local {
+            let p = d.join(program);
+            if is_executable(&p) {
+                return Ok(FoundProgram {
+                    origin: Origin::Project(self.shown(d)),
+                    path: p,
+                });
+            }
+        }
+        for d in self.path_dirs() {
+            let p = d.join(program);
+            if is_executable(&p) {
+                return Ok(FoundProgram {
+                    path: p,
+                    origin: Origin::Path,
+                });
+            }
+        }
+        Err(format!(
+            "`{program}` was not found in {}",
+            self.where_text(project)
+        ))
+    }
+
+    /// As [`ProgramSearch::find`], but a bare name is looked up on the usable `$PATH`
+    /// entries only (for programs no project installs locally, such as debug adapters).
+    pub fn find_on_path(&self, program: &str, project: &Path) -> Result<FoundProgram, String> {
+        if program.contains('/') || program.is_empty() {
+            return self.find(program, project);
+        }
+        self.path_dirs()
+            .into_iter()
+            .map(|d| d.join(program))
+            .find(|p| is_executable(p))
+            .map(|path| FoundProgram {
+                path,
+                origin: Origin::Path,
+            })
+            .ok_or_else(|| format!("`{program}` is not on PATH"))
+    }
+
+    /// Where a bare name is looked for, in words, e.g. `./{.venv/bin,venv/bin,node_modules/.bin}
+    /// (and the same under each parent up to the workspace root), then $PATH`.
+    pub fn where_text(&self, project: &Path) -> String {
+        if self.trusted {
+            format!(
+                "{}/{{{}}} (and the same under each parent up to the workspace root), then $PATH",
+                self.shown(project),
+                LOCAL_BIN_DIRS.join(",")
+            )
+        } else {
+            "$PATH outside the workspace (untrusted workspace: project-local folders are not searched)".into()
+        }
+    }
+
+    /// The project's own interpreters (`.venv/bin/python`, `venv/bin/python`, from
+    /// `project` up to the workspace root), nearest first. Empty for an untrusted run.
+    pub fn project_pythons(&self, project: &Path) -> Vec<ProjectPython> {
+        if !self.trusted {
+            return Vec::new();
+        }
+        let mut out: Vec<ProjectPython> = Vec::new();
+        for d in self.project_chain(project) {
+            for venv in VENV_DIRS {
+                let p = d.join(venv).join("bin").join("python");
+                if is_executable(&p) && !out.iter().any(|q| q.path == p) {
+                    out.push(ProjectPython {
+                        shown: self.shown(&p),
+                        path: p,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// For an untrusted run: one line naming the project-local programs that exist for
+    /// `project` but were not considered (`None` when trusted or when there are none).
+    pub fn skipped(&self, project: &Path) -> Option<String> {
+        if self.trusted {
+            return None;
+        }
+        let trusted_view = ProgramSearch {
+            workspace: self.workspace.clone(),
+            trusted: true,
+        };
+        let present: Vec<String> = trusted_view
+            .local_bin_dirs(project)
+            .into_iter()
+            .filter(|d| d.is_dir())
+            .map(|d| self.shown(&d))
+            .collect();
+        (!present.is_empty()).then(|| {
+            skipped_line(&format!(
+                "project-local programs ({}) were not run",
+                present.join(", ")
+            ))
+        })
+    }
+
+    fn shown(&self, p: &Path) -> String {
+        match p.strip_prefix(&self.workspace) {
+            Ok(r) if r.as_os_str().is_empty() => ".".into(),
+            Ok(r) => r.display().to_string(),
+            Err(_) => p.display().to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn exe(p: &Path) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn trusted_runs_prefer_project_folders_untrusted_runs_never_use_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let sub = ws.join("pkg");
+        std::fs::create_dir_all(&sub).unwrap();
+        exe(&ws.join(".venv/bin/sh"));
+        exe(&ws.join("venv/bin/python"));
+        exe(&ws.join("node_modules/.bin/planted"));
+
+        let trusted = ProgramSearch::new(&ws, true);
+        let found = trusted.find("sh", &sub).unwrap();
+        assert_eq!(found.path, ws.join(".venv/bin/sh"));
+        assert_eq!(found.origin, Origin::Project(".venv/bin".into()));
+        assert_eq!(trusted.project_pythons(&sub).len(), 1);
+        assert!(trusted.find("planted", &sub).is_ok());
+        assert!(trusted.skipped(&sub).is_none());
+
+        let untrusted = ProgramSearch::new(&ws, false);
+        let sh = untrusted.find("sh", &sub).unwrap();
+        assert_eq!(sh.origin, Origin::Path);
+        assert!(!sh.path.starts_with(&ws));
+        assert!(untrusted.project_pythons(&sub).is_empty());
+        let err = untrusted.find("planted", &sub).unwrap_err();
+        assert!(err.contains("untrusted workspace"), "{err}");
+        let err = untrusted
+            .find("./node_modules/.bin/planted", &ws)
+            .unwrap_err();
+        assert!(err.contains("--trust"), "{err}");
+        let line = untrusted.skipped(&sub).unwrap();
+        assert!(
+            line.contains(".venv/bin") && line.contains("--trust"),
+            "{line}"
+        );
+        assert!(
+            untrusted
+                .child_path(&sub)
+                .to_str()
+                .unwrap()
+                .split(':')
+                .all(|d| !d.starts_with(ws.to_str().unwrap()))
+        );
+    }
+
+    #[test]
+    fn untrusted_runs_drop_path_entries_inside_the_workspace_and_relative_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join("bin")).unwrap();
+        let path = std::env::join_paths([
+            ws.join("bin"),
+            PathBuf::from("."),
+            PathBuf::from("/usr/bin"),
+            ws.join("missing/../bin"),
+        ])
+        .unwrap();
+        assert_eq!(
+            ProgramSearch::new(&ws, false).usable_dirs_of(&path),
+            [PathBuf::from("/usr/bin")]
+        );
+        assert_eq!(ProgramSearch::new(&ws, true).usable_dirs_of(&path).len(), 4);
+    }
+}
