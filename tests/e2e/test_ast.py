@@ -64,3 +64,26 @@ async def test_write_tools_absent_on_plan_surface(tmp_path):
             await c.call_tool("ast_edit", {"pattern": "dispose($X)", "rewrite": "$X.dispose()"})
         assert "unknown tool" in str(hidden.value)
     assert (tmp_path / "a.py").read_text() == "dispose(x)\n"
+
+
+async def test_a_5000_deep_pattern_is_an_error_and_the_server_lives_on(tmp_path):
+    (tmp_path / "a.py").write_text("f(g(x))\ntotal = a + b + c\n")
+    async with mcp_session(tmp_path, "read-only") as c:
+        for pattern in ["f(" * 5000 + "x" + ")" * 5000, " + ".join(["a"] * 5000)]:
+            r = await c.call_tool("ast_grep", {"pattern": pattern, "language": "python"})
+            assert r.is_error and "nests too deeply" in text(r), text(r)[:300]
+        # The same process still answers.
+        r = await c.call_tool("ast_grep", {"pattern": "f(g($X))", "language": "python"})
+        assert not r.is_error, text(r)
+        assert r.structured_content["total_matches"] == 1
+
+
+async def test_a_template_of_8000_captures_is_staged_with_a_bounded_answer(tmp_path):
+    (tmp_path / "a.py").write_text("".join(f"dispose(a{i} + b{i})\n" for i in range(20)))
+    async with mcp_session(tmp_path) as c:
+        r = await c.call_tool(
+            "ast_edit", {"pattern": "dispose($X)", "rewrite": "$X " * 8000, "language": "python"}
+        )
+        assert not r.is_error, text(r)[:300]
+        assert r.structured_content["replacements"] == 20
+        assert len(text(r).encode()) <= 4096

@@ -91,6 +91,26 @@ async def test_a_debugpy_session_through_mcp(tmp_path):
     assert not running(pid), "the adapter outlived the server"
 
 
+@pytest.mark.skipif(not has_debugpy() and os.environ.get("CI") != "true", reason="debugpy not installed")
+async def test_terminate_clears_breakpoints_and_scopes_default_to_the_top_frame(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "app.py").write_text(APP)
+    async with mcp_session(tmp_path) as c:
+        await c.call_tool("debug", {"operation": "breakpoints", "file": "app.py", "lines": [2]})
+        r = await c.call_tool("debug", {"operation": "launch", "program": "app.py"})
+        assert "breakpoints applied" in text(r) and "app.py:2" in text(r), text(r)
+        top = r.structured_content["location"]["frame_id"]
+        r = await c.call_tool("debug", {"operation": "scopes"})
+        assert not r.is_error, text(r)
+        assert r.structured_content["frame_id"] == top
+        r = await c.call_tool("debug", {"operation": "terminate"})
+        assert "1 breakpoint(s) in 1 file(s) cleared" in text(r), text(r)
+        # The next launch does not stop at the terminated session's breakpoint.
+        r = await c.call_tool("debug", {"operation": "launch", "program": "app.py"})
+        assert r.structured_content["state"] == "terminated", text(r)
+        assert "sum 5" in text(r)
+
+
 def test_doctor_lists_the_debug_adapters(tmp_path):
     p = run_cli("doctor", "--root", str(tmp_path), check=False)
     out = p.stdout + p.stderr

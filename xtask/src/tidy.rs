@@ -25,9 +25,9 @@ pub const MAX_LINES: usize = 800;
 pub const LONG_FILES: &[(&str, &str)] = &[
     (
         "crates/tools-debug/src/supervisor.rs",
-        "every operation of the `debug` tool is a method over the one session state the \
-         supervisor guards; splitting the operations by kind (breakpoints, stepping, \
-         inspection) into files of their own is the planned cut",
+        "the session lifecycle (launch, attach, resume, status, terminate) over the one \
+         session state the supervisor guards; inspection and breakpoints already live in \
+         supervisor/, the start-up paths are the next cut",
     ),
     (
         "crates/tools-debug/src/session.rs",

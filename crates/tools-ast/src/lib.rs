@@ -14,9 +14,14 @@
 //!   observers (diagnostics on write) see them.
 //!
 //! Choices where the specification is silent:
-//! - Patterns that are not a whole program (a bare Dart statement, a method) are read inside
-//!   a wrapper of the language (see [`Lang::contexts`]); a pattern that parses in no wrapper is
-//!   an error that shows where it failed. The result says which wrapper was used.
+//! - A pattern is read as the ast-grep CLI reads it when it parses on its own; only one that
+//!   does not (a bare Dart statement, a method) is read inside a wrapper of the language (see
+//!   [`Lang::contexts`]), and a pattern that parses nowhere is an error that shows where it
+//!   failed. The wrapper stays out of the text (the structured result names it); tokens the
+//!   parser had to fill in, and a search that finds nothing, come with a hint.
+//! - Answers are held to a text budget (`grep_answer_bytes`, `edit_answer_bytes`, about 4 KB):
+//!   locations and matched lines first, captures by their first and last lines, one line on
+//!   how to get more (`offset`); counters only in the structured result.
 //! - The walk honours `.gitignore` (also outside a git repository), `.ignore` and hidden
 //!   files, never enters `.git`, `target` or `node_modules`, and reports binary, non-UTF-8,
 //!   unreadable and too-large files (over `max_file_bytes`, default 4 MiB) in the result.
@@ -57,10 +62,12 @@
 //! # }
 //! ```
 
+mod answer;
 mod cache;
 mod compact_tree;
 mod lang;
 mod pattern;
+mod render;
 mod rewrite;
 mod search;
 mod staged;
@@ -96,8 +103,12 @@ pub struct AstConfig {
     pub max_pending_edits: usize,
     /// Bytes of new content all pending edits may hold together (default 256 MiB).
     pub max_staged_bytes: usize,
-    /// Diff lines shown in an `ast_edit` preview (default 400).
+    /// Diff lines kept in an `ast_edit` preview's structured result (default 400).
     pub max_diff_lines: usize,
+    /// Text budget of an `ast_grep` answer in bytes (default 4096); `offset` pages on.
+    pub grep_answer_bytes: usize,
+    /// Text budget of an `ast_edit` answer in bytes (default 4096).
+    pub edit_answer_bytes: usize,
 }
 
 impl Default for AstConfig {
@@ -109,6 +120,8 @@ impl Default for AstConfig {
             max_pending_edits: 16,
             max_staged_bytes: 256 << 20,
             max_diff_lines: 400,
+            grep_answer_bytes: answer::DEFAULT_ANSWER_BYTES,
+            edit_answer_bytes: answer::DEFAULT_ANSWER_BYTES,
         }
     }
 }

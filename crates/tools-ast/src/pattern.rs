@@ -11,7 +11,7 @@
 
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
-use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::tree_sitter::{LanguageExt, StrDoc};
 use ast_grep_core::{AstGrep, Language, Node, Pattern};
 use ast_grep_language::SupportLang;
 use tools_core::ToolError;
@@ -41,6 +41,14 @@ pub struct CompiledPattern {
     /// The selected node includes a `;` the wrapper added (a Dart call is only a node as a
     /// whole statement); a rewrite keeps the statement's `;`.
     pub added_semicolon: bool,
+    /// Kinds of the tokens the parser filled in because the pattern left them out (a
+    /// bodiless `impl … for $T` gets a `declaration_list`); ast-grep drops them from the
+    /// pattern, so the pattern matches any node that starts the same way.
+    pub filled_in: Vec<String>,
+    /// Where the pattern stops being code of its language (`(line, column)`), when it is
+    /// matched all the same because no wrapper reads it and its root is a real node (as the
+    /// ast-grep CLI does); the part there is matched as the parser recovered it.
+    pub unparsed_at: Option<(usize, usize)>,
 }
 
 impl std::fmt::Debug for CompiledPattern {
@@ -60,6 +68,23 @@ impl CompiledPattern {
         self.singles.iter().any(|n| n == name) || self.multis.iter().any(|n| n == name)
     }
 
+    /// The node kind id of the pattern's root; `None` when the root is a metavariable.
+    pub fn root_kind(&self) -> Option<u16> {
+        match &self.pattern.node {
+            PatternNode::Internal { kind_id, .. } | PatternNode::Terminal { kind_id, .. } => {
+                Some(*kind_id)
+            }
+            PatternNode::MetaVar { .. } => None,
+        }
+    }
+
+    /// The grammar's name for the root's kind (`impl_item`, `call`), for hints.
+    pub fn root_kind_name(&self) -> Option<String> {
+        let kind = self.root_kind()?;
+        let ts = self.lang.grammar().get_ts_language();
+        ts.node_kind_for_id(kind).map(str::to_string)
+    }
+
     /// Whether `text` contains every literal (the prefilter: a `false` means no match).
     pub fn may_match(&self, text: &[u8]) -> bool {
         self.missing_literal(text).is_none()
@@ -74,12 +99,27 @@ impl CompiledPattern {
     }
 }
 
+/// Deepest bracket nesting (`(`, `[`, `{`) accepted in a pattern, checked on the text before
+/// any parser sees it. Real patterns nest a handful of levels; the matcher and the pattern
+/// conversion recurse once per level, so an unbounded depth could exhaust the stack.
+pub const MAX_PATTERN_NESTING: usize = 128;
+/// Deepest syntax tree accepted for a pattern (nesting without brackets, such as
+/// `a + a + a …`, deepens the tree too). Checked on the parsed tree with an iterative walk.
+pub const MAX_PATTERN_TREE_DEPTH: usize = 256;
+
 /// Compiles `source` for `lang`.
+///
+/// The bare snippet is read exactly as the ast-grep CLI reads it: when it parses on its own
+/// (an error node that is only a metavariable in a spot the grammar wants something else, as
+/// `$$$B` in an `impl` body, counts as parsed: ast-grep turns it into the metavariable), it
+/// is the pattern, tokens the parser filled in included. Only a snippet that does not parse
+/// on its own is tried inside the language's wrappers.
 pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, ToolError> {
     let snippet = source.trim();
     if snippet.is_empty() {
         return Err(ToolError::invalid("pattern", "the pattern is empty"));
     }
+    check_nesting(snippet)?;
     let grammar = lang.grammar();
     let processed = if grammar == SupportLang::Json {
         quote_json_metavars(snippet)
@@ -91,54 +131,86 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, ToolError> {
     let bare = Tree::try_new(&processed, grammar).map_err(|e| {
         ToolError::internal(format!("the {lang} parser failed on the pattern: {e}"))
     })?;
-    let bare_problem = first_problem(bare.root(), false);
-    if bare_problem.is_none() {
-        match Pattern::try_new(&processed, grammar) {
-            Ok(p) => return finish(p, lang, None),
-            Err(e) => {
-                // Several top-level nodes (or a lone `$$$X`) are not fixed by a wrapper either.
-                return Err(ToolError::invalid(
-                    "pattern",
-                    format!(
-                        "{e} A pattern must be one node: one expression, statement or declaration."
-                    ),
-                ));
-            }
-        }
+    let bare_shape = shape_of(bare.root(), grammar);
+    if bare_shape.depth > MAX_PATTERN_TREE_DEPTH {
+        return Err(too_deep(format!(
+            "its syntax tree is {} levels deep",
+            bare_shape.depth
+        )));
     }
+    if bare_shape.error.is_none() && bare_shape.missing.is_empty() {
+        return match Pattern::try_new(&processed, grammar) {
+            Ok(p) => finish(p, lang, None),
+            // Several top-level nodes (or a lone `$$$X`) are not fixed by a wrapper either.
+            Err(e) => Err(ToolError::invalid(
+                "pattern",
+                format!(
+                    "{e} A pattern must be one node: one expression, statement or declaration."
+                ),
+            )),
+        };
+    }
+    // The bare snippet with tokens the parser filled in (dropped from the pattern, as the
+    // CLI drops them): `impl Sink for $T` is an `impl_item` lacking its body.
+    // Or, past the wrappers, the bare snippet with an error inside, as the CLI reads it —
+    // only when it holds a `$$$` sequence, the usual cause (`class $C $$$B end` in Ruby is
+    // not Ruby on one line, and matches all the same); `foo(` stays an error that says where.
+    let bare_filled = Pattern::try_new(&processed, grammar).ok().filter(|p| {
+        bare_shape.error.is_none() || {
+            let mut multis = Vec::new();
+            collect(&p.node, &mut Vec::new(), &mut multis, &mut Vec::new());
+            !multis.is_empty() || has_anonymous_multi(&p.node)
+        }
+    });
+    let bare_kind = bare_filled.as_ref().and_then(|p| match &p.node {
+        PatternNode::Internal { kind_id, .. } | PatternNode::Terminal { kind_id, .. } => {
+            Some(*kind_id)
+        }
+        PatternNode::MetaVar { .. } => None,
+    });
 
     // 2. Wrappers: first a clean parse (no error, nothing missing), then one with only
     //    missing tokens (e.g. the `;` left off an unbraced Dart `if` body).
-    for allow_missing in [false, true] {
-        if allow_missing && first_problem(bare.root(), true).is_none() {
-            // The bare snippet only lacks a token: accept it as ast-grep would.
-            if let Ok(p) = Pattern::try_new(&processed, grammar) {
-                return finish(p, lang, None);
-            }
-        }
+    'wrappers: for allow_missing in [false, true] {
         for (before, after) in lang.contexts() {
             let text = format!("{before}{processed}{after}");
             let Ok(tree) = Tree::try_new(&text, grammar) else {
                 continue;
             };
-            if first_problem(tree.root(), allow_missing).is_some() {
+            let shape = shape_of(tree.root(), grammar);
+            if shape.error.is_some() || (!allow_missing && !shape.missing.is_empty()) {
                 continue;
             }
             let start = before.len();
             let end = start + processed.len();
-            if let Some((node, semi)) = select(tree.root(), start, end, &text) {
-                let pattern = Pattern::from(node);
-                let mut p = finish(pattern, lang, Some(format!("{before}…{after}")))?;
-                p.added_semicolon = semi;
-                return Ok(p);
+            let Some((node, semi)) = select(tree.root(), start, end, &text) else {
+                continue;
+            };
+            if semi && bare_kind.is_some() && bare_kind == Some(node.kind_id()) {
+                // The wrapper only ended the construct the bare snippet already is with a
+                // `;` (`impl Sink for $T;`): a pattern demanding that `;` matches no real
+                // code, while the bare reading matches every such node that starts this way.
+                break 'wrappers;
             }
+            let pattern = Pattern::from(node);
+            let mut p = finish(pattern, lang, Some(format!("{before}…{after}")))?;
+            p.added_semicolon = semi;
+            p.filled_in = shape.missing;
+            return Ok(p);
         }
     }
+    if let Some(p) = bare_filled {
+        let mut p = finish(p, lang, None)?;
+        p.filled_in = bare_shape.missing;
+        p.unparsed_at = bare_shape.error.map(|offset| line_col(&processed, offset));
+        return Ok(p);
+    }
 
-    let (line, col, what) = bare_problem
-        .map(|(offset, what)| {
+    let (line, col, what) = bare_shape
+        .error
+        .map(|offset| {
             let (l, c) = line_col(&processed, offset);
-            (l, c, what)
+            (l, c, "a syntax error")
         })
         .unwrap_or((1, 1, "a syntax error"));
     let line_text = processed.lines().nth(line - 1).unwrap_or("");
@@ -147,16 +219,131 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, ToolError> {
         .nth(line - 1)
         .unwrap_or(line_text)
         .to_string();
-    let caret = format!("{}^", " ".repeat(col.saturating_sub(1)));
-    let tried = lang.contexts().len();
+    let (shown_line, caret_at) = excerpt_at(&shown_line, col);
+    let caret = format!("{}^", " ".repeat(caret_at));
     Err(ToolError::invalid(
         "pattern",
         format!(
             "the pattern does not parse as {lang} code: {what} at pattern line {line}, column {col}\n  {shown_line}\n  {caret}\n\
-             It was also tried inside {tried} wrapper(s) (function body, class body, initializer) and parses in none. \
+             It does not parse inside a function body or a type body either. \
              Write the pattern as {lang} code with `$NAME` / `$$$NAME` where code varies."
         ),
     ))
+}
+
+/// Characters of a long pattern line shown around an error.
+const EXCERPT_CHARS: usize = 100;
+
+/// The part of `line` around 1-based column `col` (all of it when short), and where the
+/// caret goes under it: an error message about a long one-line pattern stays short.
+fn excerpt_at(line: &str, col: usize) -> (String, usize) {
+    let chars: Vec<char> = line.chars().collect();
+    let at = col.saturating_sub(1).min(chars.len());
+    if chars.len() <= EXCERPT_CHARS {
+        return (line.to_string(), at);
+    }
+    let start = at.saturating_sub(EXCERPT_CHARS / 2);
+    let end = (start + EXCERPT_CHARS).min(chars.len());
+    let mut shown: String = chars[start..end].iter().collect();
+    let mut caret = at - start;
+    if start > 0 {
+        shown.insert(0, '…');
+        caret += 1;
+    }
+    if end < chars.len() {
+        shown.push('…');
+    }
+    (shown, caret)
+}
+
+fn too_deep(why: String) -> ToolError {
+    ToolError::invalid(
+        "pattern",
+        format!(
+            "the pattern nests too deeply ({why}; at most {MAX_PATTERN_NESTING} levels of brackets \
+             and {MAX_PATTERN_TREE_DEPTH} levels of syntax). Match the outer shape and capture the \
+             inside with `$X` or `$$$X`."
+        ),
+    )
+}
+
+/// Refuses a pattern whose brackets nest deeper than [`MAX_PATTERN_NESTING`], before any
+/// parser or matcher sees it. Brackets inside string literals count too: a real pattern never
+/// comes near the limit either way.
+fn check_nesting(snippet: &str) -> Result<(), ToolError> {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    for b in snippet.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if deepest > MAX_PATTERN_NESTING {
+            return Err(too_deep(format!(
+                "brackets nest more than {MAX_PATTERN_NESTING} levels"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `$$$NAME` or `$$$` (after the language's pre-processing).
+fn is_multi_metavar(text: &str, grammar: SupportLang) -> bool {
+    matches!(
+        grammar.extract_meta_var(text),
+        Some(MetaVariable::MultiCapture(_) | MetaVariable::Multiple)
+    )
+}
+
+/// Longer texts are never a metavariable; not looking at them keeps the walk linear.
+const MAX_METAVAR_BYTES: usize = 256;
+
+/// What a parse of a pattern (bare or wrapped) looks like to the compiler.
+struct Shape {
+    /// Byte offset of the first error node that is not just a metavariable.
+    error: Option<usize>,
+    /// Kinds of the tokens the parser filled in (MISSING nodes), in source order.
+    missing: Vec<String>,
+    /// Depth of the deepest node (the root is 1).
+    depth: usize,
+}
+
+/// Walks the tree without recursion (its depth is the user's to choose). A node whose whole
+/// text is a metavariable is not looked into: ast-grep turns it into that metavariable. An
+/// error node is forgiven only when it is a `$$$` sequence: in a list the grammar wants items
+/// of a kind (`impl … { $$$B }`, `match $X { $$$A }`), and ast-grep matches the sequence
+/// there all the same; an error around a single `$X` means the snippet is not code of this
+/// language on its own (a bare Dart expression), and a wrapper is tried.
+fn shape_of(root: SgNode<'_>, grammar: SupportLang) -> Shape {
+    let mut shape = Shape {
+        error: None,
+        missing: Vec::new(),
+        depth: 0,
+    };
+    let mut stack = vec![(root, 1usize)];
+    while let Some((node, depth)) = stack.pop() {
+        shape.depth = shape.depth.max(depth);
+        if node.is_missing() {
+            shape.missing.push(node.kind().to_string());
+            continue;
+        }
+        let text = node.text();
+        let is_metavar =
+            text.len() <= MAX_METAVAR_BYTES && grammar.extract_meta_var(&text).is_some();
+        if is_metavar && (!node.is_error() || is_multi_metavar(&text, grammar)) {
+            continue;
+        }
+        if node.is_error() && shape.error.is_none() {
+            shape.error = Some(node.range().start);
+        }
+        let children: Vec<_> = node.children().collect();
+        stack.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
+    }
+    shape
 }
 
 fn finish(
@@ -181,6 +368,8 @@ fn finish(
         literals,
         context,
         added_semicolon: false,
+        filled_in: Vec::new(),
+        unparsed_at: None,
     })
 }
 
@@ -218,6 +407,21 @@ fn collect(
             }
         }
     }
+}
+
+/// Whether the pattern holds a `$$$` (or `$$$_X`) that captures nothing.
+fn has_anonymous_multi(node: &PatternNode) -> bool {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n {
+            PatternNode::MetaVar {
+                meta_var: MetaVariable::Multiple,
+            } => return true,
+            PatternNode::Internal { children, .. } => stack.extend(children.iter()),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Marks a metavariable that was quoted to make it a JSON value.
@@ -322,19 +526,6 @@ fn metavar_of(text: &str) -> Option<MetaVariable> {
     })
 }
 
-/// The first ERROR node (or MISSING one, unless allowed) as `(byte offset, description)`.
-fn first_problem(root: SgNode<'_>, allow_missing: bool) -> Option<(usize, &'static str)> {
-    for n in root.dfs() {
-        if n.is_error() {
-            return Some((n.range().start, "a syntax error"));
-        }
-        if n.is_missing() && !allow_missing {
-            return Some((n.range().start, "a missing token"));
-        }
-    }
-    None
-}
-
 /// The outermost node spanning exactly `start..end` (or that plus a `;` the wrapper added),
 /// narrowed the way ast-grep narrows a single-node pattern.
 fn select<'r>(
@@ -426,6 +617,20 @@ mod tests {
             .to_string();
         assert!(err.contains("does not parse"), "{err}");
         assert!(compile("   ", lang("rust")).is_err());
+    }
+
+    #[test]
+    fn an_error_in_a_long_pattern_line_shows_the_part_around_it() {
+        let pattern = format!("x = [{}foo(", "1, ".repeat(200));
+        let err = compile(&pattern, lang("python")).unwrap_err().to_string();
+        assert!(err.len() < 600, "{} chars: {err}", err.len());
+        let lines: Vec<&str> = err.lines().collect();
+        let caret = lines.iter().position(|l| l.trim() == "^").unwrap();
+        let above: Vec<char> = lines[caret - 1].chars().collect();
+        let under = lines[caret].chars().take_while(|c| *c == ' ').count();
+        assert!(under < above.len(), "{err}");
+        assert!(above.len() <= EXCERPT_CHARS + 4, "{err}");
+        assert_eq!(excerpt_at("short", 3), ("short".to_string(), 2));
     }
 
     #[test]

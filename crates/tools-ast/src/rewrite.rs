@@ -10,12 +10,9 @@
 
 use std::collections::BTreeSet;
 
-use ast_grep_core::Node;
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::replacer::{Replacer, TemplateFix};
-use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{Doc, Language, NodeMatch};
-use ast_grep_language::SupportLang;
 use tools_core::ToolError;
 
 use crate::compact_tree::{CompactDoc, CompactTree};
@@ -23,7 +20,6 @@ use crate::lang::Lang;
 use crate::pattern::{CompiledPattern, Tree};
 
 type SgMatch<'r> = NodeMatch<'r, CompactDoc>;
-type SgNode<'r> = Node<'r, StrDoc<SupportLang>>;
 
 /// One metavariable occurrence in a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,20 +71,51 @@ pub fn template_vars(template: &str, sigil: char) -> Vec<TemplateVar> {
     out
 }
 
+/// Largest instantiated template (template plus captures) whose precedence is checked by
+/// parsing it; larger ones are substituted as written.
+const MAX_PRECEDENCE_PROBE_BYTES: usize = 16 * 1024;
+
+/// Longest rewrite template accepted, in bytes.
+pub const MAX_TEMPLATE_BYTES: usize = 64 * 1024;
+
 /// A checked rewrite template.
 pub struct Rewrite {
     template: String,
     vars: Vec<TemplateVar>,
     lang: Lang,
+    /// The substitution without parentheses, built once (most matches need no parentheses).
+    plain: TemplateFix,
+}
+
+/// What stops a rewrite of one file before it is done.
+#[derive(Debug)]
+pub enum RewriteStop {
+    /// The call was cancelled.
+    Cancelled,
+    /// The new text would be larger than the limit (bytes).
+    TooLarge {
+        /// The limit.
+        limit: usize,
+    },
 }
 
 impl Rewrite {
     /// Checks `template` against what `pattern` binds: a name the pattern does not bind (or
     /// binds as the other kind, `$X` versus `$$$X`) is an error, not an empty string.
     pub fn new(template: &str, pattern: &CompiledPattern) -> Result<Self, ToolError> {
+        if template.len() > MAX_TEMPLATE_BYTES {
+            return Err(ToolError::invalid(
+                "rewrite",
+                format!(
+                    "the rewrite template is {} bytes; at most {MAX_TEMPLATE_BYTES} are accepted",
+                    template.len()
+                ),
+            ));
+        }
         let sigil = pattern.lang.grammar().meta_var_char();
         let vars = template_vars(template, sigil);
         let mut problems = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for v in &vars {
             let ok = if v.multi {
                 pattern.multis.contains(&v.name)
@@ -107,7 +134,7 @@ impl Rewrite {
                     "the pattern does not bind it".to_string()
                 };
                 let p = format!("`{shown}`: {hint}");
-                if !problems.contains(&p) {
+                if seen.insert(p.clone()) {
                     problems.push(p);
                 }
             }
@@ -132,23 +159,44 @@ impl Rewrite {
                 ),
             ));
         }
+        let grammar = pattern.lang.grammar();
         Ok(Rewrite {
             template: template.to_string(),
             vars,
             lang: pattern.lang,
+            plain: TemplateFix::with_transform(template, &grammar, &[]),
         })
     }
 
-    /// Rewrites every non-overlapping match in `tree` (outermost first); `None` when nothing
-    /// matched or nothing changed. Returns the new text and the number of replacements.
-    pub fn apply(&self, pattern: &CompiledPattern, tree: &CompactTree) -> Option<(String, usize)> {
+    /// Rewrites every non-overlapping match in `tree` (outermost first); `Ok(None)` when
+    /// nothing matched or nothing changed. Returns the new text and the number of
+    /// replacements. The work per match is linear in the template and the captures;
+    /// `cancelled` is polled between matches, and a new text growing past `max_bytes` stops
+    /// the rewrite of this file.
+    pub fn apply(
+        &self,
+        pattern: &CompiledPattern,
+        tree: &CompactTree,
+        cancelled: &dyn Fn() -> bool,
+        max_bytes: usize,
+    ) -> Result<Option<(String, usize)>, RewriteStop> {
         let source = tree.text();
         let mut edits: Vec<(std::ops::Range<usize>, Vec<u8>)> = Vec::new();
         let mut last_end = 0;
+        let mut new_len = source.len();
         for m in tree.root().find_all(&pattern.pattern) {
+            if cancelled() {
+                return Err(RewriteStop::Cancelled);
+            }
             let range = m.range();
             if !edits.is_empty() && range.start < last_end {
                 continue;
+            }
+            // Refuse before building: one replacement of a template with thousands of `$X`
+            // over a large capture could be gigabytes.
+            let least = new_len.saturating_sub(range.len()) + self.expanded_len(&m);
+            if least > max_bytes {
+                return Err(RewriteStop::TooLarge { limit: max_bytes });
             }
             let ends_with_semi = source.as_bytes()[..range.end].last() == Some(&b';');
             let (replaced, mut bytes) = self.replacement(pattern, m);
@@ -156,10 +204,14 @@ impl Rewrite {
                 bytes.push(b';');
             }
             last_end = replaced.end.max(range.end);
+            new_len = (new_len + bytes.len()).saturating_sub(replaced.len());
+            if new_len > max_bytes {
+                return Err(RewriteStop::TooLarge { limit: max_bytes });
+            }
             edits.push((replaced, bytes));
         }
         if edits.is_empty() {
-            return None;
+            return Ok(None);
         }
         let mut out = Vec::with_capacity(source.len());
         let mut at = 0;
@@ -173,8 +225,31 @@ impl Rewrite {
             }
         }
         out.extend_from_slice(&source.as_bytes()[at..]);
-        let text = String::from_utf8(out).ok()?;
-        (text != source).then_some((text, count))
+        let Ok(text) = String::from_utf8(out) else {
+            return Ok(None);
+        };
+        Ok((text != source).then_some((text, count)))
+    }
+
+    /// The least size of the replacement for `m` (the template's text plus every capture it
+    /// names; parentheses and re-indentation only add to it), without building it.
+    fn expanded_len(&self, m: &SgMatch<'_>) -> usize {
+        let env = m.get_env();
+        let mut len = self.template.len();
+        for v in &self.vars {
+            len = len.saturating_sub(v.range.len());
+            let capture = if v.multi {
+                let nodes = env.get_multiple_matches(&v.name);
+                match (nodes.first(), nodes.last()) {
+                    (Some(a), Some(b)) => b.range().end.saturating_sub(a.range().start),
+                    _ => 0,
+                }
+            } else {
+                env.get_match(&v.name).map_or(0, |n| n.range().len())
+            };
+            len = len.saturating_add(capture);
+        }
+        len
     }
 
     fn replacement(
@@ -184,10 +259,9 @@ impl Rewrite {
     ) -> (std::ops::Range<usize>, Vec<u8>) {
         let grammar = self.lang.grammar();
         let wrap = self.needs_parens(&m);
-        let plain = TemplateFix::with_transform(&self.template, &grammar, &[]);
-        let range = plain.get_replaced_range(&m, &pattern.pattern);
+        let range = self.plain.get_replaced_range(&m, &pattern.pattern);
         if wrap.is_empty() {
-            return (range, plain.generate_replacement(&m));
+            return (range, self.plain.generate_replacement(&m));
         }
         let names: Vec<String> = wrap.iter().cloned().collect();
         let fix = TemplateFix::with_transform(&self.template, &grammar, &names);
@@ -216,6 +290,12 @@ impl Rewrite {
                 .is_some_and(|n| n.is_named() && n.named_children().next().is_some())
         };
         if !self.vars.iter().any(|v| !v.multi && compound(&v.name)) {
+            return out;
+        }
+        if self.expanded_len(m) > MAX_PRECEDENCE_PROBE_BYTES {
+            // Parsing the instance is the check; on a large instance that is not code on its
+            // own, the parser's error recovery costs seconds per match. Such a template is
+            // substituted as written, as the ast-grep CLI substitutes every template.
             return out;
         }
         let capture_text = |v: &TemplateVar| -> String {
@@ -292,9 +372,18 @@ impl Rewrite {
                 continue;
             }
             let off = before.len();
+            // Every node's span, gathered once: one lookup per capture instead of a walk of
+            // the whole tree per capture (a template with thousands of `$X` stays linear).
+            let spanned: std::collections::HashSet<(usize, usize)> = root
+                .dfs()
+                .map(|n| {
+                    let r = n.range();
+                    (r.start, r.end)
+                })
+                .collect();
             let broken = spans
                 .iter()
-                .filter(|(_, r)| !has_node_spanning(&root, r.start + off, r.end + off))
+                .filter(|(_, r)| !spanned.contains(&(r.start + off, r.end + off)))
                 .map(|(n, _)| n.clone())
                 .collect();
             return Some(broken);
@@ -303,26 +392,45 @@ impl Rewrite {
     }
 }
 
-fn has_node_spanning(root: &SgNode<'_>, start: usize, end: usize) -> bool {
-    root.dfs().any(|n| {
-        let r = n.range();
-        r.start == start && r.end == end
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::pattern::compile;
+    use ast_grep_language::SupportLang;
 
     fn run(lang: &str, src: &str, pat: &str, rw: &str) -> String {
         let lang = Lang::from_id(lang).unwrap();
         let p = compile(pat, lang).unwrap();
         let r = Rewrite::new(rw, &p).unwrap();
         let tree = CompactTree::parse(src.to_string(), lang.grammar()).unwrap();
-        r.apply(&p, &tree)
+        r.apply(&p, &tree, &|| false, usize::MAX)
+            .unwrap()
             .map(|(t, _)| t)
             .unwrap_or_else(|| src.to_string())
+    }
+
+    #[test]
+    fn a_rewrite_stops_between_matches_when_cancelled_or_too_large() {
+        let lang = Lang::from_id("python").unwrap();
+        let p = compile("dispose($X)", lang).unwrap();
+        let r = Rewrite::new("$X.dispose()", &p).unwrap();
+        let src = "dispose(a)\n".repeat(10);
+        let tree = CompactTree::parse(src.clone(), lang.grammar()).unwrap();
+        let polls = std::cell::Cell::new(0);
+        let cancel_at_third = || {
+            polls.set(polls.get() + 1);
+            polls.get() >= 3
+        };
+        let stop = r
+            .apply(&p, &tree, &cancel_at_third, usize::MAX)
+            .unwrap_err();
+        assert!(matches!(stop, RewriteStop::Cancelled), "{stop:?}");
+        assert_eq!(polls.get(), 3, "polled once per match until cancelled");
+        let stop = r.apply(&p, &tree, &|| false, src.len() + 5).unwrap_err();
+        assert!(matches!(stop, RewriteStop::TooLarge { .. }), "{stop:?}");
+        let (text, n) = r.apply(&p, &tree, &|| false, usize::MAX).unwrap().unwrap();
+        assert_eq!(n, 10);
+        assert_eq!(text, "a.dispose()\n".repeat(10));
     }
 
     #[test]

@@ -225,7 +225,7 @@ pub fn record(pattern: &CompiledPattern, m: &NodeMatch<'_, CompactDoc>) -> Match
             env.get_match(name).map(|n| {
                 (
                     name.clone(),
-                    tools_core::text::cut_text(&n.text(), MAX_CAPTURE_CHARS),
+                    crate::answer::shorten(&n.text(), MAX_CAPTURE_CHARS),
                 )
             })
         })
@@ -238,7 +238,7 @@ pub fn record(pattern: &CompiledPattern, m: &NodeMatch<'_, CompactDoc>) -> Match
             let texts = nodes
                 .iter()
                 .filter(|n| n.is_named())
-                .map(|n| tools_core::text::cut_text(&n.text(), MAX_CAPTURE_CHARS))
+                .map(|n| crate::answer::shorten(&n.text(), MAX_CAPTURE_CHARS))
                 .collect();
             (name.clone(), texts)
         })
@@ -249,7 +249,7 @@ pub fn record(pattern: &CompiledPattern, m: &NodeMatch<'_, CompactDoc>) -> Match
         end_line,
         end_col,
         bytes: m.range(),
-        text: tools_core::text::cut_text(&m.text(), MAX_MATCH_CHARS),
+        text: crate::answer::shorten(&m.text(), MAX_MATCH_CHARS),
         captures,
         multi_captures,
     }

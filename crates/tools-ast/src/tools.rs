@@ -1,32 +1,26 @@
 //! The three tools: `ast_grep` (read), `ast_edit` and `resolve` (write).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tools_core::text::{cap_list, cut_text};
+use tools_core::text::cap_list;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, Workspace, parse_args};
 
 use crate::AstShared;
 use crate::lang::{Lang, unknown_language_message};
 use crate::pattern::{CompiledPattern, compile};
-use crate::rewrite::Rewrite;
-use crate::search::{MatchRecord, Scan, find_matches, scan};
-use crate::staged::{StagedFile, content_hash};
-use crate::walk::{SkipReason, Walked, languages_present};
+use crate::render::{CallFacts, FileEdit, FileHits, Window, edit_answer, grep_answer};
+use crate::rewrite::{Rewrite, RewriteStop};
+use crate::search::{Scan, find_matches, scan};
+use crate::staged::content_hash;
+use crate::walk::{Walked, languages_present};
 
 /// Default `max_results`.
 pub const DEFAULT_MAX_RESULTS: usize = 50;
 /// Highest `max_results` accepted.
 pub const MAX_MAX_RESULTS: usize = 1000;
-/// Lines of matched code shown per match in the text result.
-const SHOWN_MATCH_LINES: usize = 3;
-/// Characters per shown line.
-const SHOWN_LINE_CHARS: usize = 200;
-/// Skipped files listed by path.
-const SHOWN_SKIPPED: usize = 20;
 
 fn language_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
@@ -50,9 +44,14 @@ struct GrepArgs {
     #[serde(default)]
     #[schemars(schema_with = "language_schema")]
     language: Option<String>,
-    /// Matches shown (default 50, at most 1000); the total is always counted.
+    /// Matches covered (default 50, at most 1000); the total is always counted. The text
+    /// shows as many of them as fit its size budget (about 4 KB) and says which `offset`
+    /// comes next.
     #[serde(default)]
     max_results: Option<usize>,
+    /// Matches to skip (in path order, then position), to page through a long result.
+    #[serde(default)]
+    offset: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -173,77 +172,6 @@ fn prepare(
     })
 }
 
-fn skipped_all<T>(walked: &Walked, scan: &Scan<T>) -> Vec<(PathBuf, SkipReason)> {
-    let mut skipped: Vec<_> = walked
-        .skipped
-        .iter()
-        .cloned()
-        .chain(scan.skipped.iter().cloned())
-        .collect();
-    skipped.sort();
-    skipped
-}
-
-fn skipped_text(ws: &Workspace, skipped: &[(PathBuf, SkipReason)]) -> Option<String> {
-    if skipped.is_empty() {
-        return None;
-    }
-    let mut counts: BTreeMap<SkipReason, usize> = BTreeMap::new();
-    for (_, r) in skipped {
-        *counts.entry(*r).or_default() += 1;
-    }
-    let summary: Vec<String> = counts
-        .iter()
-        .map(|(r, n)| format!("{n} {}", r.as_str()))
-        .collect();
-    let listed = cap_list(skipped.iter(), SHOWN_SKIPPED);
-    let mut s = format!("skipped {} file(s): {}", skipped.len(), summary.join(", "));
-    for (p, r) in &listed.shown {
-        s.push_str(&format!("\n  {} ({})", ws.display(p), r.as_str()));
-    }
-    if let Some(more) = listed.more_line() {
-        s.push_str(&format!("\n  {more}"));
-    }
-    Some(s)
-}
-
-fn skipped_json(ws: &Workspace, skipped: &[(PathBuf, SkipReason)]) -> Value {
-    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for (_, r) in skipped {
-        *counts.entry(r.as_str()).or_default() += 1;
-    }
-    let listed = cap_list(skipped.iter(), 100);
-    json!({
-        "total": skipped.len(),
-        "by_reason": counts,
-        "files": listed.shown.iter().map(|(p, r)| json!({"path": ws.display(p), "reason": r})).collect::<Vec<_>>(),
-        "more_not_shown": listed.more(),
-    })
-}
-
-fn context_note(p: &CompiledPattern) -> String {
-    match &p.context {
-        Some(c) => format!(" (pattern read inside `{c}`)"),
-        None => String::new(),
-    }
-}
-
-fn shown_code(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out: Vec<String> = lines
-        .iter()
-        .take(SHOWN_MATCH_LINES)
-        .map(|l| cut_text(l, SHOWN_LINE_CHARS))
-        .collect();
-    if lines.len() > SHOWN_MATCH_LINES {
-        out.push(format!(
-            "… [cut: {} more lines]",
-            lines.len() - SHOWN_MATCH_LINES
-        ));
-    }
-    out.join("\n    ")
-}
-
 /// Runs a tool's file work (walks, parses, writes: all blocking) on a blocking thread, with
 /// the run's workspace and the call's cancellation.
 async fn off_the_runtime<F>(ctx: &CallCtx, what: &str, work: F) -> Result<ToolOutput, ToolError>
@@ -279,7 +207,8 @@ impl Tool for AstGrepTool {
              a name used twice must match the same code both times (`if ($X != null) $X.dispose()`). \
              Snippets that are not a whole program (a Dart statement, a method) are fine. \
              Results are `path:line:col` with the matched code and captures, in path order, capped by \
-             max_results (default {DEFAULT_MAX_RESULTS}). Languages: {}.",
+             max_results (default {DEFAULT_MAX_RESULTS}); the text shows as many as fit about 4 KB (first line of \
+             each match, captures shortened) and names the `offset` of the next ones. Languages: {}.",
             Lang::ids().join(", ")
         )
     }
@@ -295,126 +224,88 @@ impl Tool for AstGrepTool {
             }
             Some(n) => n.min(MAX_MAX_RESULTS),
         };
+        let window = Window {
+            offset: args.offset.unwrap_or(0),
+            max_results,
+        };
         let shared = self.shared.clone();
         off_the_runtime(ctx, "search", move |ws, cancelled| {
             let (path, language) = (args.path.as_deref(), args.language.as_deref());
             let prep = prepare(ws, &shared, &args.pattern, path, language)?;
             let pattern = &prep.pattern;
+            let root_kind = pattern.root_kind();
             let result = scan(&prep.walked, pattern, &shared.cache, cancelled, &|tree| {
                 let matches = find_matches(pattern, tree);
-                (!matches.is_empty()).then_some(matches)
+                if !matches.is_empty() {
+                    return Some(FileHits {
+                        matches,
+                        same_kind_nodes: 0,
+                    });
+                }
+                // For the hint of a search that finds nothing: does the kind occur at all?
+                let same_kind_nodes = root_kind.map_or(0, |k| {
+                    tree.root().dfs().filter(|n| n.kind_id() == k).count()
+                });
+                (same_kind_nodes > 0).then_some(FileHits {
+                    matches,
+                    same_kind_nodes,
+                })
             })?;
-            Ok(render_grep(ws, &shared, &prep, &result, max_results))
+            let facts = prep.facts(ws, shared.config.grep_answer_bytes);
+            Ok(grep_answer(&facts, &shared, &result, window))
         })
         .await
     }
 }
 
-fn render_grep(
-    ws: &Workspace,
-    shared: &AstShared,
-    prep: &Prepared,
-    result: &Scan<Vec<MatchRecord>>,
-    max_results: usize,
-) -> ToolOutput {
-    let pattern = &prep.pattern;
-    let total: usize = result.per_file.iter().map(|(_, m)| m.len()).sum();
-    let files_with = result.per_file.len();
-    let all = result
-        .per_file
-        .iter()
-        .flat_map(|(p, ms)| ms.iter().map(move |m| (p, m)));
-    let capped = cap_list(all, max_results);
-    let skipped = skipped_all(&prep.walked, result);
-    let lang = pattern.lang;
-    let mut text = if total == 0 {
-        format!(
-            "no matches for `{}` ({lang}) in {} file(s) under {}{}",
-            cut_text(prep.pattern_source(), 200),
-            result.searched,
-            ws.display(&prep.scope),
-            context_note(pattern)
-        )
-    } else {
-        format!(
-            "{total} match(es) in {files_with} file(s) for `{}` ({lang}){}",
-            cut_text(prep.pattern_source(), 200),
-            context_note(pattern)
-        )
-    };
-    text.push_str(&format!(
-        "\nsearched {} file(s): {} ruled out by their text without parsing, {} parsed, {} from the parse cache",
-        result.searched, result.prefiltered, result.parsed, result.cached_trees
-    ));
-    let mut matches_json = Vec::new();
-    for (path, m) in &capped.shown {
-        let rel = ws.display(path);
-        text.push_str(&format!(
-            "\n\n{rel}:{}:{}\n    {}",
-            m.line,
-            m.col,
-            shown_code(&m.text)
-        ));
-        for (name, value) in &m.captures {
-            text.push_str(&format!("\n    ${name} = {}", shown_code(value)));
+impl Prepared {
+    fn facts<'a>(&'a self, ws: &'a Workspace, budget: usize) -> CallFacts<'a> {
+        CallFacts {
+            ws,
+            scope: &self.scope,
+            source: &self.source,
+            pattern: &self.pattern,
+            walked: &self.walked,
+            budget,
         }
-        for (name, values) in &m.multi_captures {
-            let joined = values.join(", ");
-            text.push_str(&format!(
-                "\n    $$${name} = [{}]",
-                cut_text(&joined, SHOWN_LINE_CHARS)
-            ));
-        }
-        let captures: serde_json::Map<String, Value> = m
-            .captures
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect();
-        let multi: serde_json::Map<String, Value> = m
-            .multi_captures
-            .iter()
-            .map(|(k, v)| (k.clone(), json!(v)))
-            .collect();
-        matches_json.push(json!({
-            "path": rel,
-            "location": format!("{rel}:{}:{}", m.line, m.col),
-            "line": m.line, "col": m.col, "end_line": m.end_line, "end_col": m.end_col,
-            "text": m.text,
-            "captures": captures,
-            "multi_captures": multi,
-        }));
     }
-    if let Some(more) = capped.more_line() {
-        text.push_str(&format!(
-            "\n\n{more}; raise max_results (at most {MAX_MAX_RESULTS}) or narrow `path`"
-        ));
-    }
-    if let Some(s) = skipped_text(ws, &skipped) {
-        text.push_str(&format!("\n\n{s}"));
-    }
-    let structured = json!({
-        "pattern": prep.pattern_source(),
-        "language": lang.id(),
-        "context": pattern.context,
-        "total_matches": total,
-        "files_with_matches": files_with,
-        "shown": capped.shown.len(),
-        "more_not_shown": capped.more(),
-        "matches": matches_json,
-        "searched_files": result.searched,
-        "prefiltered_files": result.prefiltered,
-        "parsed_files": result.parsed,
-        "cached_files": result.cached_trees,
-        "skipped": skipped_json(ws, &skipped),
-        "cache": shared.cache.stats(),
-    });
-    ToolOutput::text(text).with_structured(structured)
 }
 
-impl Prepared {
-    fn pattern_source(&self) -> &str {
-        &self.source
+/// The edit scan's results once no file stopped it; a stopped file makes the whole edit an
+/// error (nothing is staged).
+fn first_stop(
+    ws: &Workspace,
+    scan: Scan<Result<FileEdit, RewriteStop>>,
+) -> Result<Scan<FileEdit>, ToolError> {
+    let mut per_file = Vec::with_capacity(scan.per_file.len());
+    for (path, r) in scan.per_file {
+        match r {
+            Ok(edit) => per_file.push((path, edit)),
+            Err(RewriteStop::Cancelled) => {
+                return Err(ToolError::timed_out(
+                    "the rewrite was cancelled before it finished; nothing was staged",
+                ));
+            }
+            Err(RewriteStop::TooLarge { limit }) => {
+                return Err(ToolError::invalid(
+                    "rewrite",
+                    format!(
+                        "the rewrite would make `{}` larger than {limit} bytes (the `max_file_bytes` limit); \
+                         nothing was staged. Check the template, or narrow `path`",
+                        ws.display(&path)
+                    ),
+                ));
+            }
+        }
     }
+    Ok(Scan {
+        per_file,
+        skipped: scan.skipped,
+        searched: scan.searched,
+        prefiltered: scan.prefiltered,
+        parsed: scan.parsed,
+        cached_trees: scan.cached_trees,
+    })
 }
 
 /// `ast_edit`: structural rewrite, staged.
@@ -434,8 +325,10 @@ impl Tool for AstEditTool {
         "Structural rewrite, staged: the same matching as ast_grep plus a `rewrite` template into which the \
          captured metavariables are substituted (a captured expression gets parentheses where precedence \
          would change its meaning; multi-line captures keep their indentation). Nothing is written: the \
-         result is a diff preview with an `edit_id`; call `resolve` with it to accept (all files or none) \
-         or discard. A rewrite naming a metavariable the pattern does not bind is an error."
+         result is a diff preview (the files' diffs that fit about 4 KB; every replacement is staged all the \
+         same) with an `edit_id`; call `resolve` with it to accept (all files or none) or discard. A rewrite \
+         naming a metavariable the pattern does not bind is an error, and so is one that would make a file \
+         larger than `max_file_bytes`."
             .to_string()
     }
     fn input_schema(&self) -> Value {
@@ -449,114 +342,26 @@ impl Tool for AstEditTool {
             let prep = prepare(ws, &shared, &args.pattern, path, language)?;
             let rewrite = Rewrite::new(&args.rewrite, &prep.pattern)?;
             let pattern = &prep.pattern;
+            let max_bytes = usize::try_from(shared.config.max_file_bytes).unwrap_or(usize::MAX);
             let result = scan(&prep.walked, pattern, &shared.cache, cancelled, &|tree| {
-                rewrite.apply(pattern, tree).map(|(new_text, n)| {
-                    (
-                        content_hash(tree.text().as_bytes()),
-                        tree.text().to_string(),
-                        new_text,
-                        n,
-                    )
-                })
+                let applied = rewrite.apply(pattern, tree, cancelled, max_bytes);
+                match applied {
+                    Ok(None) => None,
+                    Ok(Some((new, replacements))) => Some(Ok(FileEdit {
+                        hash: content_hash(tree.text().as_bytes()),
+                        old: tree.text().to_string(),
+                        new,
+                        replacements,
+                    })),
+                    Err(stop) => Some(Err(stop)),
+                }
             })?;
-            render_edit(ws, &shared, &prep, result, &args.rewrite)
+            let result = first_stop(ws, result)?;
+            let facts = prep.facts(ws, shared.config.edit_answer_bytes);
+            edit_answer(&facts, &shared, result, &args.rewrite)
         })
         .await
     }
-}
-
-type EditResult = (String, String, String, usize);
-
-fn render_edit(
-    ws: &Workspace,
-    shared: &AstShared,
-    prep: &Prepared,
-    result: Scan<EditResult>,
-    rewrite: &str,
-) -> Result<ToolOutput, ToolError> {
-    let skipped = skipped_all(&prep.walked, &result);
-    let lang = prep.pattern.lang;
-    if result.per_file.is_empty() {
-        let mut text = format!(
-            "no change: `{}` ({lang}) matched nothing to rewrite in {} file(s) under {}{}; nothing was staged",
-            cut_text(prep.pattern_source(), 200),
-            result.searched,
-            ws.display(&prep.scope),
-            context_note(&prep.pattern)
-        );
-        if let Some(s) = skipped_text(ws, &skipped) {
-            text.push_str(&format!("\n\n{s}"));
-        }
-        return Ok(ToolOutput::text(text).with_structured(json!({
-            "edit_id": Value::Null, "replacements": 0, "files": [],
-            "searched_files": result.searched, "skipped": skipped_json(ws, &skipped),
-        })));
-    }
-    let mut diff_lines_left = shared.config.max_diff_lines;
-    let mut diff = String::new();
-    let mut cut_files = 0;
-    let mut files_json = Vec::new();
-    let mut staged = Vec::new();
-    let mut total = 0;
-    for (path, (hash, old, new, n)) in result.per_file {
-        let rel = ws.display(&path);
-        total += n;
-        let file_diff = similar::TextDiff::from_lines(&old, &new)
-            .unified_diff()
-            .context_radius(3)
-            .header(&format!("a/{rel}"), &format!("b/{rel}"))
-            .to_string();
-        let lines: Vec<&str> = file_diff.lines().collect();
-        if diff_lines_left == 0 {
-            cut_files += 1;
-        } else if lines.len() <= diff_lines_left {
-            diff.push_str(&file_diff);
-            if !file_diff.ends_with('\n') {
-                diff.push('\n');
-            }
-            diff_lines_left -= lines.len();
-        } else {
-            diff.push_str(&lines[..diff_lines_left].join("\n"));
-            diff.push_str(&format!(
-                "\n… [cut: {} more diff lines of {rel}]\n",
-                lines.len() - diff_lines_left
-            ));
-            diff_lines_left = 0;
-        }
-        files_json.push(json!({"path": rel, "replacements": n, "sha256": hash}));
-        staged.push(StagedFile {
-            path,
-            hash,
-            new_text: new,
-            replacements: n,
-        });
-    }
-    if cut_files > 0 {
-        diff.push_str(&format!(
-            "… [cut: the diffs of {cut_files} more file(s) are not shown]\n"
-        ));
-    }
-    let nfiles = staged.len();
-    let id = shared.edits.stage(staged)?;
-    let mut text = format!(
-        "(proposed) {total} replacement(s) in {nfiles} file(s) for `{}` → `{}` ({lang}){}. Nothing was written: \
-         call resolve with edit_id \"{id}\" and action \"accept\" to write every file (or none), or \"discard\".\n\n{diff}",
-        cut_text(prep.pattern_source(), 200),
-        cut_text(rewrite, 200),
-        context_note(&prep.pattern)
-    );
-    if let Some(s) = skipped_text(ws, &skipped) {
-        text.push_str(&format!("\n{s}"));
-    }
-    Ok(ToolOutput::text(text).with_structured(json!({
-        "edit_id": id,
-        "replacements": total,
-        "file_count": nfiles,
-        "files": files_json,
-        "diff": diff,
-        "searched_files": result.searched,
-        "skipped": skipped_json(ws, &skipped),
-    })))
 }
 
 /// `resolve`: accept or discard a staged edit.

@@ -1,11 +1,18 @@
 //! The debug-session supervisor: one session per conversation (per run), a hard TTL, the
-//! breakpoints kept across sessions, and every operation of the `debug` tool.
+//! breakpoints kept until `terminate` (across a program's end or an adapter failure), and the
+//! session's life: launch, attach, resume, pause, status, terminate. Inspection of a stopped
+//! program lives in `inspect`, the breakpoint store in `breakpoints`.
 //!
 //! Rules it enforces: a second `launch`/`attach` while a session lives is rejected (never a
 //! silent replacement); a session past its TTL is terminated and `status` says it expired;
 //! an adapter that crashes or stops answering gets a clear error and a cleared session, with
 //! its processes killed. A session whose debuggee has already ended does not count as
 //! living: the next `launch` clears it and starts afresh.
+
+mod breakpoints;
+mod inspect;
+
+use inspect::frames_total;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,7 +21,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tools_core::text::{cap_list, cut_text};
+use tools_core::text::cut_text;
 use tools_core::{DoctorEntry, Run, ToolError, ToolOutput};
 
 use crate::adapters::{
@@ -22,8 +29,8 @@ use crate::adapters::{
 };
 use crate::config::DebugConfig;
 use crate::error::Error;
-use crate::protocol::{BreakpointState, Phase, StopEvent};
-use crate::report::{self, STACK_CAP, STOP_FRAMES, THREADS_CAP, VALUE_CAP, VARIABLES_CAP};
+use crate::protocol::{Phase, StopEvent};
+use crate::report::{self, STACK_CAP, STOP_FRAMES, VALUE_CAP};
 use crate::session::{
     Bounds, BreakpointResult, Resume, Session, StartKind, StartPlan, WaitOutcome, normalise_reason,
 };
@@ -55,17 +62,6 @@ struct Inner {
     last_end: Option<String>,
     /// The last session's output, for `output` after it ended.
     last_output: Option<String>,
-}
-
-/// How many frames a thread has, from a trace asked for `cap + 1` levels. Adapters'
-/// `totalFrames` is only an estimate (lldb-dap adds a margin for lazy loading), so it is
-/// believed only when more than `cap` frames really came back.
-fn frames_total(trace: &dap_types::StackTraceResponse, cap: usize) -> usize {
-    let got = trace.stack_frames.len();
-    if got <= cap {
-        return got;
-    }
-    trace.total_frames.map(|t| t as usize).unwrap_or(0).max(got)
 }
 
 /// One run's debug supervisor. Cheap to share.
@@ -630,7 +626,9 @@ impl DebugSupervisor {
         }
         let bps = self.breakpoint_summary(inner);
         if !bps.is_empty() {
-            head.push(format!("breakpoints:\n{bps}"));
+            head.push(format!(
+                "breakpoints applied (set with `breakpoints`, kept until `terminate`):\n{bps}"
+            ));
         }
         if attached {
             if suspend {
@@ -642,63 +640,6 @@ impl DebugSupervisor {
         }
         let bound = self.wait_bound(timeout_seconds);
         self.wait_and_report(inner, bound, head, false).await
-    }
-
-    fn breakpoint_summary(&self, inner: &Inner) -> String {
-        let Some(run) = self.run.upgrade() else {
-            return String::new();
-        };
-        let updates: Vec<BreakpointState> = inner
-            .session
-            .as_ref()
-            .and_then(|s| s.client.with(|st| st.breakpoint_updates.clone()))
-            .unwrap_or_default();
-        let mut lines = Vec::new();
-        for (file, wanted) in &inner.breakpoints {
-            let shown = run.workspace().display(file);
-            let results = inner.results.get(file);
-            for line in wanted {
-                let state = results
-                    .and_then(|r| r.iter().find(|b| b.requested_line == *line))
-                    .and_then(|b| b.state.clone())
-                    .map(|st| {
-                        match st
-                            .id
-                            .and_then(|id| updates.iter().rev().find(|u| u.id == Some(id)))
-                        {
-                            Some(u) => u.clone(),
-                            None => st,
-                        }
-                    });
-                lines.push(match state {
-                    None => {
-                        format!("  {shown}:{line} — kept; sent to the adapter at the next launch")
-                    }
-                    Some(st) if st.verified => match st.line {
-                        Some(l) if l != *line => {
-                            format!("  {shown}:{line} — verified, bound to line {l}")
-                        }
-                        _ => format!("  {shown}:{line} — verified"),
-                    },
-                    Some(st) => format!(
-                        "  {shown}:{line} — not verified{}{}",
-                        st.message
-                            .map(|m| format!(": {}", cut_text(&m, 300)))
-                            .unwrap_or_default(),
-                        st.line
-                            .filter(|l| l != line)
-                            .map(|l| format!(" (would bind to line {l})"))
-                            .unwrap_or_default()
-                    ),
-                });
-            }
-        }
-        let capped = cap_list(lines, 50);
-        let mut text = capped.shown.join("\n");
-        if let Some(more) = capped.more_line() {
-            text.push_str(&format!("\n  {more}"));
-        }
-        text
     }
 
     /// Waits for the next stop (or end) and reports it, prefixed by `head`.
@@ -943,210 +884,6 @@ impl DebugSupervisor {
         Ok(out)
     }
 
-    /// `threads`.
-    pub async fn threads(&self) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let Some(s) = inner.session.as_ref() else {
-            return Err(ToolError::internal("no session"));
-        };
-        if s.client.phase() == Phase::Terminated {
-            Self::require_stopped(s)?;
-        }
-        let threads = match s.threads().await {
-            Ok(t) => t,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let capped = cap_list(threads, THREADS_CAP);
-        let mut lines: Vec<String> = capped
-            .shown
-            .iter()
-            .map(|t| format!("thread {}: {}", t.id, t.name))
-            .collect();
-        if let Some(m) = capped.more_line() {
-            lines.push(m);
-        }
-        if lines.is_empty() {
-            lines.push("no threads".into());
-        }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
-            "threads": capped.shown.iter().map(|t| json!({"id": t.id, "name": t.name})).collect::<Vec<_>>(),
-            "total": capped.total,
-        })))
-    }
-
-    /// `stack`.
-    pub async fn stack(&self, thread_id: Option<u64>) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let run = self.run()?;
-        let Some(s) = inner.session.as_mut() else {
-            return Err(ToolError::internal("no session"));
-        };
-        Self::require_stopped(s)?;
-        let thread = match s.thread(thread_id).await {
-            Ok(t) => t,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let trace = match s.stack(thread, STACK_CAP as u64 + 1).await {
-            Ok(t) => t,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let total = frames_total(&trace, STACK_CAP);
-        let frames: Vec<_> = trace.stack_frames.iter().take(STACK_CAP).collect();
-        let mut lines = vec![format!("thread {thread}:")];
-        for (i, f) in frames.iter().enumerate() {
-            lines.push(format!("  {}", report::frame_line(run.workspace(), i, f)));
-        }
-        if total > frames.len() {
-            lines.push(format!(
-                "  … {} more not shown (of {total})",
-                total - frames.len()
-            ));
-        }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
-            "thread_id": thread,
-            "frames": frames.iter().map(|f| report::frame_json(run.workspace(), f)).collect::<Vec<_>>(),
-            "total": total,
-        })))
-    }
-
-    /// `scopes`.
-    pub async fn scopes(&self, frame_id: u64) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let Some(s) = inner.session.as_ref() else {
-            return Err(ToolError::internal("no session"));
-        };
-        Self::require_stopped(s)?;
-        let scopes = match s.scopes(frame_id).await {
-            Ok(v) => v,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let mut lines: Vec<String> = scopes
-            .iter()
-            .map(|sc| {
-                format!(
-                    "{} (reference {}){}",
-                    sc.name,
-                    sc.variables_reference,
-                    if sc.expensive {
-                        " — expensive to expand"
-                    } else {
-                        ""
-                    }
-                )
-            })
-            .collect();
-        if lines.is_empty() {
-            lines.push(format!("frame {frame_id} has no scopes"));
-        }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
-            "frame_id": frame_id,
-            "scopes": scopes.iter().map(|sc| json!({"name": sc.name, "reference": sc.variables_reference, "expensive": sc.expensive})).collect::<Vec<_>>(),
-        })))
-    }
-
-    /// `variables`.
-    pub async fn variables(&self, reference: u64) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let Some(s) = inner.session.as_ref() else {
-            return Err(ToolError::internal("no session"));
-        };
-        Self::require_stopped(s)?;
-        let vars = match s.variables(reference).await {
-            Ok(v) => v,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let capped = cap_list(vars, VARIABLES_CAP);
-        let mut lines: Vec<String> = capped.shown.iter().map(report::variable_line).collect();
-        if let Some(m) = capped.more_line() {
-            lines.push(m);
-        }
-        if lines.is_empty() {
-            lines.push(format!("reference {reference} has no children"));
-        }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
-            "reference": reference,
-            "variables": capped.shown.iter().map(report::variable_json).collect::<Vec<_>>(),
-            "total": capped.total,
-        })))
-    }
-
-    /// `evaluate`, in `frame_id` or the top frame of the stopped thread.
-    pub async fn evaluate(
-        &self,
-        expression: &str,
-        frame_id: Option<u64>,
-    ) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        self.require(&mut inner).await?;
-        let Some(s) = inner.session.as_mut() else {
-            return Err(ToolError::internal("no session"));
-        };
-        Self::require_stopped(s)?;
-        let frame = match frame_id {
-            Some(f) => f,
-            None => {
-                let thread = match s.thread(None).await {
-                    Ok(t) => t,
-                    Err(e) => return Err(self.fail(&mut inner, e).await),
-                };
-                match s.stack(thread, 1).await {
-                    Ok(t) => match t.stack_frames.first() {
-                        Some(f) => f.id,
-                        None => {
-                            return Err(ToolError::rejected(
-                                "the stopped thread has no frames to evaluate in",
-                            ));
-                        }
-                    },
-                    Err(e) => return Err(self.fail(&mut inner, e).await),
-                }
-            }
-        };
-        let evaluated = match s.evaluate(expression, Some(frame)).await {
-            Ok(evaluated) => evaluated,
-            Err(e) => return Err(self.fail(&mut inner, e).await),
-        };
-        let mut text = cut_text(&evaluated.result, VALUE_CAP);
-        if let Some(type_name) = evaluated.type_.as_ref().filter(|t| !t.is_empty()) {
-            text = format!("{text}  ({type_name})");
-        }
-        if evaluated.variables_reference > 0 {
-            text.push_str(&format!(
-                "  (reference {}; expand with `variables`)",
-                evaluated.variables_reference
-            ));
-        }
-        Ok(ToolOutput::text(text).with_structured(json!({
-            "result": cut_text(&evaluated.result, VALUE_CAP), "type": evaluated.type_, "reference": evaluated.variables_reference, "frame_id": frame,
-        })))
-    }
-
-    /// `output`: the debuggee's stdout/stderr so far (or of the last session).
-    pub async fn output(&self) -> Result<ToolOutput, ToolError> {
-        let mut inner = self.inner.lock().await;
-        let _ = self.check_session(&mut inner).await;
-        let (text, whose) = match inner.session.as_ref() {
-            Some(s) => (
-                s.client.with(|st| st.output.to_text()).unwrap_or_default(),
-                "the running session",
-            ),
-            None => match &inner.last_output {
-                Some(t) => (t.clone(), "the last session"),
-                None => return Ok(ToolOutput::text("no output: no debug session has run yet")),
-            },
-        };
-        if text.is_empty() {
-            return Ok(ToolOutput::text(format!("no output yet from {whose}")));
-        }
-        let shown = tools_core::text::head_tail(&text, 12_000);
-        Ok(ToolOutput::text(format!("output of {whose}:\n{shown}"))
-            .with_structured(json!({"output": shown, "chars": text.chars().count()})))
-    }
-
     /// `status`.
     pub async fn status(&self) -> Result<ToolOutput, ToolError> {
         let mut inner = self.inner.lock().await;
@@ -1225,108 +962,54 @@ impl DebugSupervisor {
         Ok(ToolOutput::text(lines.join("\n")).with_structured(structured))
     }
 
-    /// `breakpoints`: sets (or with no lines clears) the breakpoints of one file; kept for
-    /// later launches and sent at once to a live session.
-    pub async fn breakpoints(&self, file: &str, lines: Vec<u64>) -> Result<ToolOutput, ToolError> {
-        let run = self.run()?;
-        let path = run.workspace().resolve(file)?;
-        if !path.is_file() {
-            return Err(ToolError::invalid(
-                "file",
-                format!("`{file}` is not a file in the workspace"),
-            ));
-        }
-        if let Some(bad) = lines.iter().find(|l| **l == 0) {
-            return Err(ToolError::invalid(
-                "lines",
-                format!("line numbers are 1-based; got {bad}"),
-            ));
-        }
-        let mut lines = lines;
-        lines.sort_unstable();
-        lines.dedup();
-        if lines.len() > 200 {
-            return Err(ToolError::invalid(
-                "lines",
-                "at most 200 breakpoints per file",
-            ));
-        }
-        let mut inner = self.inner.lock().await;
-        let _ = self.check_session(&mut inner).await;
-        if lines.is_empty() {
-            inner.breakpoints.remove(&path);
-        } else {
-            inner.breakpoints.insert(path.clone(), lines.clone());
-        }
-        inner.results.remove(&path);
-        let live = inner
-            .session
-            .as_ref()
-            .is_some_and(|s| s.client.phase() != Phase::Terminated);
-        let shown = run.workspace().display(&path);
-        if live && let Some(s) = inner.session.as_ref() {
-            match s.set_breakpoints(&path, &lines).await {
-                Ok(r) => {
-                    inner.results.insert(path.clone(), r);
-                }
-                Err(e) => return Err(self.fail(&mut inner, e).await),
-            }
-        }
-        let text = if lines.is_empty() {
-            format!("cleared the breakpoints of {shown}")
-        } else {
-            let summary = self.breakpoint_summary(&inner);
-            let mine: Vec<&str> = summary
-                .lines()
-                .filter(|l| l.trim_start().starts_with(&format!("{shown}:")))
-                .collect();
-            format!(
-                "breakpoints of {shown}{}:\n{}",
-                if live {
-                    ""
-                } else {
-                    " (no session yet: kept and sent at the next launch)"
-                },
-                mine.join("\n")
-            )
-        };
-        let structured = json!({
-            "file": shown,
-            "lines": lines,
-            "sent": live,
-            "results": inner.results.get(&path).map(|r| r.iter().map(|b| json!({
-                "line": b.requested_line,
-                "verified": b.state.as_ref().map(|s| s.verified),
-                "bound_line": b.state.as_ref().and_then(|s| s.line),
-                "message": b.state.as_ref().and_then(|s| s.message.clone()),
-            })).collect::<Vec<_>>()),
-        });
-        Ok(ToolOutput::text(text).with_structured(structured))
-    }
-
-    /// `terminate`: ends the session and kills the adapter and the debuggee.
-    pub async fn terminate(&self) -> Result<ToolOutput, ToolError> {
+    /// `terminate`: ends the session and kills the adapter and the debuggee. The breakpoints
+    /// go with it unless `keep_breakpoints`: an agent that terminates is done with this
+    /// debugging, and breakpoints silently carried into an unrelated later launch would stop
+    /// it in surprising places.
+    pub async fn terminate(&self, keep_breakpoints: bool) -> Result<ToolOutput, ToolError> {
         let mut inner = self.inner.lock().await;
         let crashed = self.check_session(&mut inner).await.err();
+        let breakpoints = inner.breakpoints.values().map(Vec::len).sum::<usize>();
+        let files = inner.breakpoints.len();
+        let bp_note = match (breakpoints, keep_breakpoints) {
+            (0, _) => String::new(),
+            (n, true) => format!("; {n} breakpoint(s) in {files} file(s) kept for the next launch"),
+            (n, false) => {
+                inner.breakpoints.clear();
+                inner.results.clear();
+                format!(
+                    "; {n} breakpoint(s) in {files} file(s) cleared (pass keep_breakpoints: true to keep them)"
+                )
+            }
+        };
+        let structured = |terminated: bool| {
+            json!({
+                "terminated": terminated,
+                "breakpoints_cleared": if keep_breakpoints { 0 } else { breakpoints },
+                "breakpoints_kept": if keep_breakpoints { breakpoints } else { 0 },
+            })
+        };
         let Some(s) = inner.session.as_ref() else {
             let mut text = "no debug session to terminate".to_string();
             if let Some(e) = crashed {
                 text.push_str(&format!(" ({e})"));
             }
-            return Ok(ToolOutput::text(text).with_structured(json!({"terminated": false})));
+            text.push_str(&bp_note);
+            return Ok(ToolOutput::text(text).with_structured(structured(false)));
         };
         let what = format!("{} ({})", s.target, s.adapter);
         let attached = s.attached;
         self.clear(&mut inner, format!("{what} was terminated on request"))
             .await;
-        let text = if attached {
+        let mut text = if attached {
             format!(
                 "terminated the session {what}: the adapter was stopped and the debuggee detached (it was not ours to kill)"
             )
         } else {
             format!("terminated the session {what}: the adapter and the debuggee were stopped")
         };
-        Ok(ToolOutput::text(text).with_structured(json!({"terminated": true})))
+        text.push_str(&bp_note);
+        Ok(ToolOutput::text(text).with_structured(structured(true)))
     }
 
     /// Ends the session at run close (bounded by the run's close hook limit).

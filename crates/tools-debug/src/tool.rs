@@ -40,7 +40,7 @@ pub enum Operation {
     Threads,
     /// Frames of a thread (cap 30).
     Stack,
-    /// Scopes of `frame_id`.
+    /// Scopes of `frame_id` (default: the top frame of the stopped thread).
     Scopes,
     /// Children of `reference` (cap 50; values cut at 400 characters).
     Variables,
@@ -48,7 +48,8 @@ pub enum Operation {
     Evaluate,
     /// The debuggee's stdout/stderr so far (bounded).
     Output,
-    /// End the session, kill the adapter and the debuggee.
+    /// End the session, kill the adapter and the debuggee; clears the breakpoints unless
+    /// `keep_breakpoints` is true.
     Terminate,
 }
 
@@ -81,12 +82,16 @@ pub struct DebugArgs {
     pub suspend: Option<bool>,
     /// `continue`, steps, `pause`, `stack`: the thread (default: the last stopped thread).
     pub thread_id: Option<u64>,
-    /// `scopes`, `evaluate`: the frame (from `stack` or a stop report).
+    /// `scopes`, `evaluate`: the frame (from `stack` or a stop report); default the top
+    /// frame of the stopped thread.
     pub frame_id: Option<u64>,
     /// `variables`: a reference from `scopes`, `variables` or `evaluate`.
     pub reference: Option<u64>,
     /// `evaluate`: the expression.
     pub expression: Option<String>,
+    /// `terminate`: keep the breakpoints for the next launch (default false: they are
+    /// cleared with the session).
+    pub keep_breakpoints: Option<bool>,
     /// `launch`, `attach`, `continue`, steps: how long to wait for the next stop (default 30 s)
     /// before answering "still running".
     pub timeout_seconds: Option<u64>,
@@ -182,12 +187,7 @@ impl DebugTool {
             Operation::Pause => supervisor.pause(request.thread_id).await,
             Operation::Threads => supervisor.threads().await,
             Operation::Stack => supervisor.stack(request.thread_id).await,
-            Operation::Scopes => {
-                let frame_id = request.frame_id.ok_or_else(|| {
-                    ToolError::invalid("frame_id", "`scopes` needs `frame_id` (from `stack`)")
-                })?;
-                supervisor.scopes(frame_id).await
-            }
+            Operation::Scopes => supervisor.scopes(request.frame_id).await,
             Operation::Variables => {
                 let reference = request.reference.ok_or_else(|| {
                     ToolError::invalid(
@@ -210,7 +210,11 @@ impl DebugTool {
                 supervisor.evaluate(&expression, request.frame_id).await
             }
             Operation::Output => supervisor.output().await,
-            Operation::Terminate => supervisor.terminate().await,
+            Operation::Terminate => {
+                supervisor
+                    .terminate(request.keep_breakpoints.unwrap_or(false))
+                    .await
+            }
         }
     }
 }
@@ -230,8 +234,11 @@ impl Tool for DebugTool {
         "Debugger control over the Debug Adapter Protocol: breakpoints, launch, step, inspect. \
 One session per conversation (hard TTL 30 min); a second launch/attach is rejected until you `terminate`. \
 Typical flow: `breakpoints` (file, lines) → `launch` (program) → the stop report (reason, path:line, source line, \
-frames with frame_id) → `scopes` (frame_id) → `variables` (reference) / `evaluate` (expression) → `step_over` / \
-`step_in` / `step_out` / `continue` → `terminate`. `continue`, the steps and `launch` wait up to `timeout_seconds` \
+frames with frame_id) → `scopes` (frame_id; default the top frame) → `variables` (reference) / `evaluate` (expression) → \
+`step_over` / `step_in` / `step_out` / `continue` → `terminate`. \
+Breakpoints belong to the conversation until `terminate`: set before or during a session, they are kept when the program \
+ends or the adapter fails, listed in every `launch` answer that applies them, and cleared by `terminate` \
+(pass `keep_breakpoints: true` to keep them for the next launch). `continue`, the steps and `launch` wait up to `timeout_seconds` \
 (default 30) and then answer \"still running\" so that `pause` can stop a loop. \
 Adapters (`adapters` says which are usable here and why not): debugpy for .py, delve for Go packages, lldb for ELF \
 executables (build C with `gcc -g`), dart for .dart. \

@@ -61,11 +61,13 @@ fn copy_corpus(dest: &Path, limit: Option<usize>) -> usize {
     files.len()
 }
 
-type MatchKey = (String, usize, usize, String);
+/// One match: file relative to the searched folder, byte range, matched text.
+pub type MatchKey = (String, usize, usize, String);
 
-fn cli_matches(cli: &Path, dir: &Path, pattern: &str) -> BTreeSet<MatchKey> {
+/// The ast-grep CLI's matches of `pattern` in `language` under `dir`.
+pub fn cli_matches(cli: &Path, dir: &Path, pattern: &str, language: &str) -> BTreeSet<MatchKey> {
     let out = Command::new(cli)
-        .args(["run", "-p", pattern, "-l", "python", "--json=compact", "."])
+        .args(["run", "-p", pattern, "-l", language, "--json=compact", "."])
         .current_dir(dir)
         .output()
         .unwrap();
@@ -94,9 +96,15 @@ fn cli_matches(cli: &Path, dir: &Path, pattern: &str) -> BTreeSet<MatchKey> {
         .collect()
 }
 
-fn our_matches(dir: &Path, pattern: &str, cache: &tools_ast::ParseCache) -> BTreeSet<MatchKey> {
+/// Our matches of `pattern` in `language` under `dir`, with the tools' walk and cache.
+pub fn our_matches(
+    dir: &Path,
+    pattern: &str,
+    language: &str,
+    cache: &tools_ast::ParseCache,
+) -> BTreeSet<MatchKey> {
     let cfg = tools_ast::AstConfig::default();
-    let lang = tools_ast::Lang::from_id("python").unwrap();
+    let lang = tools_ast::Lang::from_id(language).unwrap();
     let found = tools_ast::search_files(dir, lang, pattern, &cfg, cache).unwrap();
     let mut set = BTreeSet::new();
     for (path, ms) in found {
@@ -137,8 +145,8 @@ fn match_sets_equal_the_cli_on_the_standard_library() {
         "raise $E from $_",
         "$A == $A",
     ] {
-        let theirs = cli_matches(&cli, dir.path(), pattern);
-        let ours = our_matches(dir.path(), pattern, &cache);
+        let theirs = cli_matches(&cli, dir.path(), pattern, "python");
+        let ours = our_matches(dir.path(), pattern, "python", &cache);
         let only_cli: Vec<_> = theirs.difference(&ours).take(5).collect();
         let only_ours: Vec<_> = ours.difference(&theirs).take(5).collect();
         assert!(

@@ -1,8 +1,11 @@
 //! Shared helpers for the suite.
 
 mod accept_safety;
+mod bounds;
+mod budget;
 mod compact;
 mod crosscheck;
+mod crosscheck_projects;
 mod edit;
 mod languages;
 mod search;

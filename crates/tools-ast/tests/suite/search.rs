@@ -33,11 +33,30 @@ async fn results_are_ordered_capped_and_located() {
         ]
     );
     assert!(
-        out.text.contains("7 more not shown (of 12)"),
+        out.text
+            .contains("7 more match(es) not shown (of 12): pass `offset: 5`"),
         "{}",
         out.text
     );
     assert_eq!(out.structured.as_ref().unwrap()["more_not_shown"], 7);
+    // The next page starts where the first one ended.
+    let next = ws
+        .ok(
+            "ast_grep",
+            json!({"pattern": "print($A)", "max_results": 5, "offset": 5}),
+        )
+        .await;
+    assert_eq!(
+        locations(&next),
+        vec![
+            "pkg/m2.py:4:5",
+            "pkg/m3.py:2:1",
+            "pkg/m3.py:4:5",
+            "pkg/m4.py:2:1",
+            "pkg/m4.py:4:5"
+        ]
+    );
+    assert!(next.text.contains("`offset: 10`"), "{}", next.text);
     // The same query again: same answer, now from the parse cache.
     let again = ws
         .ok(
@@ -64,7 +83,21 @@ async fn long_matches_are_cut_visibly() {
     let src = format!("def f():\n{body}");
     let ws = workspace(&[("a.py", &src)]);
     let out = ws.ok("ast_grep", grep("def $F(): $$$B", "python")).await;
-    assert!(out.text.contains("[cut: 28 more lines]"), "{}", out.text);
+    // The match is shown by its first line, the sequence by its first and last items.
+    assert!(
+        out.text.contains("a.py:1:1  def f():  (31 lines)"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.contains("$$$B = a0 = 0 … [28 lines] … a29 = 29"),
+        "{}",
+        out.text
+    );
+    assert!(!out.text.contains("a15 = 15"), "{}", out.text);
+    // The whole match is in the structured result.
+    let m = &out.structured.as_ref().unwrap()["matches"][0];
+    assert!(m["text"].as_str().unwrap().contains("a15 = 15"), "{m}");
 }
 
 #[tokio::test]
@@ -93,8 +126,19 @@ async fn the_walk_skips_ignored_build_binary_and_large_files() {
         s["skipped"]["by_reason"],
         json!({"binary": 1, "not UTF-8": 1, "too large": 1})
     );
-    assert!(out.text.contains("blob.py (binary)"), "{}", out.text);
-    assert!(out.text.contains("big.py (too large)"), "{}", out.text);
+    assert!(
+        out.text
+            .contains("skipped 3 file(s) (1 too large, 1 binary, 1 not UTF-8)"),
+        "{}",
+        out.text
+    );
+    let listed: Vec<&str> = s["skipped"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, vec!["big.py", "blob.py", "latin1.py"]);
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! The integration suite: every test drives a real debug adapter through the `debug` tool,
 //! via the registry as a harness would.
 
+mod breakpoint_life;
 mod common;
 mod delve;
 mod lldb;

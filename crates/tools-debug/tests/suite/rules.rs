@@ -262,7 +262,6 @@ async fn bad_input_gets_clear_errors() {
         (json!({"operation":"breakpoints","file":"a.py"}), "lines"),
         (json!({"operation":"fly"}), "operation"),
         (json!({"operation":"status","bogus":1}), "bogus"),
-        (json!({"operation":"scopes"}), "frame_id"),
         (json!({"operation":"variables"}), "reference"),
         (
             json!({"operation":"evaluate","expression":" "}),
@@ -281,6 +280,7 @@ async fn bad_input_gets_clear_errors() {
     }
     for op in [
         "stack",
+        "scopes",
         "continue",
         "step_over",
         "pause",
