@@ -17,6 +17,10 @@ use tools_core::{Run, ToolError};
 
 use crate::config::DebugConfig;
 
+mod resolve;
+
+pub use resolve::{Discovery, MarkerSearch, ResolvedAdapter, discover, resolve_adapter};
+
 /// A debug adapter of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AdapterId {

@@ -17,7 +17,9 @@
 //!
 //! Choices where the spec is silent: a session whose program has ended no longer blocks a
 //! new `launch`; `continue` on a program that is still running keeps waiting for the next
-//! stop; breakpoints are kept across sessions; `attach` never kills the debuggee.
+//! stop; breakpoints outlive a program's end or a crashed adapter and apply to the next
+//! `launch`, while `terminate` clears them unless called with `keep_breakpoints: true`;
+//! `attach` never kills the debuggee.
 //!
 //! What this crate is not for: building the program (use `gcc -g`, `go build`, …) or
 //! language-server queries.

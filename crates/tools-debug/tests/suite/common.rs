@@ -105,9 +105,9 @@ pub fn alive(pid: i64) -> bool {
             .unwrap_or(false)
 }
 
-/// Waits up to 5 s for `pid` to be gone.
+/// Waits for `pid` to be gone, up to a bound generous enough for a loaded machine.
 pub async fn gone(pid: i64) -> bool {
-    for _ in 0..50 {
+    for _ in 0..300 {
         if !alive(pid) {
             return true;
         }
@@ -137,12 +137,19 @@ impl Drop for KillOnDrop {
 /// The adapter's and the debuggee's process ids from `status` (the debuggee's arrives with
 /// the adapter's `process` event, which may trail the first stop a little).
 pub async fn pids(fx: &Fixture) -> (i64, i64) {
-    for _ in 0..50 {
-        let s = fx.status().await;
-        if let (Some(a), Some(d)) = (s["adapter_pid"].as_i64(), s["debuggee_pid"].as_i64()) {
+    let mut last = Value::Null;
+    for _ in 0..300 {
+        last = fx.status().await;
+        if let (Some(a), Some(d)) = (last["adapter_pid"].as_i64(), last["debuggee_pid"].as_i64()) {
             return (a, d);
         }
+        // A session that is gone will never report them: say why at once.
+        assert_ne!(last["state"], "none", "no session to report pids: {last}");
+        assert_ne!(
+            last["state"], "expired",
+            "no session to report pids: {last}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    panic!("no debuggee pid reported");
+    panic!("no debuggee pid reported: {last}");
 }

@@ -194,6 +194,9 @@ async fn an_uncaught_exception_stops_with_its_message() {
     assert!(end.text.contains("ValueError"), "{}", end.text);
 }
 
+/// A program that loops forever. It prints `spinning` from inside the loop, after its first
+/// increment, so a test that has seen that line knows a pause lands in `spin` with
+/// `counter > 0` (a pause before that, on a loaded machine, may stop it still in `<module>`).
 pub const LOOP: &str = r#"import time
 counter = 0
 
@@ -202,13 +205,32 @@ def spin():
     global counter
     while True:
         counter += 1  # L_loop
+        if counter == 1:
+            print("spinning", flush=True)
         if counter % 100000 == 0:
             time.sleep(0.001)
 
 
-print("spinning", flush=True)
 spin()
 "#;
+
+/// Polls `output` until the program has printed `needle` (the state a test needs before it
+/// acts), within a generous bound for a loaded machine.
+pub async fn wait_for_output(fx: &Fixture, needle: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let out = fx.ok(json!({"operation":"output"})).await;
+        if out.text.contains(needle) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the program never printed {needle:?}: {}",
+            out.text
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn pause_stops_an_infinite_loop_after_still_running() {
@@ -230,6 +252,8 @@ async fn pause_stops_an_infinite_loop_after_still_running() {
         .ok(json!({"operation":"continue","timeout_seconds":1}))
         .await;
     assert_eq!(structured(&again)["state"], "running");
+    // "still running" holds from the moment the process exists; the loop is entered later.
+    wait_for_output(&fx, "spinning").await;
     let paused = fx.ok(json!({"operation":"pause"})).await;
     let p = structured(&paused);
     assert_eq!(p["state"], "stopped");

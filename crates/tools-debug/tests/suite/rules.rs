@@ -28,12 +28,33 @@ fn kill9(pid: i64) {
     assert!(st.success());
 }
 
+/// The hard TTL of the expiry test.
+const TTL_SECONDS: u64 = 30;
+
+/// Polls `status` until the session has expired, within a generous bound past the TTL.
+async fn wait_for_expiry(fx: &Fixture) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(TTL_SECONDS + 120);
+    loop {
+        let status = fx.status().await;
+        if status["state"] != "stopped" {
+            return status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session outlived its TTL: {status}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_launch_is_rejected_and_the_ttl_expires_the_session() {
     if !has_debugpy() {
         return;
     }
-    let fx = Fixture::new("[debug]\nsession_ttl_seconds = 6\n");
+    // The TTL runs from the adapter's start, so it must outlast a launch on a loaded machine
+    // (several seconds at a load of 10 on 2 cores) plus the checks made before it ends.
+    let fx = Fixture::new(&format!("[debug]\nsession_ttl_seconds = {TTL_SECONDS}\n"));
     stopped_session(&fx).await;
     let (adapter, debuggee) = pids(&fx).await;
     let err = fx
@@ -43,8 +64,7 @@ async fn a_second_launch_is_rejected_and_the_ttl_expires_the_session() {
     assert!(err.to_string().contains("call `terminate` first"), "{err}");
     // The first session is untouched by the rejected launch.
     assert_eq!(fx.status().await["state"], "stopped");
-    tokio::time::sleep(std::time::Duration::from_secs(7)).await;
-    let status = fx.status().await;
+    let status = wait_for_expiry(&fx).await;
     assert_eq!(status["state"], "expired", "{status}");
     assert!(
         status["last_end"].as_str().unwrap().contains("hard TTL"),
@@ -301,6 +321,17 @@ async fn bad_input_gets_clear_errors() {
         assert!(matches!(err, ToolError::NotAvailable(_)), "{err}");
         assert!(err.to_string().contains("missing root marker"), "{err}");
         assert!(err.to_string().contains("pyproject.toml"), "{err}");
+        assert!(
+            err.to_string().contains("up to the workspace root"),
+            "{err}"
+        );
+        // attach resolves its adapter the same way, and says the same about the marker.
+        let err = fx.err(json!({"operation":"attach","port":9})).await;
+        assert!(matches!(err, ToolError::NotAvailable(_)), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("missing root marker"), "{msg}");
+        assert!(msg.contains("no folder of the workspace"), "{msg}");
+        assert!(msg.contains("[debug.adapters.debugpy].markers"), "{msg}");
     }
 }
 
