@@ -24,12 +24,6 @@ pub const MAX_LINES: usize = 800;
 /// a file that is long because it does several jobs should be split instead.
 pub const LONG_FILES: &[(&str, &str)] = &[
     (
-        "crates/tools-debug/src/supervisor.rs",
-        "the session lifecycle (launch, attach, resume, status, terminate) over the one \
-         session state the supervisor guards; inspection and breakpoints already live in \
-         supervisor/, the start-up paths are the next cut",
-    ),
-    (
         "crates/tools-debug/src/session.rs",
         "the start-up sequence and the requests on a live session share the session's \
          private state; about 30 lines of it are the unit tests of the stop-reason rules",

@@ -19,7 +19,7 @@ use crate::config::DebugConfig;
 
 mod resolve;
 
-pub use resolve::{Discovery, MarkerSearch, ResolvedAdapter, discover, resolve_adapter};
+pub use resolve::{Discovery, MarkerSearch, discover, resolve_adapter};
 
 /// A debug adapter of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
