@@ -10,8 +10,17 @@
 //!   a failure (the tests themselves also fail on one). `--matrix` (always on under
 //!   `CI=true`) adds the feature matrix: the facade with no default features and with each
 //!   single feature, and every tool crate's tests on their own.
+//! - `lint` checks the code's habits: formatting, clippy with warnings denied, rustdoc with
+//!   warnings denied, no unused dependency, and the tidy rules (module docs, lint
+//!   inheritance, gated test hooks, private crate modules, file lengths). `test` runs the
+//!   same steps, the quick ones first and clippy and rustdoc after the tests, and prints
+//!   each step's time.
 //! - `bench [FAMILY...]` runs each family's benchmark (`cargo bench -p tools-FAMILY --bench
 //!   FAMILY`), side by side with the tool a user would otherwise use.
+
+mod deps;
+mod lint;
+mod tidy;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -31,6 +40,7 @@ struct Components {
     rustup: Vec<String>,
 }
 
+/// A step's outcome: what failed, written for the person who runs the command.
 type Result<T = (), E = String> = std::result::Result<T, E>;
 
 fn repo() -> PathBuf {
@@ -355,18 +365,25 @@ fn test(args: &[String]) -> Result {
     let with_matrix = ci || args.iter().any(|a| a == "--matrix");
     let args: Vec<String> = args.iter().filter(|a| *a != "--matrix").cloned().collect();
     let args = &args[..];
-    setup()?;
+    let mut steps = lint::Steps::default();
+    steps.run("setup", setup)?;
     let log = tools_dir().join("components.log");
     let _ = std::fs::remove_file(&log);
-    let mut failures = Vec::new();
+    // The checks that need no build first: a formatting slip fails in seconds.
+    let mut failures = lint::quick(&mut steps);
     let mut unit = cargo();
     unit.args(["test", "--workspace", "--no-fail-fast"])
         .env("AGENT_TOOLS_COMPONENT_LOG", &log);
     unit.args(args);
-    if let Err(e) = run(&mut unit) {
+    if let Err(e) = steps.run("cargo test", || run(&mut unit)) {
         failures.push(e);
     }
-    let built = run(cargo().args(["build", "-p", "agent-tools"]));
+    // After the tests, so a failing test shows first; the build scripts and proc macros
+    // the test build compiled are reused.
+    failures.extend(lint::compiled(&mut steps));
+    let built = steps.run("build binary", || {
+        run(cargo().args(["build", "-p", "agent-tools"]))
+    });
     match built {
         Err(e) => failures.push(e),
         Ok(()) => {
@@ -384,15 +401,20 @@ fn test(args: &[String]) -> Result {
                 .env("PATH", tool_path())
                 .env("AGENT_TOOLS_BIN", target_dir().join("debug/agent-tools"))
                 .env("AGENT_TOOLS_COMPONENT_LOG", &log);
-            if let Err(e) = run(&mut e2e) {
+            if let Err(e) = steps.run("e2e", || run(&mut e2e)) {
                 failures.push(e);
             }
         }
     }
     if with_matrix {
-        failures.extend(matrix(&log));
+        let started = std::time::Instant::now();
+        let matrix_failures = matrix(&log);
+        let passed = matrix_failures.is_empty();
+        failures.extend(matrix_failures);
+        steps.record("matrix", started.elapsed(), passed);
     }
     let skipped = component_table(&log);
+    eprint!("{}", steps.table());
     if ci && skipped > 0 {
         failures.push(format!(
             "{skipped} promised components were skipped under CI=true"
@@ -471,8 +493,9 @@ fn main() -> ExitCode {
         Some("setup") => setup(),
         Some("test") => test(&args[1..]),
         Some("bench") => bench(&args[1..]),
+        Some("lint") => lint::lint(&args[1..]),
         _ => Err(
-            "usage: cargo xtask setup | test [--matrix] [cargo test args] | bench [FAMILY...]"
+            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY...]"
                 .into(),
         ),
     };

@@ -17,13 +17,14 @@
 //! # }
 //! ```
 
-pub mod doctor_report;
+mod doctor_report;
 mod families;
-pub mod workspace_languages;
+mod workspace_languages;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use doctor_report::render as render_doctor;
 pub use tools_core;
 use tools_core::child_env::EnvPolicy;
 pub use tools_core::trust::UserConfig;
@@ -31,6 +32,7 @@ use tools_core::{
     Approver, CallError, Config, DoctorEntry, Elicitor, Registry, RegistryBuilder, Run, RunOptions,
     Surface, ToolError, ToolInfo, ToolOutput,
 };
+pub use workspace_languages::WorkspaceLanguages;
 
 /// The families compiled into this build, in wiring order.
 pub const COMPILED_FAMILIES: &[&str] = families::COMPILED;

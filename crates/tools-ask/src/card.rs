@@ -72,14 +72,14 @@ impl Card {
 
     /// The option whose label equals `label` (exactly, then ignoring case and outer spaces).
     pub fn find_label(&self, label: &str) -> Option<&str> {
-        let t = label.trim();
+        let trimmed = label.trim();
         self.options
             .iter()
             .find(|o| o.label == label)
             .or_else(|| {
                 self.options
                     .iter()
-                    .find(|o| o.label.eq_ignore_ascii_case(t))
+                    .find(|o| o.label.eq_ignore_ascii_case(trimmed))
             })
             .map(|o| o.label.as_str())
     }
@@ -88,30 +88,30 @@ impl Card {
     /// descriptions — without the input instructions, which depend on the gate. Gates and
     /// harnesses that draw the card themselves can reuse it.
     pub fn body_text(&self) -> String {
-        let mut s = String::new();
+        let mut body = String::new();
         match self.kind {
             CardKind::Question => {
-                s.push_str(&format!("Question #{}: {}\n", self.number, self.question))
+                body.push_str(&format!("Question #{}: {}\n", self.number, self.question))
             }
             CardKind::Permission => {
-                s.push_str(&format!("Permission #{}: {}\n", self.number, self.question))
+                body.push_str(&format!("Permission #{}: {}\n", self.number, self.question))
             }
         }
         if let Some(c) = &self.context {
-            s.push('\n');
-            s.push_str(c);
-            s.push('\n');
+            body.push('\n');
+            body.push_str(c);
+            body.push('\n');
         }
         if self.kind == CardKind::Question && !self.options.is_empty() {
-            s.push('\n');
+            body.push('\n');
             for (i, o) in self.options.iter().enumerate() {
                 match &o.description {
-                    Some(d) => s.push_str(&format!("  {}. {} — {}\n", i + 1, o.label, d)),
-                    None => s.push_str(&format!("  {}. {}\n", i + 1, o.label)),
+                    Some(d) => body.push_str(&format!("  {}. {} — {}\n", i + 1, o.label, d)),
+                    None => body.push_str(&format!("  {}. {}\n", i + 1, o.label)),
                 }
             }
         }
-        s
+        body
     }
 }
 

@@ -139,11 +139,11 @@ pub fn form_for(card: &Card, modern: bool) -> (String, Value) {
 }
 
 fn object_schema(props: Map<String, Value>, required: Vec<&str>) -> Value {
-    let mut v = json!({"type": "object", "properties": props});
+    let mut schema = json!({"type": "object", "properties": props});
     if !required.is_empty() {
-        v["required"] = json!(required);
+        schema["required"] = json!(required);
     }
-    v
+    schema
 }
 
 /// Reads an accepted form back into a reply. Values that are not the card's labels are

@@ -5,7 +5,9 @@
 //! [`QuestionGate`]:
 //!
 //! - [`ElicitationGate`]: in `mcp` mode, an MCP `elicitation/create` form through
-//!   [`tools_core::Elicitor`] (see [`elicit`] for the exact form schema).
+//!   [`tools_core::Elicitor`]: a flat form with `choice` (one option) or `choices`
+//!   (several), `text` for a typed answer, and a required boolean `allow` on permission
+//!   cards.
 //! - [`TerminalGate`]: a card on the controlling terminal (`/dev/tty`, never stdout), used
 //!   by `agent-tools mcp --ask tty` and `agent-tools call`.
 //! - [`ChannelGate`]: for embedders — a channel or a closure; the harness draws the card.
@@ -106,12 +108,12 @@
 //! # }
 //! ```
 
-pub mod approve;
-pub mod card;
-pub mod elicit;
-pub mod gate;
-pub mod question;
-pub mod terminal;
+mod approve;
+mod card;
+mod elicit;
+mod gate;
+mod question;
+mod terminal;
 mod tool;
 
 use std::sync::Arc;
@@ -121,7 +123,10 @@ use serde::Deserialize;
 use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
 
 pub use approve::{ApproveMode, GateApprover};
-pub use card::{Card, CardKind, CardOption, Reply};
+pub use card::{
+    ALLOW, Card, CardKind, CardOption, DENY, MAX_ANSWER_CHARS, MAX_CONTEXT_CHARS,
+    MAX_DESCRIPTION_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, Reply,
+};
 pub use elicit::ElicitationGate;
 pub use gate::{ChannelGate, GateAbilities, GateError, PendingCard, QuestionGate};
 pub use question::{OptionArg, QuestionArgs};

@@ -77,30 +77,30 @@ impl TerminalGate {
 
 /// The instructions under the card, for the terminal.
 pub fn terminal_instructions(card: &Card) -> String {
-    let n = card.options.len();
-    let mut s = String::new();
+    let option_count = card.options.len();
+    let mut instructions = String::new();
     if card.kind == CardKind::Permission {
-        s.push_str("Allow it? Type y (yes) or n (no); Enter alone refuses.\n");
-        return s;
+        instructions.push_str("Allow it? Type y (yes) or n (no); Enter alone refuses.\n");
+        return instructions;
     }
-    if n > 0 {
+    if option_count > 0 {
         if card.multi_select {
-            s.push_str(&format!(
-                "Pick one or more: type their numbers separated by commas or spaces (e.g. 1,3), 1-{n}.\n"
+            instructions.push_str(&format!(
+                "Pick one or more: type their numbers separated by commas or spaces (e.g. 1,3), 1-{option_count}.\n"
             ));
         } else {
-            s.push_str(&format!("Pick one: type its number, 1-{n}.\n"));
+            instructions.push_str(&format!("Pick one: type its number, 1-{option_count}.\n"));
         }
     }
     if card.allow_free_text {
-        s.push_str(if n > 0 {
+        instructions.push_str(if option_count > 0 {
             "Or type your own answer (any text that is not a list of numbers).\n"
         } else {
             "Type your answer.\n"
         });
     }
-    s.push_str("Skip: press Enter on an empty line (or type `skip`).\n");
-    s
+    instructions.push_str("Skip: press Enter on an empty line (or type `skip`).\n");
+    instructions
 }
 
 /// The whole terminal card.
@@ -115,9 +115,9 @@ pub fn render_terminal_card(card: &Card) -> String {
 
 /// Reads one typed line against `card`: `Ok(reply)` or `Err(why the line does not fit)`.
 pub fn parse_line(card: &Card, line: &str) -> Result<Reply, String> {
-    let t = line.trim();
+    let typed = line.trim();
     if card.kind == CardKind::Permission {
-        return match t.to_ascii_lowercase().as_str() {
+        return match typed.to_ascii_lowercase().as_str() {
             "y" | "yes" | "allow" => Ok(Reply::Answered {
                 selected: vec![ALLOW.into()],
                 text: None,
@@ -129,31 +129,32 @@ pub fn parse_line(card: &Card, line: &str) -> Result<Reply, String> {
             _ => Err("type y or n".into()),
         };
     }
-    if t.is_empty() || t.eq_ignore_ascii_case("skip") {
+    if typed.is_empty() || typed.eq_ignore_ascii_case("skip") {
         return Ok(Reply::Skipped {
             how: "skipped on the terminal".into(),
         });
     }
-    let n = card.options.len();
-    let looks_numeric = n > 0
-        && t.chars()
+    let option_count = card.options.len();
+    let looks_numeric = option_count > 0
+        && typed
+            .chars()
             .all(|c| c.is_ascii_digit() || c == ',' || c.is_whitespace());
     if looks_numeric {
         let mut picked: Vec<usize> = Vec::new();
-        for part in t
+        for part in typed
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|p| !p.is_empty())
         {
-            let k: usize = part
+            let number: usize = part
                 .parse()
                 .map_err(|_| format!("`{part}` is not a number"))?;
-            if k == 0 || k > n {
+            if number == 0 || number > option_count {
                 return Err(format!(
-                    "{k} is not an option; the options are numbered 1-{n}"
+                    "{number} is not an option; the options are numbered 1-{option_count}"
                 ));
             }
-            if !picked.contains(&k) {
-                picked.push(k);
+            if !picked.contains(&number) {
+                picked.push(number);
             }
         }
         if picked.len() > 1 && !card.multi_select {
@@ -162,14 +163,14 @@ pub fn parse_line(card: &Card, line: &str) -> Result<Reply, String> {
         picked.sort_unstable();
         let selected = picked
             .into_iter()
-            .map(|k| card.options[k - 1].label.clone())
+            .map(|number| card.options[number - 1].label.clone())
             .collect();
         return Ok(Reply::Answered {
             selected,
             text: None,
         });
     }
-    if let Some(label) = card.find_label(t) {
+    if let Some(label) = card.find_label(typed) {
         return Ok(Reply::Answered {
             selected: vec![label.to_string()],
             text: None,
@@ -178,11 +179,13 @@ pub fn parse_line(card: &Card, line: &str) -> Result<Reply, String> {
     if card.allow_free_text {
         return Ok(Reply::answer(
             vec![],
-            Some(cut_text(t, MAX_ANSWER_CHARS)),
+            Some(cut_text(typed, MAX_ANSWER_CHARS)),
             "skipped on the terminal",
         ));
     }
-    Err(format!("type a number 1-{n}, or press Enter to skip"))
+    Err(format!(
+        "type a number 1-{option_count}, or press Enter to skip"
+    ))
 }
 
 struct Tty(AsyncFd<File>);

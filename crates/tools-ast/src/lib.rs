@@ -84,7 +84,7 @@ pub use compact_tree::{CompactDoc, CompactNode, CompactTree};
 pub use lang::Lang;
 pub use pattern::{CompiledPattern, compile};
 pub use rewrite::Rewrite;
-pub use search::{MatchRecord, find_matches};
+pub use search::{MAX_MATCH_CHARS, MatchRecord, find_matches};
 pub use staged::{NoWriteFaults, WriteFaults, content_hash};
 pub use walk::ALWAYS_SKIPPED_DIRS;
 
@@ -174,8 +174,8 @@ pub fn search_files(
     let compiled = compile(pattern, lang)?;
     let walked = walk::walk(scope, Some(lang), config.max_file_bytes);
     let scan = search::scan(&walked, &compiled, cache, &|| false, &|tree| {
-        let m = find_matches(&compiled, tree);
-        (!m.is_empty()).then_some(m)
+        let matches = find_matches(&compiled, tree);
+        (!matches.is_empty()).then_some(matches)
     })?;
     Ok(scan.per_file)
 }

@@ -113,9 +113,9 @@ impl EditStore {
 
     /// Stages `files` and returns the new edit's id, or refuses when the bounds are reached.
     pub fn stage(&self, files: Vec<StagedFile>) -> Result<String, ToolError> {
-        let mut g = self.lock()?;
-        if g.pending.len() >= self.max_pending {
-            let ids: Vec<_> = g.pending.keys().cloned().collect();
+        let mut store = self.lock()?;
+        if store.pending.len() >= self.max_pending {
+            let ids: Vec<_> = store.pending.keys().cloned().collect();
             return Err(ToolError::rejected(format!(
                 "{} staged edits are already pending (the limit per run is {}): {}. \
                  Call resolve with action \"accept\" or \"discard\" on one of them first.",
@@ -124,7 +124,7 @@ impl EditStore {
                 ids.join(", ")
             )));
         }
-        let held: usize = g.pending.values().map(StagedEdit::bytes).sum();
+        let held: usize = store.pending.values().map(StagedEdit::bytes).sum();
         let new: usize = files.iter().map(|f| f.new_text.len()).sum();
         if held + new > self.max_bytes {
             return Err(ToolError::rejected(format!(
@@ -134,9 +134,9 @@ impl EditStore {
                 self.max_bytes
             )));
         }
-        g.next += 1;
-        let id = format!("edit_{}", g.next);
-        g.pending.insert(
+        store.next += 1;
+        let id = format!("edit_{}", store.next);
+        store.pending.insert(
             id.clone(),
             StagedEdit {
                 id: id.clone(),
@@ -147,16 +147,16 @@ impl EditStore {
     }
 
     fn take(&self, id: &str) -> Result<StagedEdit, ToolError> {
-        let mut g = self.lock()?;
-        if let Some(e) = g.pending.remove(id) {
-            return Ok(e);
+        let mut store = self.lock()?;
+        if let Some(edit) = store.pending.remove(id) {
+            return Ok(edit);
         }
-        if let Some(how) = g.resolved.get(id) {
+        if let Some(how) = store.resolved.get(id) {
             return Err(ToolError::rejected(format!(
                 "`{id}` was already {how}; stage the change again with ast_edit"
             )));
         }
-        let pending: Vec<_> = g.pending.keys().cloned().collect();
+        let pending: Vec<_> = store.pending.keys().cloned().collect();
         Err(ToolError::invalid(
             "edit_id",
             format!(
@@ -171,16 +171,16 @@ impl EditStore {
     }
 
     fn mark(&self, id: &str, how: &'static str) {
-        if let Ok(mut g) = self.lock() {
-            g.resolved.insert(id.to_string(), how);
+        if let Ok(mut store) = self.lock() {
+            store.resolved.insert(id.to_string(), how);
         }
     }
 
     /// Drops a pending edit.
     pub fn discard(&self, id: &str) -> Result<StagedEdit, ToolError> {
-        let e = self.take(id)?;
+        let edit = self.take(id)?;
         self.mark(id, "discarded");
-        Ok(e)
+        Ok(edit)
     }
 
     /// The files of a pending edit, if `id` is pending.

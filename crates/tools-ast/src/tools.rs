@@ -392,14 +392,14 @@ impl Tool for ResolveTool {
         let locks = tools_core::PathLocks::for_run(&ctx.run);
         off_the_runtime(ctx, "resolve", move |ws, _cancelled| match args.action {
             Action::Discard => {
-                let e = shared.edits.discard(&args.edit_id)?;
+                let discarded = shared.edits.discard(&args.edit_id)?;
                 Ok(ToolOutput::text(format!(
                     "discarded {}: {} file(s) left as they are",
-                    e.id,
-                    e.files.len()
+                    discarded.id,
+                    discarded.files.len()
                 ))
                 .with_structured(
-                    json!({"edit_id": e.id, "action": "discard", "files": e.files.len()}),
+                    json!({"edit_id": discarded.id, "action": "discard", "files": discarded.files.len()}),
                 ))
             }
             Action::Accept => {

@@ -111,7 +111,8 @@ impl Config {
     }
 
     /// The configuration an untrusted or trusted run reads: unchanged when `trusted` or not
-    /// from the repository; otherwise without any [`PROGRAM_KEYS`] entry.
+    /// from the repository; otherwise without any entry that names a program, its arguments
+    /// or its environment (the module's `PROGRAM_KEYS`).
     pub fn for_trust(mut self, trusted: bool) -> Self {
         if trusted || !self.from_repository {
             return self;

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tools_core::discovery::ProgramSearch;
-pub use tools_core::process::which;
 
 use tools_core::process::{ChildProcess, Pipes};
 use tools_core::{Run, ToolError};
@@ -20,7 +19,7 @@ use crate::config::DebugConfig;
 
 mod resolve;
 
-pub use resolve::{Discovery, MarkerSearch, ResolvedAdapter, discover, resolve_adapter};
+pub use resolve::{Discovery, MarkerSearch, discover, resolve_adapter};
 
 /// A debug adapter of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -3,16 +3,17 @@
 //! The `debug` tool: a Debug Adapter Protocol client, the adapter table and a supervisor that
 //! keeps one debug session per conversation.
 //!
-//! - [`protocol`]: DAP over tools-core's `Transport` (`Dap` protocol): typed requests from
+//! - The protocol: DAP over tools-core's `Transport` (`Dap` protocol): typed requests from
 //!   `dap-types` with unset optional fields stripped, tolerant event decoding, and the
 //!   `runInTerminal` reverse request answered by running the process ourselves.
-//! - [`adapters`]: debugpy (preferring the project's `.venv`/`venv` Python), lldb-dap
-//!   (including Debian's versioned `lldb-dap-NN`), delve (DAP over TCP), dart; overridable in
-//!   `[debug.adapters.<id>]`; usable only when a root marker **and** the binary are found.
-//! - [`session`]: one live session — the start-up order, bounded waits, teardown.
-//! - [`supervisor`]: the session rules (one per conversation, a hard TTL, second launch
+//! - The adapters ([`AdapterId`]): debugpy (preferring the project's `.venv`/`venv` Python),
+//!   lldb-dap (including Debian's versioned `lldb-dap-NN`), delve (DAP over TCP), dart;
+//!   overridable in `[debug.adapters.<id>]` ([`AdapterOverride`]); usable only when a root
+//!   marker **and** the binary are found.
+//! - A session: one live debuggee — the start-up order, bounded waits, teardown.
+//! - [`DebugSupervisor`]: the session rules (one per conversation, a hard TTL, second launch
 //!   rejected, crashed or hung adapter cleared) and every operation.
-//! - [`tool`]: the `debug` tool itself (tier `exec`, not parallel-safe).
+//! - [`DebugTool`]: the `debug` tool itself (tier `exec`, not parallel-safe).
 //!
 //! Choices where the spec is silent: a session whose program has ended no longer blocks a
 //! new `launch`; `continue` on a program that is still running keeps waiting for the next
@@ -43,22 +44,24 @@
 //! # }
 //! ```
 
-pub mod adapters;
-pub mod config;
-pub mod error;
-pub mod protocol;
+mod adapters;
+mod config;
+mod error;
+mod protocol;
 mod report;
-pub mod session;
-pub mod supervisor;
-pub mod tool;
+mod session;
+mod supervisor;
+mod tool;
 
 use std::sync::Arc;
 
 use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
 
-pub use config::DebugConfig;
-pub use supervisor::DebugSupervisor;
-pub use tool::DebugTool;
+pub use adapters::AdapterId;
+pub use config::{AdapterOverride, DebugConfig};
+pub use session::Resume;
+pub use supervisor::{AttachTarget, DebugSupervisor};
+pub use tool::{DebugArgs, DebugTool, Operation};
 
 /// The `debug` family of one run: the `debug` tool over a [`DebugSupervisor`].
 pub struct DebugFamily {

@@ -42,12 +42,12 @@ pub fn strip_nulls(v: &mut Value) {
 /// Builds the request message for `R` with `args` (nulls stripped; no `arguments` member when
 /// they serialise to nothing).
 pub fn request_message<R: Request>(args: &R::Arguments) -> Result<Value> {
-    let mut a = serde_json::to_value(args)
+    let mut arguments = serde_json::to_value(args)
         .map_err(|e| Error::Other(format!("encoding {}: {e}", R::COMMAND)))?;
-    strip_nulls(&mut a);
+    strip_nulls(&mut arguments);
     let mut msg = json!({"type": "request", "command": R::COMMAND});
-    if !a.is_null() {
-        msg["arguments"] = a;
+    if !arguments.is_null() {
+        msg["arguments"] = arguments;
     }
     Ok(msg)
 }
@@ -396,12 +396,12 @@ impl DapClient {
             }
             "breakpoint" => match serde_json::from_value::<dap_types::BreakpointEvent>(body) {
                 Ok(ev) => {
-                    let b = BreakpointState::from_dap(&ev.breakpoint);
+                    let breakpoint = BreakpointState::from_dap(&ev.breakpoint);
                     self.update(|s| {
-                        if let Some(id) = b.id {
+                        if let Some(id) = breakpoint.id {
                             s.breakpoint_updates.retain(|x| x.id != Some(id));
                         }
-                        s.breakpoint_updates.push(b);
+                        s.breakpoint_updates.push(breakpoint);
                         if s.breakpoint_updates.len() > 1000 {
                             s.breakpoint_updates.remove(0);
                         }

@@ -22,68 +22,68 @@ pub const OUTPUT_TAIL_LINES: usize = 20;
 
 /// A frame's location as `path:LINE:COL` (relative inside the workspace), or the frame's
 /// source name when it has no path.
-pub fn frame_location(ws: &Workspace, f: &dap_types::StackFrame) -> Option<String> {
-    let src = f.source.as_ref()?;
+pub fn frame_location(ws: &Workspace, frame: &dap_types::StackFrame) -> Option<String> {
+    let src = frame.source.as_ref()?;
     let path = match &src.path {
         Some(p) => ws.display(Path::new(p)),
         None => src.name.clone()?,
     };
-    Some(if f.column > 0 {
-        format!("{path}:{}:{}", f.line, f.column)
+    Some(if frame.column > 0 {
+        format!("{path}:{}:{}", frame.line, frame.column)
     } else {
-        format!("{path}:{}", f.line)
+        format!("{path}:{}", frame.line)
     })
 }
 
 /// The text of 1-based `line` of the frame's source file, trimmed and cut.
-pub fn source_line(f: &dap_types::StackFrame) -> Option<String> {
-    let path = f.source.as_ref()?.path.as_ref()?;
+pub fn source_line(frame: &dap_types::StackFrame) -> Option<String> {
+    let path = frame.source.as_ref()?.path.as_ref()?;
     let text = std::fs::read_to_string(path).ok()?;
-    let idx = usize::try_from(f.line).ok()?.checked_sub(1)?;
+    let idx = usize::try_from(frame.line).ok()?.checked_sub(1)?;
     let line = text.lines().nth(idx)?;
     Some(cut_text(line.trim_end(), 200))
 }
 
 /// One frame line: `#0 compute at app.py:7:5 (frame_id 3)`.
-pub fn frame_line(ws: &Workspace, i: usize, f: &dap_types::StackFrame) -> String {
-    match frame_location(ws, f) {
-        Some(loc) => format!("#{i} {} at {loc} (frame_id {})", f.name, f.id),
-        None => format!("#{i} {} (no source) (frame_id {})", f.name, f.id),
+pub fn frame_line(ws: &Workspace, i: usize, frame: &dap_types::StackFrame) -> String {
+    match frame_location(ws, frame) {
+        Some(loc) => format!("#{i} {} at {loc} (frame_id {})", frame.name, frame.id),
+        None => format!("#{i} {} (no source) (frame_id {})", frame.name, frame.id),
     }
 }
 
 /// The frame as JSON.
-pub fn frame_json(ws: &Workspace, f: &dap_types::StackFrame) -> Value {
+pub fn frame_json(ws: &Workspace, frame: &dap_types::StackFrame) -> Value {
     json!({
-        "frame_id": f.id,
-        "function": f.name,
-        "path": f.source.as_ref().and_then(|s| s.path.as_ref()).map(|p| ws.display(Path::new(p))),
-        "line": f.line,
-        "column": f.column,
+        "frame_id": frame.id,
+        "function": frame.name,
+        "path": frame.source.as_ref().and_then(|s| s.path.as_ref()).map(|p| ws.display(Path::new(p))),
+        "line": frame.line,
+        "column": frame.column,
     })
 }
 
 /// One variable line: `name: type = value` plus how to expand it.
-pub fn variable_line(v: &dap_types::Variable) -> String {
-    let mut s = v.name.clone();
-    if let Some(t) = v.type_.as_ref().filter(|t| !t.is_empty()) {
-        s.push_str(&format!(": {t}"));
+pub fn variable_line(variable: &dap_types::Variable) -> String {
+    let mut line = variable.name.clone();
+    if let Some(type_name) = variable.type_.as_ref().filter(|t| !t.is_empty()) {
+        line.push_str(&format!(": {type_name}"));
     }
-    s.push_str(" = ");
-    s.push_str(&cut_text(&v.value, VALUE_CAP));
-    if v.variables_reference > 0 {
-        s.push_str(&format!("  (reference {})", v.variables_reference));
+    line.push_str(" = ");
+    line.push_str(&cut_text(&variable.value, VALUE_CAP));
+    if variable.variables_reference > 0 {
+        line.push_str(&format!("  (reference {})", variable.variables_reference));
     }
-    s
+    line
 }
 
 /// The variable as JSON (value cut like the text).
-pub fn variable_json(v: &dap_types::Variable) -> Value {
+pub fn variable_json(variable: &dap_types::Variable) -> Value {
     json!({
-        "name": v.name,
-        "type": v.type_,
-        "value": cut_text(&v.value, VALUE_CAP),
-        "reference": v.variables_reference,
+        "name": variable.name,
+        "type": variable.type_,
+        "value": cut_text(&variable.value, VALUE_CAP),
+        "reference": variable.variables_reference,
     })
 }
 
@@ -94,23 +94,23 @@ pub fn output_tail(text: &str) -> Option<String> {
         return None;
     }
     let start = lines.len().saturating_sub(OUTPUT_TAIL_LINES);
-    let mut s = String::new();
+    let mut tail = String::new();
     if start > 0 {
-        s.push_str(&format!(
+        tail.push_str(&format!(
             "… [{start} earlier lines not shown; `output` has more]\n"
         ));
     }
-    s.push_str(&cut_text(&lines[start..].join("\n"), 4000));
-    Some(s)
+    tail.push_str(&cut_text(&lines[start..].join("\n"), 4000));
+    Some(tail)
 }
 
 /// A duration as `12 s`, `4 min 3 s`.
-pub fn human(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    if s < 60 {
-        format!("{s} s")
+pub fn human(duration: std::time::Duration) -> String {
+    let secs = duration.as_secs();
+    if secs < 60 {
+        format!("{secs} s")
     } else {
-        format!("{} min {} s", s / 60, s % 60)
+        format!("{} min {} s", secs / 60, secs % 60)
     }
 }
 

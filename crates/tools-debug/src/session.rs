@@ -272,7 +272,7 @@ fn launch_arguments(plan: &StartPlan, scratch_binary: &Option<PathBuf>) -> Value
             let cwd = plan.project_dir.display().to_string();
             match plan.adapter {
                 AdapterId::Debugpy => {
-                    let mut v = json!({
+                    let mut arguments = json!({
                         "name": "agent-tools", "type": "python", "request": "launch",
                         "program": program.display().to_string(), "args": args, "cwd": cwd,
                         "console": "internalConsole", "justMyCode": true, "stopOnEntry": false,
@@ -284,9 +284,9 @@ fn launch_arguments(plan: &StartPlan, scratch_binary: &Option<PathBuf>) -> Value
                         .as_ref()
                         .filter(|p| **p != plan.adapter_program)
                     {
-                        v["python"] = json!([py.display().to_string()]);
+                        arguments["python"] = json!([py.display().to_string()]);
                     }
-                    v
+                    arguments
                 }
                 AdapterId::Lldb => json!({
                     "name": "agent-tools", "type": "lldb-dap", "request": "launch",
@@ -294,15 +294,15 @@ fn launch_arguments(plan: &StartPlan, scratch_binary: &Option<PathBuf>) -> Value
                     "stopOnEntry": false, "runInTerminal": false,
                 }),
                 AdapterId::Delve => {
-                    let mut v = json!({
+                    let mut arguments = json!({
                         "name": "agent-tools", "type": "go", "request": "launch", "mode": "debug",
                         "program": program.display().to_string(), "args": args, "cwd": cwd,
                         "stopOnEntry": false,
                     });
                     if let Some(out) = scratch_binary {
-                        v["output"] = json!(out.display().to_string());
+                        arguments["output"] = json!(out.display().to_string());
                     }
-                    v
+                    arguments
                 }
                 AdapterId::Dart => json!({
                     "name": "agent-tools", "type": "dart", "request": "launch",
@@ -420,8 +420,10 @@ impl Session {
             raw: launch_arguments(plan, scratch_binary),
         };
         let pending = if self.attached {
-            let a = dap_types::AttachRequestArguments { raw: args.raw };
-            self.client.start_request::<rq::Attach>(&a).await?
+            let attach_args = dap_types::AttachRequestArguments { raw: args.raw };
+            self.client
+                .start_request::<rq::Attach>(&attach_args)
+                .await?
         } else {
             self.client.start_request::<rq::Launch>(&args).await?
         };
@@ -429,8 +431,8 @@ impl Session {
         let (tx, mut launch_rx) = tokio::sync::oneshot::channel();
         let startup = bounds.startup;
         tokio::spawn(async move {
-            let r = wait_pending::<rq::Launch>(pending, startup).await;
-            let _ = tx.send(r);
+            let launch_response = wait_pending::<rq::Launch>(pending, startup).await;
+            let _ = tx.send(launch_response);
         });
         // Wait for `initialized`; a failing launch response (a build error, a bad program)
         // may come first and ends the start-up with the adapter's message.
@@ -447,16 +449,16 @@ impl Session {
                     }
                     break;
                 }
-                r = &mut launch_rx, if launch_result.is_none() => {
-                    let r = r.unwrap_or(Err(Error::StreamClosed));
-                    match &r {
+                received = &mut launch_rx, if launch_result.is_none() => {
+                    let launch_response = received.unwrap_or(Err(Error::StreamClosed));
+                    match &launch_response {
                         Ok(resp) if resp.get("success").and_then(Value::as_bool) != Some(true) => {
                             return Err(Error::Failed { command: command.into(), message: crate::protocol::failure_message(resp) });
                         }
                         Err(e) => return Err(e.clone()),
                         Ok(_) => {}
                     }
-                    launch_result = Some(r);
+                    launch_result = Some(launch_response);
                 }
             }
         }
@@ -489,14 +491,14 @@ impl Session {
         }
         let exceptions = if !filters.is_empty() || self.caps.exception_breakpoint_filters.is_some()
         {
-            let a = dap_types::SetExceptionBreakpointsArguments {
+            let exception_args = dap_types::SetExceptionBreakpointsArguments {
                 filters,
                 filter_options: None,
                 exception_options: None,
             };
             Some(
                 self.client
-                    .start_request::<rq::SetExceptionBreakpoints>(&a)
+                    .start_request::<rq::SetExceptionBreakpoints>(&exception_args)
                     .await?,
             )
         } else {
@@ -514,11 +516,11 @@ impl Session {
         let timeout = bounds.request;
         let mut results = BTreeMap::new();
         for (file, lines, pending) in sent {
-            let r = match wait_pending::<rq::SetBreakpoints>(pending, timeout).await {
+            let decoded = match wait_pending::<rq::SetBreakpoints>(pending, timeout).await {
                 Ok(resp) => crate::protocol::decode_response::<rq::SetBreakpoints>(resp),
                 Err(e) => Err(e),
             };
-            match r {
+            match decoded {
                 Ok(resp) => {
                     results.insert(file.clone(), breakpoint_results(lines, &resp));
                 }
@@ -543,15 +545,15 @@ impl Session {
                 }
             }
         }
-        if let Some(p) = exceptions {
-            match wait_pending::<rq::SetExceptionBreakpoints>(p, timeout).await {
+        if let Some(pending) = exceptions {
+            match wait_pending::<rq::SetExceptionBreakpoints>(pending, timeout).await {
                 Ok(_) => {}
                 Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => tracing::debug!("setExceptionBreakpoints: {e}"),
             }
         }
-        if let Some(p) = done {
-            match wait_pending::<rq::ConfigurationDone>(p, timeout).await {
+        if let Some(pending) = done {
+            match wait_pending::<rq::ConfigurationDone>(pending, timeout).await {
                 // A debuggee that exits at once may take the response with it.
                 Ok(resp) => {
                     crate::protocol::decode_response::<rq::ConfigurationDone>(resp)?;
@@ -565,11 +567,11 @@ impl Session {
                 s.phase = Phase::Running;
             }
         });
-        let r = match launch_result {
-            Some(r) => r,
+        let launch_response = match launch_result {
+            Some(response) => response,
             None => launch_rx.await.unwrap_or(Err(Error::StreamClosed)),
         };
-        match r {
+        match launch_response {
             Ok(resp) if resp.get("success").and_then(Value::as_bool) != Some(true) => {
                 Err(Error::Failed {
                     command: command.into(),
@@ -592,8 +594,8 @@ impl Session {
             .with(|s| s.output.last_lines(8))
             .unwrap_or_default();
         let mut msg = format!("{} could not start `{}`: {e}", self.adapter, self.target);
-        if let Some(st) = status {
-            msg.push_str(&format!("; the adapter exited ({st})"));
+        if let Some(exit) = status {
+            msg.push_str(&format!("; the adapter exited ({exit})"));
         }
         if !output.trim().is_empty() {
             msg.push_str(&format!("\noutput:\n{output}"));
@@ -694,7 +696,7 @@ impl Session {
                 s.phase = Phase::Running;
             }
         });
-        let r = match op {
+        let answered = match op {
             Resume::Continue => self
                 .client
                 .request::<rq::Continue>(&dap_types::ContinueArguments {
@@ -732,7 +734,7 @@ impl Session {
                     .await
             }
         };
-        if let Err(e) = &r
+        if let Err(e) = &answered
             && !e.is_fatal()
         {
             // The adapter refused: the debuggee did not move.
@@ -743,7 +745,7 @@ impl Session {
             });
         }
         // A debuggee that ran to its end may close the connection with the response.
-        match r {
+        match answered {
             Err(Error::StreamClosed) if self.client.phase() == Phase::Terminated => Ok(()),
             other => other,
         }
@@ -830,12 +832,12 @@ impl Session {
             .request::<rq::ExceptionInfo>(&dap_types::ExceptionInfoArguments { thread_id: thread })
             .await
             .ok()?;
-        let mut s = info.exception_id;
-        if let Some(d) = info.description.filter(|d| !d.is_empty()) {
-            s.push_str(": ");
-            s.push_str(&d);
+        let mut summary = info.exception_id;
+        if let Some(description) = info.description.filter(|d| !d.is_empty()) {
+            summary.push_str(": ");
+            summary.push_str(&description);
         }
-        Some(s)
+        Some(summary)
     }
 
     /// Whether the adapter process has exited, and how.

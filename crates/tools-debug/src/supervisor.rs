@@ -144,18 +144,18 @@ impl DebugSupervisor {
         Ok(())
     }
 
-    fn expiry_note(&self, s: &Session) -> String {
+    fn expiry_note(&self, session: &Session) -> String {
         format!(
             "the {} session ({}) expired: it reached its hard TTL of {} and was terminated; launch again to debug more",
-            s.adapter,
-            s.target,
+            session.adapter,
+            session.target,
             report::human(Duration::from_secs(self.config.session_ttl_seconds))
         )
     }
 
-    fn crash_error(&self, s: &mut Session, failed: Option<&Error>) -> ToolError {
-        let status = s.adapter_exit();
-        let stderr = s.adapter_stderr(6);
+    fn crash_error(&self, session: &mut Session, failed: Option<&Error>) -> ToolError {
+        let status = session.adapter_exit();
+        let stderr = session.adapter_stderr(6);
         let what = match (failed, status) {
             (Some(e @ Error::Timeout { .. }), _) => format!("stopped answering ({e})"),
             (_, Some(st)) => format!("exited unexpectedly ({st})"),
@@ -163,7 +163,7 @@ impl DebugSupervisor {
         };
         let mut msg = format!(
             "the debug adapter {} {what}; the session ({}) was terminated and cleared, its processes killed",
-            s.adapter, s.target
+            session.adapter, session.target
         );
         if !stderr.trim().is_empty() {
             msg.push_str(&format!(
@@ -209,13 +209,13 @@ impl DebugSupervisor {
         }
     }
 
-    fn live_rejection(s: &Session) -> ToolError {
+    fn live_rejection(session: &Session) -> ToolError {
         ToolError::rejected(format!(
             "a debug session is already running ({}, {}, started {} ago); one session per conversation — \
              call `terminate` first, then launch or attach again",
-            s.adapter,
-            s.target,
-            report::human(s.started.elapsed())
+            session.adapter,
+            session.target,
+            report::human(session.started.elapsed())
         ))
     }
 
@@ -273,8 +273,8 @@ impl DebugSupervisor {
         Ok(())
     }
 
-    fn require_stopped(s: &Session) -> Result<(), ToolError> {
-        match s.client.phase() {
+    fn require_stopped(session: &Session) -> Result<(), ToolError> {
+        match session.client.phase() {
             Phase::Stopped(_) => Ok(()),
             Phase::Running | Phase::Starting => Err(ToolError::rejected(
                 "the program is running; `pause` it first (or `continue` to wait for the next stop)",
@@ -374,16 +374,16 @@ impl DebugSupervisor {
         let mut inner = self.inner.lock().await;
         let crash = self.check_session(&mut inner).await.err();
         let mut lines = Vec::new();
-        let mut st = json!({});
+        let mut structured = json!({});
         match inner.session.as_ref() {
             None => {
                 lines.push("no debug session is running".to_string());
-                st["state"] = json!("none");
+                structured["state"] = json!("none");
                 if let Some(n) = crash.map(|e| e.to_string()).or(inner.last_end.clone()) {
                     lines.push(format!("last session: {n}"));
-                    st["last_end"] = json!(n);
+                    structured["last_end"] = json!(n);
                     if n.contains("expired") {
-                        st["state"] = json!("expired");
+                        structured["state"] = json!("expired");
                     }
                 }
             }
@@ -423,7 +423,7 @@ impl DebugSupervisor {
                     Phase::AdapterGone => ("adapter_gone", "the adapter is gone".into()),
                 };
                 lines.push(line);
-                st = json!({"state": state, "adapter": s.adapter.as_str(), "target": s.target,
+                structured = json!({"state": state, "adapter": s.adapter.as_str(), "target": s.target,
                     "ttl_left_s": left.as_secs(), "elapsed_s": s.started.elapsed().as_secs(),
                     "adapter_pid": s.adapter_pid(), "debuggee_pid": s.client.with(|x| x.debuggee_pid).flatten()});
             }
@@ -441,10 +441,10 @@ impl DebugSupervisor {
                 && let Some(f) = trace.stack_frames.first()
             {
                 lines.push(format!("at {}", report::frame_line(run.workspace(), 0, f)));
-                st["location"] = report::frame_json(run.workspace(), f);
+                structured["location"] = report::frame_json(run.workspace(), f);
             }
         }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(st))
+        Ok(ToolOutput::text(lines.join("\n")).with_structured(structured))
     }
 
     /// `terminate`: ends the session and kills the adapter and the debuggee. The breakpoints

@@ -114,98 +114,107 @@ impl DebugTool {
     }
 
     /// Runs one call with parsed arguments.
-    pub async fn run(&self, a: DebugArgs) -> Result<ToolOutput, ToolError> {
-        let sup = &self.supervisor;
-        let adapter = match &a.adapter {
+    pub async fn run(&self, request: DebugArgs) -> Result<ToolOutput, ToolError> {
+        let supervisor = &self.supervisor;
+        let adapter = match &request.adapter {
             None => None,
-            Some(s) => Some(AdapterId::parse(s).ok_or_else(|| {
+            Some(name) => Some(AdapterId::parse(name).ok_or_else(|| {
                 ToolError::invalid(
                     "adapter",
-                    format!("unknown adapter `{s}`; use debugpy, lldb, delve or dart"),
+                    format!("unknown adapter `{name}`; use debugpy, lldb, delve or dart"),
                 )
             })?),
         };
-        match a.operation {
-            Operation::Adapters => sup.adapters().await,
-            Operation::Status => sup.status().await,
+        match request.operation {
+            Operation::Adapters => supervisor.adapters().await,
+            Operation::Status => supervisor.status().await,
             Operation::Breakpoints => {
-                let file = a
+                let file = request
                     .file
                     .ok_or_else(|| ToolError::invalid("file", "`breakpoints` needs `file`"))?;
-                let lines = a.lines.ok_or_else(|| {
+                let lines = request.lines.ok_or_else(|| {
                     ToolError::invalid(
                         "lines",
                         "`breakpoints` needs `lines` (an empty list clears the file)",
                     )
                 })?;
-                sup.breakpoints(&file, lines).await
+                supervisor.breakpoints(&file, lines).await
             }
             Operation::Launch => {
-                let program = a
+                let program = request
                     .program
                     .ok_or_else(|| ToolError::invalid("program", "`launch` needs `program`"))?;
-                sup.launch(
-                    &program,
-                    a.args.unwrap_or_default(),
-                    adapter,
-                    a.timeout_seconds,
-                )
-                .await
+                supervisor
+                    .launch(
+                        &program,
+                        request.args.unwrap_or_default(),
+                        adapter,
+                        request.timeout_seconds,
+                    )
+                    .await
             }
             Operation::Attach => {
-                let t = AttachTarget {
+                let target = AttachTarget {
                     adapter,
-                    port: a.port,
-                    host: a.host,
-                    pid: a.pid,
-                    vm_service_uri: a.vm_service_uri,
-                    suspend: a.suspend.unwrap_or(false),
+                    port: request.port,
+                    host: request.host,
+                    pid: request.pid,
+                    vm_service_uri: request.vm_service_uri,
+                    suspend: request.suspend.unwrap_or(false),
                 };
-                sup.attach(t, a.timeout_seconds).await
+                supervisor.attach(target, request.timeout_seconds).await
             }
             Operation::Continue => {
-                sup.resume(Resume::Continue, a.thread_id, a.timeout_seconds)
+                supervisor
+                    .resume(Resume::Continue, request.thread_id, request.timeout_seconds)
                     .await
             }
             Operation::StepOver => {
-                sup.resume(Resume::StepOver, a.thread_id, a.timeout_seconds)
+                supervisor
+                    .resume(Resume::StepOver, request.thread_id, request.timeout_seconds)
                     .await
             }
             Operation::StepIn => {
-                sup.resume(Resume::StepIn, a.thread_id, a.timeout_seconds)
+                supervisor
+                    .resume(Resume::StepIn, request.thread_id, request.timeout_seconds)
                     .await
             }
             Operation::StepOut => {
-                sup.resume(Resume::StepOut, a.thread_id, a.timeout_seconds)
+                supervisor
+                    .resume(Resume::StepOut, request.thread_id, request.timeout_seconds)
                     .await
             }
-            Operation::Pause => sup.pause(a.thread_id).await,
-            Operation::Threads => sup.threads().await,
-            Operation::Stack => sup.stack(a.thread_id).await,
-            Operation::Scopes => sup.scopes(a.frame_id).await,
+            Operation::Pause => supervisor.pause(request.thread_id).await,
+            Operation::Threads => supervisor.threads().await,
+            Operation::Stack => supervisor.stack(request.thread_id).await,
+            Operation::Scopes => supervisor.scopes(request.frame_id).await,
             Operation::Variables => {
-                let r = a.reference.ok_or_else(|| {
+                let reference = request.reference.ok_or_else(|| {
                     ToolError::invalid(
                         "reference",
                         "`variables` needs `reference` (from `scopes` or `variables`)",
                     )
                 })?;
-                sup.variables(r).await
+                supervisor.variables(reference).await
             }
             Operation::Evaluate => {
-                let e = a
+                let expression = request
                     .expression
-                    .filter(|e| !e.trim().is_empty())
+                    .filter(|text| !text.trim().is_empty())
                     .ok_or_else(|| {
                         ToolError::invalid(
                             "expression",
                             "`evaluate` needs a non-empty `expression`",
                         )
                     })?;
-                sup.evaluate(&e, a.frame_id).await
+                supervisor.evaluate(&expression, request.frame_id).await
             }
-            Operation::Output => sup.output().await,
-            Operation::Terminate => sup.terminate(a.keep_breakpoints.unwrap_or(false)).await,
+            Operation::Output => supervisor.output().await,
+            Operation::Terminate => {
+                supervisor
+                    .terminate(request.keep_breakpoints.unwrap_or(false))
+                    .await
+            }
         }
     }
 }
@@ -241,7 +250,7 @@ for a stopped state); delve and lldb attach to `pid`; dart to `vm_service_uri`."
         schema_for::<DebugArgs>()
     }
     async fn call(&self, _ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
-        let a: DebugArgs = parse_args(args)?;
-        self.run(a).await
+        let request: DebugArgs = parse_args(args)?;
+        self.run(request).await
     }
 }

@@ -165,7 +165,7 @@ print(json.dumps({"start": starts[len(starts) // 2], "round_trip": trips[len(tri
 fn measure_peer() -> Result<(Duration, Duration), String> {
     let dir = tempfile::tempdir().unwrap();
     let search = tools_core::discovery::ProgramSearch::new(dir.path(), true);
-    let python = tools_eval::discover::find_python(&search, None)?;
+    let python = tools_eval::find_python(&search, None)?;
     let out = std::process::Command::new(&python.path)
         .args(["-c", PEER, &STARTS.to_string(), &ROUND_TRIPS.to_string()])
         .current_dir(dir.path())

@@ -14,7 +14,6 @@ use std::sync::{Mutex, OnceLock};
 use tools_core::child_env::{ChildKind, EnvPolicy};
 use tools_core::discovery::ProgramSearch;
 use tools_core::process::is_executable;
-pub use tools_core::process::which;
 
 use crate::Language;
 

@@ -5,15 +5,15 @@
 //! interpreters (a crash, `os._exit` or a runaway loop in a cell never takes the tool server
 //! down).
 //!
-//! - One kernel per language per run, started on first use ([`kernel`]); the driver programs
-//!   ship inside this crate.
+//! - One kernel per language per run, started on first use; the driver programs ship
+//!   inside this crate.
 //! - The protocol runs over dedicated pipes (fds 3 and 4 of the kernel), never over its
-//!   stdout or a socket ([`protocol`]); whatever the cell or its subprocesses write to fd 1/2
-//!   comes back as the cell's output, bounded (head and tail kept, the cut counted).
+//!   stdout or a socket; whatever the cell or its subprocesses write to fd 1/2 comes back as
+//!   the cell's output, bounded (head and tail kept, the cut counted).
 //! - Python cells behave like a notebook: the last expression is displayed, `display()`,
-//!   pandas tables, matplotlib figures as PNG images (downscaled, [`image`]), `_repr_png_` /
-//!   `_repr_markdown_`, tracebacks trimmed to the user's frames with the cell's own line
-//!   numbers, and IPython magics rewritten into plain code ([`magics`]).
+//!   pandas tables, matplotlib figures as PNG images (downscaled to at most [`MAX_SIDE`]
+//!   pixels a side), `_repr_png_` / `_repr_markdown_`, tracebacks trimmed to the user's
+//!   frames with the cell's own line numbers, and IPython magics rewritten into plain code.
 //! - `tool(name, args)` inside a cell calls the run's other tools through the registry's
 //!   [`Invoker`](tools_core::Invoker), as the same surface: approval, guards and write
 //!   observers apply as for the model's own calls.
@@ -52,11 +52,11 @@
 //! ```
 
 mod cell;
-pub mod discover;
-pub mod image;
+mod discover;
+mod image;
 mod kernel;
-pub mod magics;
-pub mod protocol;
+mod magics;
+mod protocol;
 mod tool;
 
 use std::path::PathBuf;
@@ -67,6 +67,8 @@ use serde::Deserialize;
 use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
 
 pub use cell::{BridgeCall, CellEnd, CellError, CellSettings, MAX_IMAGES};
+pub use discover::{Interpreter, find_node, find_python};
+pub use image::{MAX_SIDE, png_size};
 pub use tool::EvalTool;
 
 /// A kernel language.

@@ -17,8 +17,9 @@
 //! concurrent calls on one file are applied one after another and none is lost. `edit` and
 //! `apply_patch` keep a file's CRLF line endings and BOM.
 //!
-//! Every writing tool reports the files it wrote in [`ToolOutput::touched`], so the
-//! registry's write observers (diagnostics on write) see them.
+//! Every writing tool reports the files it wrote in
+//! [`ToolOutput::touched`](tools_core::ToolOutput::touched), so the registry's write
+//! observers (diagnostics on write) see them.
 //!
 //! ## Use this crate on its own
 //!

@@ -94,11 +94,6 @@ impl DiagnosticsStore {
         self.record(&self.pulled, path, version, items);
     }
 
-    /// The last pulled diagnostics of `path` alone (for an "unchanged" pull answer).
-    pub fn pulled(&self, path: &Path) -> Option<Published> {
-        self.pulled.lock().ok()?.get(path).cloned()
-    }
-
     /// `path`'s diagnostics, both sources merged.
     pub fn get(&self, path: &Path) -> Option<Published> {
         let push = self.pushed.lock().ok()?;

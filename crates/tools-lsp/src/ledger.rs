@@ -50,6 +50,7 @@ pub struct LedgerUpdate {
 impl DiagnosticsLedger {
     /// Records what `path` had before a write without reporting it (the state the agent
     /// started from).
+    #[cfg(test)]
     pub fn seed(&mut self, path: &Path, diags: &[Diagnostic]) {
         if self.current.contains_key(path) {
             return;
@@ -65,11 +66,6 @@ impl DiagnosticsLedger {
         let keys: HashSet<LedgerKey> = diags.iter().filter(|d| counts(d)).map(ledger_key).collect();
         self.reported.extend(keys.iter().cloned());
         self.current.insert(path.to_path_buf(), keys);
-    }
-
-    /// Whether `key` has been reported (or recorded) and is still present somewhere.
-    pub fn knows(&self, key: &LedgerKey) -> bool {
-        self.reported.contains(key)
     }
 
     /// The keys reported and still present, as of now (to judge one write's changes

@@ -7,23 +7,21 @@
 //!   `status` and `reload`. Positions are a 1-based line plus a symbol substring of that
 //!   line, never a column; an ambiguous symbol is an error listing its occurrences.
 //! - `lsp_rename` (tier write): a project-wide rename, applied all or nothing.
-//! - Diagnostics on write: a [`WriteObserver`](tools_core::WriteObserver) that, after any
-//!   tool reports `touched` files, syncs them through their servers, waits for one
-//!   *settled* state per server ([`settle`]) and appends what the write changed in any
-//!   file — the settled state after minus the settled state before ([`state_diff`]),
-//!   filtered through a per-run ledger keyed by severity, code and message ([`ledger`]) —
+//! - Diagnostics on write: a [`WriteObserver`] that, after any tool reports `touched`
+//!   files, syncs them through their servers, waits for one *settled* state per server and
+//!   appends what the write changed in any file — the settled state after minus the settled
+//!   state before, filtered through a per-run ledger keyed by severity, code and message —
 //!   and which earlier diagnostics are gone. When the bound is hit it says "pending", and
-//!   what arrives later is reported as that write's, by number ([`observer`]).
+//!   what arrives later is reported as that write's, by number.
 //!
-//! Underneath: an LSP client over tools-core's transport ([`client`]), a server supervisor
-//! with a built-in table that `[lsp]` in `agent-tools.toml` overrides and extends
-//! ([`supervisor`], [`table`], [`config`]), and one server per (language, workspace root)
-//! ([`roots`]: a Cargo workspace, `go.work`, JS workspaces and project references, the
-//! outermost Python or C project), started only when a root marker exists *and* the binary
-//! resolves (project-local `.venv/bin`, `venv/bin`, `node_modules/.bin` before `$PATH`).
-//! Files changed outside the tools reach the servers before the next query ([`watcher`]);
-//! servers that diagnose only open documents get the importers of a file opened with it
-//! ([`dependents`]); pyright and basedpyright run in workspace diagnostic mode.
+//! Underneath: an LSP client over tools-core's transport ([`LspClient`]), a server
+//! supervisor with a built-in table that `[lsp]` in `agent-tools.toml` overrides and extends
+//! ([`ServerSupervisor`], [`ServerSpec`], [`LspConfig`]), and one server per (language,
+//! workspace root): a Cargo workspace, `go.work`, JS workspaces and project references, the
+//! outermost Python or C project, started only when a root marker exists *and* the binary
+//! resolves. Files changed outside the tools reach the servers before the next query;
+//! servers that diagnose only open documents get the importers of a file opened with it;
+//! pyright and basedpyright run in workspace diagnostic mode.
 //!
 //! Choices where the spec is silent: columns are printed in characters; a symbol that
 //! occurs as a whole identifier is preferred over substring occurrences; `reload` without
@@ -58,38 +56,43 @@
 //! ```
 
 mod c_checker;
-pub mod checker;
+mod checker;
 pub mod client;
 mod cmake_configure;
 mod compile_db;
 pub mod config;
-pub mod dependents;
-pub mod diag_store;
-pub mod discover;
-pub mod error;
-pub mod file_diagnostics;
-pub mod format;
-pub mod ledger;
-pub mod lsp_tool;
+mod dependents;
+mod diag_store;
+mod discover;
+mod error;
+mod file_diagnostics;
+mod format;
+mod ledger;
+mod lsp_tool;
 pub mod observer;
-pub mod position;
-pub mod query;
+mod position;
+mod query;
 pub mod rename;
-pub mod rename_refs;
-pub mod roots;
-pub mod settle;
-pub mod state_diff;
-pub mod supervisor;
-pub mod table;
-pub mod watcher;
+mod rename_refs;
+mod roots;
+mod settle;
+mod state_diff;
+mod supervisor;
+mod table;
+mod watcher;
 
 use std::sync::Arc;
 
 use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily, WriteObserver};
 
-pub use config::LspConfig;
+pub use client::LspClient;
+pub use config::{CheckerOverride, LspConfig, ServerOverride};
+pub use error::LspError;
 pub use lsp_tool::LspTool;
-pub use supervisor::ServerSupervisor;
+pub use observer::DiagnosticsOnWrite;
+pub use rename::LspRenameTool;
+pub use supervisor::{Located, ServerSupervisor};
+pub use table::ServerSpec;
 
 /// The `lsp` family of one run: the supervisor and the tools built on it.
 pub struct LspFamily {

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+#[cfg(feature = "testing")]
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -52,8 +53,9 @@ pub struct RenameArgs {
 }
 
 /// Test hook: when set in the run's state to N > 0, the N-th file write of a rename fails,
-/// so the restore path can be exercised against a real server's edit.
-#[doc(hidden)]
+/// so the restore path can be exercised against a real server's edit. Only with the
+/// `testing` feature, which the crate's own integration tests turn on.
+#[cfg(feature = "testing")]
 #[derive(Debug, Default)]
 pub struct InjectWriteFailure(pub AtomicUsize);
 
@@ -313,10 +315,13 @@ fn commit(run: &Run, plan: &Plan) -> Result<(), ToolError> {
             )));
         }
     }
+    #[cfg(feature = "testing")]
     let fail_at = run
         .state(InjectWriteFailure::default)
         .0
         .load(Ordering::SeqCst);
+    #[cfg(not(feature = "testing"))]
+    let fail_at = 0;
     let changes: Vec<FileChange> = plan
         .finals
         .iter()

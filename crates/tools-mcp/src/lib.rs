@@ -20,7 +20,7 @@
 //! - A tool that panics is answered with an internal error by the registry; the server keeps
 //!   serving. Requests whose arguments hold text that is not Unicode (a lone surrogate
 //!   escape such as `"\ud800"`, or bytes that are not UTF-8) are answered with
-//!   invalid-params instead of being dropped ([`stdio`]).
+//!   invalid-params instead of being dropped (the `stdio` module).
 //!
 //! ## When the registry is built
 //!
@@ -38,7 +38,7 @@
 
 #![deny(clippy::print_stdout)]
 
-pub mod stdio;
+mod stdio;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -298,9 +298,11 @@ fn is_round_trip_protocol(version: &ProtocolVersion) -> bool {
 }
 
 /// The client's answer in `inputResponses` (an `ElicitResult`).
-fn parse_answer(v: &Value) -> ElicitOutcome {
-    match v.get("action").and_then(Value::as_str) {
-        Some("accept") => ElicitOutcome::Accept(v.get("content").cloned().unwrap_or(Value::Null)),
+fn parse_answer(answer: &Value) -> ElicitOutcome {
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => {
+            ElicitOutcome::Accept(answer.get("content").cloned().unwrap_or(Value::Null))
+        }
         Some("decline") => ElicitOutcome::Decline,
         _ => ElicitOutcome::Cancel,
     }
@@ -358,14 +360,14 @@ struct PeerProgress {
 
 impl ProgressSink for PeerProgress {
     fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let mut v = json!({"progressToken": self.token, "progress": progress});
-        if let Some(t) = total {
-            v["total"] = json!(t);
+        let mut notification = json!({"progressToken": self.token, "progress": progress});
+        if let Some(total) = total {
+            notification["total"] = json!(total);
         }
-        if let Some(m) = message {
-            v["message"] = json!(m);
+        if let Some(message) = message {
+            notification["message"] = json!(message);
         }
-        let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(v) else {
+        let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(notification) else {
             return;
         };
         let peer = self.peer.clone();
@@ -409,7 +411,7 @@ fn to_mcp_tool(info: &tools_core::ToolInfo) -> Option<rmcp::model::Tool> {
 
 /// Maps a tool result to MCP content.
 pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
-    let v = match result {
+    let encoded = match result {
         Ok(out) => {
             let mut content = vec![json!({"type": "text", "text": out.full_text()})];
             for img in &out.images {
@@ -419,16 +421,17 @@ pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
                     "mimeType": "image/png",
                 }));
             }
-            let mut v = json!({"resultType": "complete", "content": content, "isError": false});
-            if let Some(s) = out.full_structured() {
+            let mut complete =
+                json!({"resultType": "complete", "content": content, "isError": false});
+            if let Some(structured) = out.full_structured() {
                 // structuredContent must be an object.
-                v["structuredContent"] = if s.is_object() {
-                    s
+                complete["structuredContent"] = if structured.is_object() {
+                    structured
                 } else {
-                    json!({"result": s})
+                    json!({"result": structured})
                 };
             }
-            v
+            complete
         }
         Err(e) => json!({
             "resultType": "complete",
@@ -437,7 +440,7 @@ pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
             "structuredContent": {"error": {"kind": e.kind(), "message": e.to_string()}},
         }),
     };
-    serde_json::from_value(v).unwrap_or_else(|e| {
+    serde_json::from_value(encoded).unwrap_or_else(|e| {
         CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
             "internal error: the result could not be encoded: {e}"
         ))])
@@ -546,14 +549,14 @@ impl McpServer {
                     rmcp::model::InputRequest::Elicitation(elicit),
                 );
                 let handle = {
-                    let mut p = self.pending.lock().map_err(|_| {
+                    let mut pending = self.pending.lock().map_err(|_| {
                         McpError::internal_error("pending-call table poisoned", None)
                     })?;
-                    p.next += 1;
-                    let handle = format!("call-{}", p.next);
-                    p.calls.push_back((handle.clone(), call));
-                    while p.calls.len() > MAX_PENDING_CALLS {
-                        p.calls.pop_front();
+                    pending.next += 1;
+                    let handle = format!("call-{}", pending.next);
+                    pending.calls.push_back((handle.clone(), call));
+                    while pending.calls.len() > MAX_PENDING_CALLS {
+                        pending.calls.pop_front();
                     }
                     handle
                 };

@@ -156,7 +156,7 @@ pub enum ResultFormat {
 pub struct TierConfig {
     /// The program and its arguments. An argument containing `{brief}` gets the brief
     /// substituted (the brief stays one argument: it is never spliced into a shell or
-    /// interpreter script, see [`TierConfig::validate`]); with no such argument the brief is
+    /// interpreter script, see `TierConfig::validate`); with no such argument the brief is
     /// written to stdin, which is then closed.
     #[serde(default)]
     pub command: Vec<String>,

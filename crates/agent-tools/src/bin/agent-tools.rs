@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agent_tools::workspace_languages::WorkspaceLanguages;
-use agent_tools::{ApproveMode, Toolbox, ToolboxOptions, doctor_report};
+use agent_tools::{ApproveMode, Toolbox, ToolboxOptions, WorkspaceLanguages, render_doctor};
 use clap::{Parser, Subcommand};
 use tools_core::{CallError, Surface, ToolError};
 
@@ -170,8 +169,8 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             ))
         }
         Command::Tools { run, surface } => {
-            let tb = Toolbox::open(cli_options(&run)?).await?;
-            let list: Vec<_> = tb
+            let toolbox = Toolbox::open(cli_options(&run)?).await?;
+            let list: Vec<_> = toolbox
                 .tools(surface)
                 .into_iter()
                 .map(|t| {
@@ -181,7 +180,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                     })
                 })
                 .collect();
-            tb.close().await;
+            toolbox.close().await;
             out(&serde_json::to_string_pretty(&list).unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
@@ -195,15 +194,15 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {
                 ToolError::invalid("args", format!("--args is not valid JSON: {e}"))
             })?;
-            let tb = Toolbox::open(cli_options(&run)?).await?;
+            let toolbox = Toolbox::open(cli_options(&run)?).await?;
             let result = tokio::select! {
-                r = tb.call(surface, &tool, args) => r,
+                r = toolbox.call(surface, &tool, args) => r,
                 sig = termination_signal() => {
-                    tb.close().await;
+                    toolbox.close().await;
                     return Ok(exit_code_for(sig));
                 }
             };
-            tb.close().await;
+            toolbox.close().await;
             match result {
                 Ok(o) => {
                     if json {
@@ -227,19 +226,25 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             }
         }
         Command::Doctor { run, all } => {
-            let tb = Toolbox::open(cli_options(&run)?).await?;
+            let toolbox = Toolbox::open(cli_options(&run)?).await?;
             let mut text = format!(
                 "agent-tools {} at {}\nfamilies compiled in: {}\nconfiguration: {}\n",
                 env!("CARGO_PKG_VERSION"),
-                tb.run().root().display(),
+                toolbox.run().root().display(),
                 agent_tools::COMPILED_FAMILIES.join(", "),
-                tb.run()
+                toolbox
+                    .run()
                     .config()
                     .path()
                     .map(|p| p.display().to_string())
                     .unwrap_or_else(|| "defaults (no agent-tools.toml)".into()),
             );
-            let wired: Vec<&str> = tb.registry().families().iter().map(|f| f.name()).collect();
+            let wired: Vec<&str> = toolbox
+                .registry()
+                .families()
+                .iter()
+                .map(|f| f.name())
+                .collect();
             for fam in agent_tools::COMPILED_FAMILIES {
                 if !wired.contains(fam) {
                     text.push_str(&format!(
@@ -247,7 +252,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                     ));
                 }
             }
-            let tools: Vec<String> = tb
+            let tools: Vec<String> = toolbox
                 .tools(Surface::FULL)
                 .into_iter()
                 .map(|t| format!("{} ({})", t.name, t.tier))
@@ -256,9 +261,9 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                 "tools on the full surface: {}\n",
                 tools.join(", ")
             ));
-            let languages = WorkspaceLanguages::scan(tb.run().root());
-            text.push_str(&doctor_report::render(&tb.doctor().await, &languages, all));
-            tb.close().await;
+            let languages = WorkspaceLanguages::scan(toolbox.run().root());
+            text.push_str(&render_doctor(&toolbox.doctor().await, &languages, all));
+            toolbox.close().await;
             out(&text);
             Ok(ExitCode::SUCCESS)
         }
@@ -327,18 +332,18 @@ fn main() -> ExitCode {
     if let Err(e) = tools_core::sweep::adopt_orphans() {
         tracing::warn!("detached grandchildren cannot be adopted: {e}");
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
     {
-        Ok(rt) => rt,
+        Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let code = match rt.block_on(main_async(cli)) {
+    let code = match runtime.block_on(main_async(cli)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("agent-tools: {e}");
@@ -346,6 +351,6 @@ fn main() -> ExitCode {
         }
     };
     // A read of a standard input that is not a pipe cannot be cancelled; do not wait on it.
-    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     code
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use tools_ask::{ApproveMode, ChannelGate, GateError, QuestionGate, Reply, card};
+use tools_ask::{ALLOW, ApproveMode, ChannelGate, DENY, GateError, QuestionGate, Reply};
 use tools_core::{CallCtx, CallError, RegistryBuilder, Surface, Tier, Tool, ToolError, ToolOutput};
 
 use super::support::run_with;
@@ -61,7 +61,7 @@ fn replying(reply: Result<Reply, GateError>) -> Option<Arc<dyn QuestionGate>> {
         let reply = reply.clone();
         async move {
             assert_eq!(c.kind, tools_ask::CardKind::Permission);
-            assert_eq!(c.labels(), vec![card::ALLOW, card::DENY]);
+            assert_eq!(c.labels(), vec![ALLOW, DENY]);
             reply
         }
     })))

@@ -93,7 +93,7 @@ async fn doctor_names_the_interpreters_and_why() {
     // A project venv wins over PATH.
     let venv = e.dir.path().join(".venv/bin");
     std::fs::create_dir_all(&venv).unwrap();
-    let real = tools_eval::discover::which("python3");
+    let real = tools_core::testing::which("python3");
     if let Some(real) = real {
         std::os::unix::fs::symlink(real, venv.join("python")).unwrap();
         let entries = e.reg.doctor().await;
@@ -131,7 +131,7 @@ fn entries_have(entries: &[tools_core::DoctorEntry], resource: &str) -> bool {
 
 #[tokio::test]
 async fn the_project_venv_is_the_interpreter_cells_run_on() {
-    let Some(real) = tools_eval::discover::which("python3") else {
+    let Some(real) = tools_core::testing::which("python3") else {
         tools_core::testing::skipped("python3", "python3 is not on PATH");
         return;
     };

@@ -58,7 +58,7 @@ async fn matplotlib_figures_come_back_as_bounded_png_images() {
         .py("import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.title('t')\nprint('plotted')")
         .await;
     assert_eq!(o.images.len(), 1, "{}", o.text);
-    let (w, h) = tools_eval::image::png_size(&o.images[0].png).expect("a real PNG");
+    let (w, h) = tools_eval::png_size(&o.images[0].png).expect("a real PNG");
     assert_eq!((w, h), (640, 480));
     assert!(
         o.text.starts_with("plotted\n[image 1: 640x480 PNG]"),
@@ -76,7 +76,7 @@ async fn matplotlib_figures_come_back_as_bounded_png_images() {
     let sizes: Vec<_> = o
         .images
         .iter()
-        .map(|i| tools_eval::image::png_size(&i.png).unwrap())
+        .map(|i| tools_eval::png_size(&i.png).unwrap())
         .collect();
     assert!(
         sizes.iter().all(|(w, h)| *w <= 1024 && *h <= 1024),
@@ -88,10 +88,7 @@ async fn matplotlib_figures_come_back_as_bounded_png_images() {
         .py("class P:\n    def _repr_png_(self):\n        import io\n        f = plt.figure(figsize=(1, 1))\n        b = io.BytesIO()\n        f.savefig(b, format='png')\n        plt.close(f)\n        return b.getvalue()\nP()")
         .await;
     assert_eq!(o.images.len(), 1, "{}", o.text);
-    assert_eq!(
-        tools_eval::image::png_size(&o.images[0].png),
-        Some((100, 100))
-    );
+    assert_eq!(tools_eval::png_size(&o.images[0].png), Some((100, 100)));
 }
 
 #[tokio::test]

@@ -1,1 +1,3 @@
+//! The tools-mcp suite: one module per concern of serving a registry over MCP.
+
 mod calls;
