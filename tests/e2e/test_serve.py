@@ -331,3 +331,34 @@ async def test_a_session_answers_only_to_the_credential_that_opened_it(tmp_path)
             assert r.status_code == 404, r.text
             r = await http.post(srv.url(), json=listing, headers=headers)
             assert r.status_code == 401, r.text
+
+
+async def test_the_sessionless_protocol_gets_a_run_per_request_only_when_asked(tmp_path):
+    root = workspace(tmp_path, 1)
+    with serve("--root", str(root), "--sessionless") as srv:
+        async with client(srv.url(), mode="2026-07-28") as c:
+            r = await c.call_tool("read", {"path": "lib/m0.py"})
+            assert not r.is_error and "dispose(x0)" in text(r), text(r)
+            r = await c.call_tool("eval", {"code": "kept = 1", "description": DESC})
+            assert not r.is_error, text(r)
+            # No session ties two requests together: the second runs in a fresh run.
+            r = await c.call_tool("eval", {"code": "kept", "description": DESC})
+            assert r.structured_content["status"] == "error" and "NameError" in text(r), text(r)
+    with serve("--root", str(root)) as srv:
+        with anyio.fail_after(30), pytest.raises(Exception):
+            async with client(srv.url(), mode="2026-07-28") as c:
+                await c.call_tool("read", {"path": "lib/m0.py"})
+        # A client left to choose falls back to a session.
+        async with client(srv.url()) as c:
+            await c.call_tool("eval", {"code": "kept = 1", "description": DESC})
+            assert text(await c.call_tool("eval", {"code": "kept", "description": DESC})) == "1"
+
+
+async def test_sigterm_closes_every_run(tmp_path):
+    with serve("--root", str(workspace(tmp_path))) as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+            srv.proc.terminate()
+            assert srv.proc.wait(30) == 0, "".join(srv.stderr_lines)
+            assert not running(kernel), "a kernel outlived the server"
