@@ -193,6 +193,15 @@ async def test_an_idle_session_is_closed_with_its_kernel(tmp_path):
                 await c.call_tool("eval", {"code": "1", "description": DESC})
 
 
+async def test_a_long_call_is_not_idleness(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--idle-timeout", "1") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import time\ntime.sleep(3)\nstate = 7", "description": DESC})
+            assert not r.is_error, text(r)
+            r = await c.call_tool("eval", {"code": "state", "description": DESC})
+            assert text(r) == "7"
+
+
 async def test_several_workspaces_each_at_their_own_path(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()

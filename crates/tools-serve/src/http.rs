@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tools_core::{Surface, ToolError};
 
 use crate::auth::{Authenticator, Principal, Refusal, SCOPES, surface_rank};
+use crate::idle::{Activity, BusyBody};
 use crate::session::{OpenRuns, SessionHandler};
 use crate::{ServeOptions, ServedWorkspace};
 
@@ -53,6 +54,7 @@ pub(crate) struct AppState {
     surface: Surface,
     max_sessions: usize,
     open_runs: Arc<OpenRuns>,
+    activity: Arc<Activity>,
     /// Cancelled when the server stops: rmcp then ends every session.
     pub(crate) cancel: CancellationToken,
 }
@@ -61,7 +63,9 @@ pub(crate) struct AppState {
 pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolError> {
     let cancel = CancellationToken::new();
     let mut manager = LocalSessionManager::default();
-    manager.session_config.keep_alive = Some(opts.idle_timeout);
+    // Idle sessions are closed by `reap_idle`, which, unlike rmcp's keep-alive, does not
+    // count a long call as idleness.
+    manager.session_config.keep_alive = None;
     let sessions = Arc::new(manager);
     let open_runs = Arc::new(OpenRuns::default());
     let sessionless = opts.sessionless;
@@ -115,8 +119,10 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         surface: opts.surface,
         max_sessions: opts.max_sessions,
         open_runs,
+        activity: Arc::new(Activity::default()),
         cancel,
     });
+    tokio::spawn(reap_idle(Arc::clone(&state), opts.idle_timeout));
     let router = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -136,6 +142,15 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
 impl AppState {
     async fn session_count(&self) -> usize {
         self.sessions.sessions.read().await.len()
+    }
+
+    /// Closes a session (its run closes when rmcp drops its handler) and forgets it.
+    async fn close_session(&self, id: &str) {
+        let _ = self.sessions.close_session(&id.to_string().into()).await;
+        self.activity.forget(id);
+        if let Ok(mut owners) = self.owners.lock() {
+            owners.remove(id);
+        }
     }
 
     fn owner(&self, id: &str) -> Option<SessionOwner> {
@@ -163,6 +178,21 @@ impl AppState {
     }
 }
 
+/// Closes the sessions that sat idle past the timeout, until the server stops.
+async fn reap_idle(state: Arc<AppState>, timeout: Duration) {
+    let tick = (timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = state.cancel.cancelled() => return,
+            _ = tokio::time::sleep(tick) => {}
+        }
+        for id in state.activity.idle(timeout) {
+            tracing::info!(session = id, "closing an idle session");
+            state.close_session(&id).await;
+        }
+    }
+}
+
 async fn healthz() -> &'static str {
     "ok\n"
 }
@@ -170,6 +200,10 @@ async fn healthz() -> &'static str {
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     if state.cancel.is_cancelled() {
         return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
+    }
+    // A router in front should send new sessions elsewhere while this one is full.
+    if state.session_count().await >= state.max_sessions {
+        return (StatusCode::SERVICE_UNAVAILABLE, "at the session limit\n").into_response();
     }
     "ready\n".into_response()
 }
@@ -305,10 +339,21 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         if state.owner(&id).as_ref() != Some(&owner) {
             return not_found("no such session for this endpoint and credential");
         }
-        let is_delete = request.method() == Method::DELETE;
+        let method = request.method().clone();
+        if method == Method::POST {
+            let busy = state.activity.begin(&id);
+            return service
+                .handle(request)
+                .await
+                .map(|body| BusyBody::wrap(Body::new(body), busy));
+        }
+        state.activity.touch(&id);
         let response = service.handle(request).await.map(Body::new);
-        if is_delete && let Ok(mut owners) = state.owners.lock() {
-            owners.remove(&id);
+        if method == Method::DELETE {
+            state.activity.forget(&id);
+            if let Ok(mut owners) = state.owners.lock() {
+                owners.remove(&id);
+            }
         }
         return response;
     }
@@ -390,6 +435,7 @@ async fn open_session(
         if let Ok(mut owners) = state.owners.lock() {
             owners.insert(id.to_string(), owner);
         }
+        state.activity.touch(id);
     }
     response
 }

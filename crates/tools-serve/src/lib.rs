@@ -10,8 +10,8 @@
 //!   run — kernels, debug session, staged edits, ledger, language servers. On the newest
 //!   protocol, which has no sessions, each request gets a run of its own that ends with it;
 //!   that protocol is offered only on request (`sessionless`), since state would not persist.
-//!   A run closes when its session is deleted, sits idle past the idle timeout, or the server
-//!   stops.
+//!   A run closes when its session is deleted, sits idle past the idle timeout (a call still
+//!   being answered is not idleness), or the server stops.
 //! - **Workspaces.** One workspace at `/mcp`, or several at `/w/NAME/mcp`.
 //! - **Limits.** At most `max_sessions` sessions; one more is refused at once with HTTP 503
 //!   and a JSON-RPC error saying so.
@@ -19,10 +19,12 @@
 //!   checked against a JWKS), with RFC 9728 metadata at
 //!   `/.well-known/oauth-protected-resource`. Listening beyond loopback without it is refused.
 //!   A session is bound to the credential and workspace that opened it.
-//! - **Probes.** `/healthz` (the process serves) and `/readyz` (it accepts sessions).
+//! - **Probes.** `/healthz` (the process serves) and `/readyz` (it accepts new sessions: not
+//!   stopping, below the session limit).
 
 pub mod auth;
 mod http;
+mod idle;
 pub mod session;
 
 use std::net::SocketAddr;

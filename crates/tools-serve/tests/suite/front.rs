@@ -119,6 +119,8 @@ async fn one_session_over_the_limit_is_refused_at_once() {
     let (status, head, body) = exchange(addr, "POST", "/mcp", &mcp_post(), INIT).await;
     assert_eq!(status, 200, "{body}");
     assert!(head.contains("mcp-session-id:"), "{head}");
+    let (status, _, body) = exchange(addr, "GET", "/readyz", &[], "").await;
+    assert_eq!((status, body.trim()), (503, "at the session limit"));
     let (status, head, body) = exchange(addr, "POST", "/mcp", &mcp_post(), INIT).await;
     assert_eq!(status, 503, "{body}");
     assert!(head.contains("retry-after: 5"), "{head}");
