@@ -340,6 +340,11 @@ async def test_a_session_answers_only_to_the_credential_that_opened_it(tmp_path)
             assert r.status_code == 404, r.text
             r = await http.post(srv.url(), json=listing, headers=headers)
             assert r.status_code == 401, r.text
+            owner = {**headers, "Authorization": "Bearer a-static-token-of-enough-length"}
+            r = await http.delete(srv.url(), headers=owner)
+            assert r.status_code == 204, r.text
+            r = await http.post(srv.url(), json=listing, headers=owner)
+            assert r.status_code == 404, r.text
 
 
 async def test_the_sessionless_protocol_gets_a_run_per_request_only_when_asked(tmp_path):

@@ -348,11 +348,17 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
                 .map(|body| BusyBody::wrap(Body::new(body), busy));
         }
         state.activity.touch(&id);
-        let response = service.handle(request).await.map(Body::new);
+        let mut response = service.handle(request).await.map(Body::new);
         if method == Method::DELETE {
             state.activity.forget(&id);
             if let Ok(mut owners) = state.owners.lock() {
                 owners.remove(&id);
+            }
+            // The session is gone once rmcp answers; clients (the Python SDK among them)
+            // expect 200 or 204 for a completed DELETE, not rmcp's 202.
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                *response.body_mut() = Body::empty();
             }
         }
         return response;
