@@ -303,11 +303,11 @@ async def test_bad_tokens_are_refused_with_401_and_a_reason(tmp_path):
             assert reason in r.json()["error_description"], (token, r.text)
             challenge = r.headers["www-authenticate"]
             assert challenge.startswith("Bearer ")
-            assert 'resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"' in challenge
+            assert 'resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"' in challenge
         r = await post_init(srv, issuer.token(resource, scope="email"))
         assert r.status_code == 403 and "insufficient_scope" in r.headers["www-authenticate"]
         async with httpx2.AsyncClient(timeout=10) as http:
-            meta = (await http.get(srv.url("/.well-known/oauth-protected-resource"))).json()
+            meta = (await http.get(srv.url("/.well-known/oauth-protected-resource/mcp"))).json()
         assert meta["resource"] == resource
         assert meta["authorization_servers"] == [ISSUER]
         assert "agent-tools:read-only" in meta["scopes_supported"]

@@ -227,15 +227,17 @@ async fn resource_metadata(State(state): State<Arc<AppState>>) -> Response {
     .into_response()
 }
 
-/// Where clients find the metadata: the resource URI's origin plus the well-known path.
+/// Where clients find the metadata (RFC 9728 §3.1): the well-known path inserted between
+/// the resource URI's origin and its path.
 fn metadata_url(state: &AppState) -> Option<String> {
     let resource = &state.auth.settings().oauth.as_ref()?.resource;
     let after_scheme = resource.find("://")? + 3;
     let origin_end = resource[after_scheme..]
         .find('/')
         .map_or(resource.len(), |i| after_scheme + i);
+    let path = resource[origin_end..].trim_end_matches('/');
     Some(format!(
-        "{}/.well-known/oauth-protected-resource",
+        "{}/.well-known/oauth-protected-resource{path}",
         &resource[..origin_end]
     ))
 }
