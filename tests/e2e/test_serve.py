@@ -376,3 +376,26 @@ async def test_sigterm_closes_every_run(tmp_path):
             srv.proc.terminate()
             assert srv.proc.wait(30) == 0, "".join(srv.stderr_lines)
             assert not running(kernel), "a kernel outlived the server"
+
+
+async def test_a_rotated_jwks_file_is_picked_up_without_a_restart(tmp_path):
+    with oauth_server(tmp_path) as (srv, issuer, resource):
+        new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        pub = new_key.public_key().public_numbers()
+        token = jwt.encode(
+            {"iss": ISSUER, "sub": "agent-2", "aud": resource, "exp": int(time.time()) + 300, "scope": "agent-tools:plan"},
+            new_key,
+            algorithm="RS256",
+            headers={"kid": "k2"},
+        )
+        r = await post_init(srv, token)
+        assert r.status_code == 401 and "`k2`" in r.json()["error_description"], r.text
+        issuer.jwks.write_text(
+            json.dumps({"keys": [{"kty": "RSA", "kid": "k2", "alg": "RS256", "n": b64(pub.n), "e": b64(pub.e)}]})
+        )
+        os.utime(issuer.jwks, (time.time() + 5, time.time() + 5))
+        r = await post_init(srv, token)
+        assert r.status_code == 200, r.text
+        # The retired key no longer verifies.
+        r = await post_init(srv, issuer.token(resource))
+        assert r.status_code == 401 and "`k1`" in r.json()["error_description"], r.text
