@@ -25,7 +25,7 @@ use crate::{ServeOptions, ServedWorkspace};
 
 type McpService = StreamableHttpService<SessionHandler, LocalSessionManager>;
 
-/// The largest request body read to tell an `initialize` from other requests.
+/// The largest request body read (rmcp's own default bound).
 const MAX_PEEKED_BODY: usize = 4 * 1024 * 1024;
 /// The header rmcp uses for session ids.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -286,9 +286,38 @@ fn not_found(message: &str) -> Response {
     (StatusCode::NOT_FOUND, format!("Not Found: {message}\n")).into_response()
 }
 
+/// Reads a POST's body (bounded) and parses it as JSON where it is; other requests pass
+/// unchanged.
+async fn buffered(request: Request) -> Result<(Request, Value), Response> {
+    if request.method() != Method::POST {
+        return Ok((request, Value::Null));
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_PEEKED_BODY)
+        .await
+        .map_err(|e| {
+            (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request body could not be read (at most {MAX_PEEKED_BODY} bytes): {e}\n"
+                ),
+            )
+                .into_response()
+        })?;
+    let message = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Ok((Request::from_parts(parts, Body::from(bytes)), message))
+}
+
 /// Every MCP request: find the endpoint, check the credential and the session, then hand it
 /// to rmcp's transport for the surface the credential grants.
 async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    // The body is read before any refusal: answering with it unread makes the server drop
+    // the connection, which a client reusing it sees as a reset instead of the answer.
+    // rmcp reads whole bodies anyway, with the same bound.
+    let (request, message) = match buffered(request).await {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
     let path = request.uri().path().to_string();
     let Some(endpoint) = state.endpoints.get(&path) else {
         let known: Vec<&str> = state.endpoints.keys().map(String::as_str).collect();
@@ -368,19 +397,6 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
     if request.method() != Method::POST {
         return service.handle(request).await.map(Body::new);
     }
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_PEEKED_BODY).await {
-        Ok(b) => b,
-        Err(e) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the request body could not be read: {e}\n"),
-            )
-                .into_response();
-        }
-    };
-    let message: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let request = Request::from_parts(parts, Body::from(bytes));
     if message.get("method").and_then(Value::as_str) != Some("initialize") {
         return service.handle(request).await.map(Body::new);
     }
