@@ -1,7 +1,8 @@
 //! # agent-tools
 //!
 //! The facade over the agent-tools families. Each family is a feature (`fs`, `lsp`, `ast`,
-//! `debug`, `eval`, `ask`, `vibe`, plus `mcp` for the server and the binary); a
+//! `debug`, `eval`, `ask`, `vibe`, plus `mcp` for the server and the binary, `serve` for
+//! serving many clients over streamable HTTP); a
 //! [`Toolbox`] wires every enabled family into one run and its registry.
 //!
 //! ```
@@ -19,7 +20,13 @@
 
 mod doctor_report;
 mod families;
+#[cfg(feature = "mcp")]
+mod serving;
 mod workspace_languages;
+#[cfg(feature = "mcp")]
+pub use serving::mcp_registry_factory;
+#[cfg(feature = "serve")]
+pub use serving::serve_run_factory;
 
 use std::path::PathBuf;
 use std::sync::Arc;

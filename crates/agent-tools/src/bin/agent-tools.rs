@@ -11,6 +11,10 @@ use agent_tools::{ApproveMode, Toolbox, ToolboxOptions, WorkspaceLanguages, rend
 use clap::{Parser, Subcommand};
 use tools_core::{CallError, Surface, ToolError};
 
+#[cfg(feature = "serve")]
+#[path = "cli/serve.rs"]
+mod serve;
+
 #[derive(Parser)]
 #[command(
     name = "agent-tools",
@@ -55,6 +59,9 @@ enum Command {
         #[arg(long, default_value = "auto", value_parser = parse_approve)]
         approve: ApproveMode,
     },
+    /// Serve many MCP clients over streamable HTTP, one run per session.
+    #[cfg(feature = "serve")]
+    Serve(serve::ServeArgs),
     /// List the tools a surface sees, with tiers and schemas, as JSON.
     Tools {
         #[command(flatten)]
@@ -168,6 +175,8 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                 signal.load(std::sync::atomic::Ordering::SeqCst),
             ))
         }
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve::serve(args).await,
         Command::Tools { run, surface } => {
             let toolbox = Toolbox::open(cli_options(&run)?).await?;
             let list: Vec<_> = toolbox

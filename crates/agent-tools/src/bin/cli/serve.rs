@@ -1,0 +1,141 @@
+//! `agent-tools serve --http ADDR`: many MCP clients over streamable HTTP, one run per
+//! session (see the `tools-serve` crate).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use agent_tools::ToolboxOptions;
+use tools_core::{Surface, ToolError};
+use tools_serve::{AuthSettings, OAuthSettings, ServeOptions, ServedWorkspace};
+
+/// The flags of `serve`.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on, e.g. 127.0.0.1:8080 (port 0 picks a free one; the address
+    /// is printed on stderr). Beyond loopback, authorization is required.
+    #[arg(long = "http", value_name = "ADDR")]
+    addr: SocketAddr,
+    /// The one workspace, served at /mcp (default: the current directory).
+    #[arg(long, conflicts_with = "workspace")]
+    root: Option<PathBuf>,
+    /// A workspace served at /w/NAME/mcp (repeatable).
+    #[arg(long, value_name = "NAME=DIR", value_parser = parse_workspace)]
+    workspace: Vec<ServedWorkspace>,
+    /// Configuration file for every run (default: agent-tools.toml at each workspace root).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The strongest surface a session gets: full, plan or read-only (a token's scopes can
+    /// only lower it).
+    #[arg(long, default_value = "full", value_parser = parse_surface)]
+    surface: Surface,
+    /// Sessions open at once, at most; one more is refused with HTTP 503.
+    #[arg(long, default_value_t = 32)]
+    max_sessions: usize,
+    /// Seconds without a message after which a session and its run are closed.
+    #[arg(long, default_value_t = 1800)]
+    idle_timeout: u64,
+    /// Also offer the newest MCP protocol (no sessions): each of its requests gets a run of
+    /// its own, so kernels, debug sessions and staged edits do not persist between calls.
+    #[arg(long)]
+    sessionless: bool,
+    /// A file whose first line is the bearer token clients must send.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// JSON Web Key Set of the authorization server, to accept OAuth 2.1 access tokens
+    /// (JWT); needs --issuer and --resource.
+    #[arg(long, requires_all = ["issuer", "resource"])]
+    jwks_file: Option<PathBuf>,
+    /// The issuer (`iss`) access tokens must name.
+    #[arg(long, requires = "jwks_file")]
+    issuer: Option<String>,
+    /// This server's resource URI, the audience (`aud`) access tokens must name.
+    #[arg(long, requires = "jwks_file")]
+    resource: Option<String>,
+}
+
+fn parse_surface(s: &str) -> Result<Surface, String> {
+    Surface::parse(s).ok_or_else(|| format!("unknown surface `{s}`; use full, plan or read-only"))
+}
+
+fn parse_workspace(s: &str) -> Result<ServedWorkspace, String> {
+    let (name, dir) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=DIR"))?;
+    Ok(ServedWorkspace {
+        name: Some(name.to_string()),
+        root: PathBuf::from(dir),
+    })
+}
+
+/// Serves until SIGINT or SIGTERM, then closes every session's run.
+pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
+    let workspaces = if args.workspace.is_empty() {
+        let root = match args.root {
+            Some(r) => r,
+            None => std::env::current_dir()
+                .map_err(|e| ToolError::internal(format!("no current directory: {e}")))?,
+        };
+        vec![ServedWorkspace { name: None, root }]
+    } else {
+        args.workspace
+    };
+    for w in &workspaces {
+        // Fail fast on a bad configuration, before any client connects.
+        tools_core::Config::load(&w.root, args.config.as_deref())?;
+    }
+    let mut base = ToolboxOptions::new(".");
+    base.config_path = args.config;
+    let auth = AuthSettings {
+        static_token: args
+            .token_file
+            .as_deref()
+            .map(tools_serve::read_token_file)
+            .transpose()?,
+        oauth: match (args.jwks_file, args.issuer, args.resource) {
+            (Some(jwks_file), Some(issuer), Some(resource)) => Some(OAuthSettings {
+                jwks_file,
+                issuer,
+                resource,
+            }),
+            _ => None,
+        },
+    };
+    let server = tools_serve::bind(ServeOptions {
+        addr: args.addr,
+        workspaces: workspaces.clone(),
+        surface: args.surface,
+        max_sessions: args.max_sessions,
+        idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
+        sessionless: args.sessionless,
+        auth,
+        run_factory: agent_tools::serve_run_factory(base),
+    })
+    .await?;
+    let addr = server.local_addr()?;
+    for w in &workspaces {
+        eprintln!(
+            "agent-tools: serving {} at http://{addr}{}",
+            w.root.display(),
+            w.path()
+        );
+    }
+    server.run(stop_signal()).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn stop_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("cannot watch SIGTERM: {e}");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

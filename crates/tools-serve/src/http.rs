@@ -1,0 +1,465 @@
+//! The HTTP front: routes, the checks every MCP request passes before rmcp's transport sees
+//! it (credential, session ownership, session limit), probes and the RFC 9728 metadata.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tools_core::{Surface, ToolError};
+
+use crate::auth::{Authenticator, Principal, Refusal, SCOPES, surface_rank};
+use crate::idle::{Activity, BusyBody};
+use crate::session::{OpenRuns, SessionHandler};
+use crate::{ServeOptions, ServedWorkspace};
+
+type McpService = StreamableHttpService<SessionHandler, LocalSessionManager>;
+
+/// The largest request body read (rmcp's own default bound).
+const MAX_PEEKED_BODY: usize = 4 * 1024 * 1024;
+/// The header rmcp uses for session ids.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// One MCP endpoint: a workspace, with a service per surface a credential may grant.
+struct Endpoint {
+    workspace: ServedWorkspace,
+    services: Vec<(Surface, McpService)>,
+}
+
+/// Who opened a session, where: later requests naming it must match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SessionOwner {
+    path: String,
+    principal: Principal,
+}
+
+/// The state every request handler shares.
+pub(crate) struct AppState {
+    endpoints: HashMap<String, Endpoint>,
+    sessions: Arc<LocalSessionManager>,
+    owners: std::sync::Mutex<HashMap<String, SessionOwner>>,
+    /// Serialises session creation so the limit cannot be overshot by a burst.
+    opening: tokio::sync::Mutex<()>,
+    auth: Authenticator,
+    surface: Surface,
+    max_sessions: usize,
+    open_runs: Arc<OpenRuns>,
+    activity: Arc<Activity>,
+    /// Cancelled when the server stops: rmcp then ends every session.
+    pub(crate) cancel: CancellationToken,
+}
+
+/// Builds the router and its state.
+pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolError> {
+    let cancel = CancellationToken::new();
+    let mut manager = LocalSessionManager::default();
+    // Idle sessions are closed by `reap_idle`, which, unlike rmcp's keep-alive, does not
+    // count a long call as idleness.
+    manager.session_config.keep_alive = None;
+    let sessions = Arc::new(manager);
+    let open_runs = Arc::new(OpenRuns::default());
+    let sessionless = opts.sessionless;
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(cancel.child_token())
+        .with_sse_keep_alive(Some(Duration::from_secs(15)));
+    if !opts.addr.ip().is_loopback() {
+        // Host checks guard loopback servers against DNS rebinding; a server reachable
+        // from elsewhere is reached under names we cannot know, and its bearer
+        // credential is what protects it.
+        config = config.disable_allowed_hosts();
+    }
+    let mut endpoints = HashMap::new();
+    for workspace in &opts.workspaces {
+        let mut services = Vec::new();
+        for surface in Surface::ALL {
+            if surface_rank(surface) > surface_rank(opts.surface) {
+                continue;
+            }
+            let factory_for_run = Arc::clone(&opts.run_factory);
+            let ws = workspace.clone();
+            let runs = Arc::clone(&open_runs);
+            let service = StreamableHttpService::new(
+                move || {
+                    Ok(SessionHandler::new(
+                        surface,
+                        factory_for_run(&ws),
+                        Arc::clone(&runs),
+                        sessionless,
+                    ))
+                },
+                Arc::clone(&sessions),
+                config.clone(),
+            );
+            services.push((surface, service));
+        }
+        endpoints.insert(
+            workspace.path(),
+            Endpoint {
+                workspace: workspace.clone(),
+                services,
+            },
+        );
+    }
+    let state = Arc::new(AppState {
+        endpoints,
+        sessions,
+        owners: Default::default(),
+        opening: Default::default(),
+        auth: Authenticator::new(opts.auth)?,
+        surface: opts.surface,
+        max_sessions: opts.max_sessions,
+        open_runs,
+        activity: Arc::new(Activity::default()),
+        cancel,
+    });
+    tokio::spawn(reap_idle(Arc::clone(&state), opts.idle_timeout));
+    let router = Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(resource_metadata),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/{*rest}",
+            get(resource_metadata),
+        )
+        .fallback(mcp_entry)
+        .with_state(Arc::clone(&state));
+    Ok((router, state))
+}
+
+impl AppState {
+    async fn session_count(&self) -> usize {
+        self.sessions.sessions.read().await.len()
+    }
+
+    /// Closes a session (its run closes when rmcp drops its handler) and forgets it.
+    async fn close_session(&self, id: &str) {
+        let _ = self.sessions.close_session(&id.to_string().into()).await;
+        self.activity.forget(id);
+        if let Ok(mut owners) = self.owners.lock() {
+            owners.remove(id);
+        }
+    }
+
+    fn owner(&self, id: &str) -> Option<SessionOwner> {
+        self.owners.lock().ok()?.get(id).cloned()
+    }
+
+    /// Ends every session and waits (bounded) for their runs to close.
+    pub(crate) async fn close_all(&self) {
+        self.cancel.cancel();
+        let ids: Vec<_> = self
+            .sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .cloned()
+            .collect();
+        for id in ids {
+            let _ = self.sessions.close_session(&id).await;
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.open_runs.count() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Closes the sessions that sat idle past the timeout, until the server stops.
+async fn reap_idle(state: Arc<AppState>, timeout: Duration) {
+    let tick = (timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = state.cancel.cancelled() => return,
+            _ = tokio::time::sleep(tick) => {}
+        }
+        for id in state.activity.idle(timeout) {
+            tracing::info!(session = id, "closing an idle session");
+            state.close_session(&id).await;
+        }
+    }
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    if state.cancel.is_cancelled() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
+    }
+    // A router in front should send new sessions elsewhere while this one is full.
+    if state.session_count().await >= state.max_sessions {
+        return (StatusCode::SERVICE_UNAVAILABLE, "at the session limit\n").into_response();
+    }
+    "ready\n".into_response()
+}
+
+/// RFC 9728 protected-resource metadata; only served when OAuth is configured.
+async fn resource_metadata(State(state): State<Arc<AppState>>) -> Response {
+    let Some(oauth) = &state.auth.settings().oauth else {
+        return (
+            StatusCode::NOT_FOUND,
+            "this server accepts no OAuth access tokens\n",
+        )
+            .into_response();
+    };
+    axum::Json(json!({
+        "resource": oauth.resource,
+        "authorization_servers": [oauth.issuer],
+        "scopes_supported": SCOPES.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+        "bearer_methods_supported": ["header"],
+        "resource_name": "agent-tools",
+    }))
+    .into_response()
+}
+
+/// Where clients find the metadata (RFC 9728 §3.1): the well-known path inserted between
+/// the resource URI's origin and its path.
+fn metadata_url(state: &AppState) -> Option<String> {
+    let resource = &state.auth.settings().oauth.as_ref()?.resource;
+    let after_scheme = resource.find("://")? + 3;
+    let origin_end = resource[after_scheme..]
+        .find('/')
+        .map_or(resource.len(), |i| after_scheme + i);
+    let path = resource[origin_end..].trim_end_matches('/');
+    Some(format!(
+        "{}/.well-known/oauth-protected-resource{path}",
+        &resource[..origin_end]
+    ))
+}
+
+fn refusal_response(state: &AppState, refusal: &Refusal) -> Response {
+    let reason = refusal.reason.replace(['"', '\\'], "'");
+    let mut challenge = String::from("Bearer ");
+    if let Some(url) = metadata_url(state) {
+        challenge.push_str(&format!("resource_metadata=\"{url}\", "));
+    }
+    challenge.push_str(&format!(
+        "error=\"{}\", error_description=\"{reason}\"",
+        refusal.code
+    ));
+    if refusal.code == "insufficient_scope" {
+        challenge.push_str(&format!(", scope=\"{}\"", SCOPES[2].0));
+    }
+    let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
+    let mut response = (
+        status,
+        axum::Json(json!({"error": refusal.code, "error_description": refusal.reason})),
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// A JSON-RPC error as an HTTP response, for refusals the MCP client should show as such.
+fn jsonrpc_refusal(status: StatusCode, id: Value, message: String) -> Response {
+    (
+        status,
+        axum::Json(json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": -32000, "message": message},
+        })),
+    )
+        .into_response()
+}
+
+fn not_found(message: &str) -> Response {
+    (StatusCode::NOT_FOUND, format!("Not Found: {message}\n")).into_response()
+}
+
+/// Reads a POST's body (bounded) and parses it as JSON where it is; other requests pass
+/// unchanged.
+async fn buffered(request: Request) -> Result<(Request, Value), Response> {
+    if request.method() != Method::POST {
+        return Ok((request, Value::Null));
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_PEEKED_BODY)
+        .await
+        .map_err(|e| {
+            (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request body could not be read (at most {MAX_PEEKED_BODY} bytes): {e}\n"
+                ),
+            )
+                .into_response()
+        })?;
+    let message = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Ok((Request::from_parts(parts, Body::from(bytes)), message))
+}
+
+/// Every MCP request: find the endpoint, check the credential and the session, then hand it
+/// to rmcp's transport for the surface the credential grants.
+async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    // The body is read before any refusal: answering with it unread makes the server drop
+    // the connection, which a client reusing it sees as a reset instead of the answer.
+    // rmcp reads whole bodies anyway, with the same bound.
+    let (request, message) = match buffered(request).await {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
+    let path = request.uri().path().to_string();
+    let Some(endpoint) = state.endpoints.get(&path) else {
+        let known: Vec<&str> = state.endpoints.keys().map(String::as_str).collect();
+        return not_found(&format!(
+            "no MCP endpoint at {path}; this server serves {}",
+            known.join(", ")
+        ));
+    };
+    if state.cancel.is_cancelled() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "the server is stopping\n").into_response();
+    }
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let principal = match state.auth.authenticate(authorization, state.surface) {
+        Ok(p) => p,
+        Err(refusal) => {
+            tracing::info!(path, reason = refusal.reason, "request refused");
+            return refusal_response(&state, &refusal);
+        }
+    };
+    let Some(service) = endpoint
+        .services
+        .iter()
+        .find(|(s, _)| *s == principal.surface)
+        .map(|(_, s)| s.clone())
+    else {
+        return refusal_response(
+            &state,
+            &Refusal {
+                status: 403,
+                code: "insufficient_scope",
+                reason: format!("no {} surface is served here", principal.surface),
+            },
+        );
+    };
+    let session_id = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let owner = SessionOwner {
+        path: path.clone(),
+        principal,
+    };
+    if let Some(id) = session_id {
+        // A session answers only to the credential and endpoint that opened it; to anyone
+        // else it does not exist.
+        if state.owner(&id).as_ref() != Some(&owner) {
+            return not_found("no such session for this endpoint and credential");
+        }
+        let method = request.method().clone();
+        if method == Method::POST {
+            let busy = state.activity.begin(&id);
+            return service
+                .handle(request)
+                .await
+                .map(|body| BusyBody::wrap(Body::new(body), busy));
+        }
+        state.activity.touch(&id);
+        let mut response = service.handle(request).await.map(Body::new);
+        if method == Method::DELETE {
+            state.activity.forget(&id);
+            if let Ok(mut owners) = state.owners.lock() {
+                owners.remove(&id);
+            }
+            // The session is gone once rmcp answers; clients (the Python SDK among them)
+            // expect 200 or 204 for a completed DELETE, not rmcp's 202.
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                *response.body_mut() = Body::empty();
+            }
+        }
+        return response;
+    }
+    if request.method() != Method::POST {
+        return service.handle(request).await.map(Body::new);
+    }
+    if message.get("method").and_then(Value::as_str) != Some("initialize") {
+        return service.handle(request).await.map(Body::new);
+    }
+    open_session(
+        &state,
+        service,
+        owner,
+        message,
+        request,
+        &endpoint.workspace,
+    )
+    .await
+}
+
+/// An `initialize` without a session: refused at the limit, else served and its new session
+/// bound to its opener.
+async fn open_session(
+    state: &AppState,
+    service: McpService,
+    owner: SessionOwner,
+    message: Value,
+    request: Request,
+    workspace: &ServedWorkspace,
+) -> Response {
+    let _opening = state.opening.lock().await;
+    let live: Vec<String> = state
+        .sessions
+        .sessions
+        .read()
+        .await
+        .keys()
+        .map(|k| k.to_string())
+        .collect();
+    if let Ok(mut owners) = state.owners.lock() {
+        owners.retain(|id, _| live.contains(id));
+    }
+    if state.session_count().await >= state.max_sessions {
+        tracing::warn!(max = state.max_sessions, "session refused: limit reached");
+        let mut response = jsonrpc_refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            message.get("id").cloned().unwrap_or(Value::Null),
+            format!(
+                "this server already serves its maximum of {} sessions (--max-sessions); \
+                 close a session or try again later",
+                state.max_sessions
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        return response;
+    }
+    let response = service.handle(request).await.map(Body::new);
+    if let Some(id) = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+    {
+        tracing::info!(session = id, workspace = %workspace.root.display(), principal = owner.principal.id, "session opened");
+        if let Ok(mut owners) = state.owners.lock() {
+            owners.insert(id.to_string(), owner);
+        }
+        state.activity.touch(id);
+    }
+    response
+}

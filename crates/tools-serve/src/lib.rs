@@ -1,0 +1,238 @@
+//! # tools-serve
+//!
+//! Serves agent-tools to many MCP clients at once over streamable HTTP (rmcp's server
+//! transport). What it is for: agent platforms, parallel agents on one machine, remote MCP
+//! clients. What it is not: the tools themselves or the MCP mapping of a run — every session
+//! is served by `tools-mcp`'s [`tools_mcp::McpServer`] over a run the embedder's
+//! [`RunFactory`] opens, the same code path as `agent-tools mcp` on stdio.
+//!
+//! - **One run per session.** Each MCP session (protocol versions with sessions) gets its own
+//!   run — kernels, debug session, staged edits, ledger, language servers. On the newest
+//!   protocol, which has no sessions, each request gets a run of its own that ends with it;
+//!   that protocol is offered only on request (`sessionless`), since state would not persist.
+//!   A run closes when its session is deleted, sits idle past the idle timeout (a call still
+//!   being answered is not idleness), or the server stops.
+//! - **Workspaces.** One workspace at `/mcp`, or several at `/w/NAME/mcp`.
+//! - **Limits.** At most `max_sessions` sessions; one more is refused at once with HTTP 503
+//!   and a JSON-RPC error saying so.
+//! - **Authorization** ([`AuthSettings`]): a static bearer token and/or OAuth 2.1 access tokens (JWT
+//!   checked against a JWKS), with RFC 9728 metadata at
+//!   `/.well-known/oauth-protected-resource`. Listening beyond loopback without it is refused.
+//!   A session is bound to the credential and workspace that opened it.
+//! - **Probes.** `/healthz` (the process serves) and `/readyz` (it accepts new sessions: not
+//!   stopping, below the session limit).
+
+mod auth;
+mod http;
+mod idle;
+mod session;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tools_core::{Surface, ToolError};
+use tools_mcp::RegistryFactory;
+
+pub use auth::{AuthSettings, OAuthSettings, read_token_file};
+pub use session::{OpenRuns, SessionHandler};
+
+/// Opens the registry factory for one session of a workspace (the embedder's way to build a
+/// run, e.g. the facade's `Toolbox`).
+pub type RunFactory = Arc<dyn Fn(&ServedWorkspace) -> RegistryFactory + Send + Sync>;
+
+/// One workspace the server serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedWorkspace {
+    /// Its name in the URL (`/w/NAME/mcp`), or `None` for the single workspace at `/mcp`.
+    pub name: Option<String>,
+    /// The workspace root.
+    pub root: PathBuf,
+}
+
+impl ServedWorkspace {
+    /// The MCP endpoint's path.
+    pub fn path(&self) -> String {
+        match &self.name {
+            Some(n) => format!("/w/{n}/mcp"),
+            None => "/mcp".into(),
+        }
+    }
+}
+
+/// Everything `serve` needs.
+pub struct ServeOptions {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// The workspaces; names must be unique, and a nameless one stands alone.
+    pub workspaces: Vec<ServedWorkspace>,
+    /// The strongest surface any session gets (a token's scopes can only lower it).
+    pub surface: Surface,
+    /// Sessions open at once, at most.
+    pub max_sessions: usize,
+    /// A session with no message for this long is closed, with its run.
+    pub idle_timeout: Duration,
+    /// Also offer the newest protocol, which has no sessions: each of its requests gets a
+    /// run of its own, closed when the request ends.
+    pub sessionless: bool,
+    /// Credentials required of every client.
+    pub auth: AuthSettings,
+    /// Opens a session's run.
+    pub run_factory: RunFactory,
+}
+
+/// A server that is bound and ready to serve.
+pub struct BoundServer {
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    state: Arc<http::AppState>,
+}
+
+impl BoundServer {
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> Result<SocketAddr, ToolError> {
+        self.listener
+            .local_addr()
+            .map_err(|e| ToolError::internal(format!("no local address: {e}")))
+    }
+
+    /// Serves until `shutdown` completes, then closes every session's run.
+    pub async fn run(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ToolError> {
+        let state = Arc::clone(&self.state);
+        let stop = state.cancel.clone();
+        let served = axum::serve(self.listener, self.app).with_graceful_shutdown(async move {
+            shutdown.await;
+            stop.cancel();
+        });
+        let result = served
+            .await
+            .map_err(|e| ToolError::internal(format!("the HTTP server failed: {e}")));
+        state.close_all().await;
+        result
+    }
+}
+
+/// Checks the options and binds the address. Refuses to listen beyond loopback without
+/// authorization.
+pub async fn bind(opts: ServeOptions) -> Result<BoundServer, ToolError> {
+    if !opts.addr.ip().is_loopback() && !opts.auth.required() {
+        return Err(ToolError::invalid(
+            "--http",
+            format!(
+                "{} is reachable from other machines; serving it needs authorization \
+                 (--token-file, or --jwks-file with --issuer and --resource). \
+                 Listen on 127.0.0.1 to serve this machine alone without it.",
+                opts.addr
+            ),
+        ));
+    }
+    if opts.workspaces.is_empty() {
+        return Err(ToolError::invalid("--workspace", "no workspace to serve"));
+    }
+    if opts.max_sessions == 0 {
+        return Err(ToolError::invalid(
+            "--max-sessions",
+            "must allow at least one session",
+        ));
+    }
+    for (i, w) in opts.workspaces.iter().enumerate() {
+        tools_core::Workspace::new(&w.root)?;
+        if opts.workspaces[..i].iter().any(|o| o.path() == w.path()) {
+            return Err(ToolError::invalid(
+                "--workspace",
+                format!("{} is served twice", w.path()),
+            ));
+        }
+        if let Some(name) = &w.name
+            && (name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
+        {
+            return Err(ToolError::invalid(
+                "--workspace",
+                format!("`{name}` is not a usable name (letters, digits, `-`, `_`, `.`)"),
+            ));
+        }
+    }
+    let listener = tokio::net::TcpListener::bind(opts.addr)
+        .await
+        .map_err(|e| ToolError::not_available(format!("cannot listen on {}: {e}", opts.addr)))?;
+    let (app, state) = http::app(opts)?;
+    Ok(BoundServer {
+        listener,
+        app,
+        state,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tools_core::{RegistryBuilder, Run, RunOptions};
+
+    fn empty_runs() -> RunFactory {
+        Arc::new(|ws: &ServedWorkspace| {
+            let root = ws.root.clone();
+            let factory: RegistryFactory = Arc::new(move |_| {
+                let root = root.clone();
+                Box::pin(async move {
+                    let run = Run::new(RunOptions::at(&root)?)?;
+                    RegistryBuilder::new(run).build()
+                })
+            });
+            factory
+        })
+    }
+
+    fn options(addr: &str, root: &std::path::Path) -> ServeOptions {
+        ServeOptions {
+            addr: addr.parse().unwrap(),
+            workspaces: vec![ServedWorkspace {
+                name: None,
+                root: root.into(),
+            }],
+            surface: Surface::FULL,
+            max_sessions: 4,
+            idle_timeout: Duration::from_secs(60),
+            sessionless: false,
+            auth: AuthSettings::default(),
+            run_factory: empty_runs(),
+        }
+    }
+
+    #[tokio::test]
+    async fn beyond_loopback_without_authorization_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = bind(options("0.0.0.0:0", dir.path())).await.err().unwrap();
+        assert!(err.to_string().contains("needs authorization"), "{err}");
+        let mut opts = options("0.0.0.0:0", dir.path());
+        opts.auth.static_token = Some("a-long-enough-static-token".into());
+        // Bound but never served: nothing is sent to this listener.
+        assert!(bind(opts).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn workspaces_must_be_distinct_and_well_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = options("127.0.0.1:0", dir.path());
+        let named = |n: &str| ServedWorkspace {
+            name: Some(n.into()),
+            root: dir.path().into(),
+        };
+        opts.workspaces = vec![named("a"), named("a")];
+        let err = bind(opts).await.err().unwrap();
+        assert!(err.to_string().contains("served twice"), "{err}");
+        let mut opts = options("127.0.0.1:0", dir.path());
+        opts.workspaces = vec![named("../x")];
+        let err = bind(opts).await.err().unwrap();
+        assert!(err.to_string().contains("not a usable name"), "{err}");
+        let mut opts = options("127.0.0.1:0", dir.path());
+        opts.max_sessions = 0;
+        assert!(bind(opts).await.is_err());
+    }
+}

@@ -1,0 +1,3 @@
+//! Suite modules.
+
+mod front;

@@ -1,0 +1,401 @@
+"""`agent-tools serve --http`: many MCP clients over streamable HTTP, driven by the official
+MCP Python SDK's streamable HTTP client — one run per session and nothing shared between
+them, the session limit, idle sessions closed with their kernels, several workspaces,
+authorization (static token; OAuth 2.1 access tokens checked against a JWKS), probes."""
+
+import base64
+import contextlib
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+
+import anyio
+import httpx2
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from conftest import agent_tools_bin, text
+
+pytestmark = pytest.mark.anyio
+
+DESC = "a cell from the HTTP serving suite"
+ISSUER = "https://auth.example.test"
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+class Server:
+    """A running `agent-tools serve` process and the base URL it printed."""
+
+    def __init__(self, proc, base):
+        self.proc = proc
+        self.base = base
+        self.stderr_lines = []
+
+    def url(self, path="/mcp"):
+        return self.base + path
+
+
+@contextlib.contextmanager
+def serve(*args):
+    """Starts `agent-tools serve --http 127.0.0.1:0 ARGS...` and waits for its address."""
+    proc = subprocess.Popen(
+        [agent_tools_bin(), "serve", "--http", "127.0.0.1:0", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines = []
+    found = threading.Event()
+
+    def drain():
+        for line in proc.stderr:
+            lines.append(line)
+            if "serving" in line:
+                found.set()
+        found.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    found.wait(60)
+    match = next((re.search(r"at (http://[0-9.:]+)/", ln) for ln in lines if "serving" in ln), None)
+    try:
+        assert match, f"the server did not start: {''.join(lines)}"
+        server = Server(proc, match.group(1))
+        server.stderr_lines = lines
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def client(url, token=None, **kwargs):
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)), **kwargs)
+
+
+def workspace(tmp_path, n_files=0):
+    (tmp_path / "lib").mkdir(exist_ok=True)
+    for i in range(n_files):
+        (tmp_path / "lib" / f"m{i}.py").write_text(f"dispose(x{i})\n")
+    return tmp_path
+
+
+async def session_round(url, i):
+    """One agent's work: read, ast_grep, eval state, a staged edit of its own, a write."""
+    async with client(url) as c:
+        r = await c.call_tool("read", {"path": f"lib/m{i}.py"})
+        assert not r.is_error and f"dispose(x{i})" in text(r), text(r)
+        r = await c.call_tool("ast_grep", {"pattern": f"dispose(x{i})", "language": "python"})
+        assert not r.is_error and f"lib/m{i}.py:1:1" in text(r), text(r)
+        r = await c.call_tool("eval", {"code": f"var_{i} = {i}\nimport os\nos.getpid()", "description": DESC})
+        assert not r.is_error, text(r)
+        kernel = int(text(r).splitlines()[-1])
+        r = await c.call_tool(
+            "eval", {"code": "sorted(k for k in globals() if k.startswith('var_'))", "description": DESC}
+        )
+        assert text(r) == repr([f"var_{i}"]), text(r)
+        r = await c.call_tool(
+            "ast_edit", {"pattern": "dispose($X)", "rewrite": "$X.dispose()", "path": f"lib/m{i}.py"}
+        )
+        assert not r.is_error, text(r)
+        # Staging is per run: every session's first staged edit is its own edit_1.
+        assert r.structured_content["edit_id"] == "edit_1", text(r)
+        r = await c.call_tool("resolve", {"edit_id": "edit_1", "action": "accept"})
+        assert not r.is_error, text(r)
+        r = await c.call_tool("resolve", {"edit_id": "edit_2", "action": "accept"})
+        assert r.is_error, text(r)
+        r = await c.call_tool("write", {"path": f"out/{i}.txt", "content": f"session {i}\n"})
+        assert not r.is_error, text(r)
+        return kernel
+
+
+async def test_twenty_concurrent_sessions_each_get_their_own_run(tmp_path):
+    root = workspace(tmp_path, 20)
+    with serve("--root", str(root), "--max-sessions", "25") as srv:
+        kernels = {}
+
+        async def one(i):
+            kernels[i] = await session_round(srv.url(), i)
+
+        with anyio.fail_after(240):
+            async with anyio.create_task_group() as tg:
+                for i in range(20):
+                    tg.start_soon(one, i)
+        assert len(set(kernels.values())) == 20, kernels
+        for i in range(20):
+            assert (root / "lib" / f"m{i}.py").read_text() == f"x{i}.dispose()\n"
+            assert (root / "out" / f"{i}.txt").read_text() == f"session {i}\n"
+        # Each client deleted its session on leaving: its kernel is gone with its run.
+        deadline = time.monotonic() + 20
+        while any(running(p) for p in kernels.values()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(running(p) for p in kernels.values()), "kernels outlived their sessions"
+
+
+async def test_a_session_over_the_limit_is_refused_with_a_reason(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--max-sessions", "2") as srv:
+        async with client(srv.url()) as a, client(srv.url()) as b:
+            assert (await a.call_tool("read", {"path": "lib"})) is not None
+            assert (await b.call_tool("read", {"path": "lib"})) is not None
+            async with httpx2.AsyncClient(timeout=10) as http:
+                r = await http.post(srv.url(), json=INIT, headers=MCP_HEADERS)
+            assert r.status_code == 503, r.text
+            assert "maximum of 2 sessions" in r.json()["error"]["message"]
+            with anyio.fail_after(30), pytest.raises(Exception):
+                async with client(srv.url()) as c:
+                    await c.list_tools()
+        # Once they left, a new session fits again.
+        async with client(srv.url()) as c:
+            assert "read" in {t.name for t in (await c.list_tools()).tools}
+
+
+async def test_an_idle_session_is_closed_with_its_kernel(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--idle-timeout", "2") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+            assert running(kernel)
+            deadline = time.monotonic() + 30
+            while running(kernel) and time.monotonic() < deadline:
+                await anyio.sleep(0.2)
+            assert not running(kernel), "an idle session's kernel was left running"
+            with anyio.fail_after(30), pytest.raises(Exception):
+                await c.call_tool("eval", {"code": "1", "description": DESC})
+
+
+async def test_a_long_call_is_not_idleness(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--idle-timeout", "1") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import time\ntime.sleep(3)\nstate = 7", "description": DESC})
+            assert not r.is_error, text(r)
+            r = await c.call_tool("eval", {"code": "state", "description": DESC})
+            assert text(r) == "7"
+
+
+async def test_several_workspaces_each_at_their_own_path(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "which.txt").write_text("workspace a\n")
+    (b / "which.txt").write_text("workspace b\n")
+    with serve("--workspace", f"a={a}", "--workspace", f"b={b}") as srv:
+        for name in ("a", "b"):
+            async with client(srv.url(f"/w/{name}/mcp")) as c:
+                r = await c.call_tool("read", {"path": "which.txt"})
+                assert f"workspace {name}" in text(r)
+        async with httpx2.AsyncClient(timeout=10) as http:
+            r = await http.post(srv.url("/mcp"), json=INIT, headers=MCP_HEADERS)
+        assert r.status_code == 404 and "/w/a/mcp" in r.text
+
+
+def test_listening_beyond_loopback_needs_authorization(tmp_path):
+    r = subprocess.run(
+        [agent_tools_bin(), "serve", "--http", "0.0.0.0:0", "--root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode != 0
+    assert "needs authorization" in r.stderr, r.stderr
+
+
+async def test_probes_answer_without_credentials(tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text("a-static-token-of-enough-length\n")
+    with serve("--root", str(workspace(tmp_path)), "--token-file", str(token_file)) as srv:
+        async with httpx2.AsyncClient(timeout=10) as http:
+            assert (await http.get(srv.url("/healthz"))).status_code == 200
+            r = await http.get(srv.url("/readyz"))
+            assert r.status_code == 200 and r.text.strip() == "ready"
+
+
+# --- authorization ----------------------------------------------------------------------
+
+
+def b64(n: int) -> str:
+    raw = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+class Issuer:
+    """A signing key of a test authorization server and its JWKS file."""
+
+    def __init__(self, tmp_path):
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        pub = self.key.public_key().public_numbers()
+        self.jwks = tmp_path / "jwks.json"
+        self.jwks.write_text(
+            json.dumps({"keys": [{"kty": "RSA", "kid": "k1", "alg": "RS256", "use": "sig", "n": b64(pub.n), "e": b64(pub.e)}]})
+        )
+
+    def token(self, resource, scope="agent-tools:full", exp_in=300, aud=None, key=None, **extra):
+        claims = {"iss": ISSUER, "sub": "agent-1", "aud": aud or resource, "exp": int(time.time()) + exp_in, **extra}
+        if scope is not None:
+            claims["scope"] = scope
+        return jwt.encode(claims, key or self.key, algorithm="RS256", headers={"kid": "k1"})
+
+
+@contextlib.contextmanager
+def oauth_server(tmp_path):
+    issuer = Issuer(tmp_path)
+    token_file = tmp_path / "token"
+    token_file.write_text("a-static-token-of-enough-length\n")
+    root = workspace(tmp_path)
+    with serve(
+        "--root", str(root), "--token-file", str(token_file),
+        "--jwks-file", str(issuer.jwks), "--issuer", ISSUER, "--resource", "http://127.0.0.1/mcp",
+    ) as srv:
+        yield srv, issuer, "http://127.0.0.1/mcp"
+
+
+async def post_init(srv, token=None):
+    headers = dict(MCP_HEADERS)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    async with httpx2.AsyncClient(timeout=10) as http:
+        return await http.post(srv.url(), json=INIT, headers=headers)
+
+
+async def test_bad_tokens_are_refused_with_401_and_a_reason(tmp_path):
+    with oauth_server(tmp_path) as (srv, issuer, resource):
+        cases = {
+            None: "no access token",
+            "not-a-jwt": "neither this server's token nor a JWT",
+            issuer.token(resource, exp_in=-3600): "expired",
+            issuer.token(resource, aud="https://elsewhere.test/mcp"): "audience must be http://127.0.0.1/mcp",
+            issuer.token(resource, key=issuer.other): "signature",
+            issuer.token(resource, iss="https://rogue.test"): "another authorization server",
+        }
+        for token, reason in cases.items():
+            r = await post_init(srv, token)
+            assert r.status_code == 401, (token, r.status_code, r.text)
+            assert reason in r.json()["error_description"], (token, r.text)
+            challenge = r.headers["www-authenticate"]
+            assert challenge.startswith("Bearer ")
+            assert 'resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"' in challenge
+        r = await post_init(srv, issuer.token(resource, scope="email"))
+        assert r.status_code == 403 and "insufficient_scope" in r.headers["www-authenticate"]
+        async with httpx2.AsyncClient(timeout=10) as http:
+            meta = (await http.get(srv.url("/.well-known/oauth-protected-resource/mcp"))).json()
+        assert meta["resource"] == resource
+        assert meta["authorization_servers"] == [ISSUER]
+        assert "agent-tools:read-only" in meta["scopes_supported"]
+
+
+async def test_scopes_choose_the_surface(tmp_path):
+    with oauth_server(tmp_path) as (srv, issuer, resource):
+        async with client(srv.url(), issuer.token(resource, scope="openid agent-tools:read-only")) as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+        assert "read" in names and "ast_grep" in names
+        assert not names & {"write", "edit", "ast_edit", "eval", "debug"}, names
+        async with client(srv.url(), issuer.token(resource, scope="agent-tools:full")) as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+        assert {"write", "eval"} <= names
+        async with client(srv.url(), "a-static-token-of-enough-length") as c:
+            r = await c.call_tool("write", {"path": "w.txt", "content": "w\n"})
+            assert not r.is_error, text(r)
+
+
+async def test_a_session_answers_only_to_the_credential_that_opened_it(tmp_path):
+    with oauth_server(tmp_path) as (srv, issuer, resource):
+        r = await post_init(srv, "a-static-token-of-enough-length")
+        assert r.status_code == 200, r.text
+        session = r.headers["mcp-session-id"]
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        other = issuer.token(resource)
+        async with httpx2.AsyncClient(timeout=10) as http:
+            headers = {**MCP_HEADERS, "Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
+            r = await http.post(srv.url(), json=listing, headers={**headers, "Authorization": f"Bearer {other}"})
+            assert r.status_code == 404, r.text
+            r = await http.post(srv.url(), json=listing, headers=headers)
+            assert r.status_code == 401, r.text
+            owner = {**headers, "Authorization": "Bearer a-static-token-of-enough-length"}
+            r = await http.delete(srv.url(), headers=owner)
+            assert r.status_code == 204, r.text
+            r = await http.post(srv.url(), json=listing, headers=owner)
+            assert r.status_code == 404, r.text
+
+
+async def test_the_sessionless_protocol_gets_a_run_per_request_only_when_asked(tmp_path):
+    root = workspace(tmp_path, 1)
+    with serve("--root", str(root), "--sessionless") as srv:
+        async with client(srv.url(), mode="2026-07-28") as c:
+            r = await c.call_tool("read", {"path": "lib/m0.py"})
+            assert not r.is_error and "dispose(x0)" in text(r), text(r)
+            r = await c.call_tool("eval", {"code": "kept = 1", "description": DESC})
+            assert not r.is_error, text(r)
+            # No session ties two requests together: the second runs in a fresh run.
+            r = await c.call_tool("eval", {"code": "kept", "description": DESC})
+            assert r.structured_content["status"] == "error" and "NameError" in text(r), text(r)
+    with serve("--root", str(root)) as srv:
+        with anyio.fail_after(30), pytest.raises(Exception):
+            async with client(srv.url(), mode="2026-07-28") as c:
+                await c.call_tool("read", {"path": "lib/m0.py"})
+        # A client left to choose falls back to a session.
+        async with client(srv.url()) as c:
+            await c.call_tool("eval", {"code": "kept = 1", "description": DESC})
+            assert text(await c.call_tool("eval", {"code": "kept", "description": DESC})) == "1"
+
+
+async def test_sigterm_closes_every_run(tmp_path):
+    with serve("--root", str(workspace(tmp_path))) as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+            srv.proc.terminate()
+            assert srv.proc.wait(30) == 0, "".join(srv.stderr_lines)
+            assert not running(kernel), "a kernel outlived the server"
+
+
+async def test_a_rotated_jwks_file_is_picked_up_without_a_restart(tmp_path):
+    with oauth_server(tmp_path) as (srv, issuer, resource):
+        new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        pub = new_key.public_key().public_numbers()
+        token = jwt.encode(
+            {"iss": ISSUER, "sub": "agent-2", "aud": resource, "exp": int(time.time()) + 300, "scope": "agent-tools:plan"},
+            new_key,
+            algorithm="RS256",
+            headers={"kid": "k2"},
+        )
+        r = await post_init(srv, token)
+        assert r.status_code == 401 and "`k2`" in r.json()["error_description"], r.text
+        issuer.jwks.write_text(
+            json.dumps({"keys": [{"kty": "RSA", "kid": "k2", "alg": "RS256", "n": b64(pub.n), "e": b64(pub.e)}]})
+        )
+        os.utime(issuer.jwks, (time.time() + 5, time.time() + 5))
+        r = await post_init(srv, token)
+        assert r.status_code == 200, r.text
+        # The retired key no longer verifies.
+        r = await post_init(srv, issuer.token(resource))
+        assert r.status_code == 401 and "`k1`" in r.json()["error_description"], r.text
