@@ -246,7 +246,8 @@ async def test_a_signal_leaves_no_process_of_the_run(tmp_path, sig):
     server_pid = None
     signalled = False
     try:
-        async with mcp_session(root, mode="legacy") as c:
+        # The worker and server commands come from the workspace's own file: trusted.
+        async with mcp_session(root, args=["--trust"], mode="legacy") as c:
             server_pid = await start_everything(c, root)
             folders = run_folders(server_pid)
             assert len(folders) == 1, folders
@@ -328,7 +329,8 @@ async def test_a_language_server_that_stops_reading_makes_the_call_fail_not_hang
     (tmp_path / "agent-tools.toml").write_text(
         f"[lsp.servers.python]\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(deaf))}]\n"
     )
-    async with mcp_session(tmp_path, mode="legacy") as c:
+    # The command comes from the workspace's own file: trusted.
+    async with mcp_session(tmp_path, args=["--trust"], mode="legacy") as c:
         # A bound against a hang only; the answer comes after the write timeout.
         with anyio.fail_after(120):
             r = await c.call_tool("lsp", {"action": "hover", "file": "big.py", "line": 1, "symbol": "compute"})
@@ -347,7 +349,8 @@ async def test_the_checker_output_cap_stops_the_checker(tmp_path):
     (tmp_path / "agent-tools.toml").write_text(
         f"[lsp.checkers.python]\ncommand = [{json.dumps(sys.executable)}, \"-c\", {json.dumps(noisy)}]\n"
     )
-    async with mcp_session(tmp_path, mode="legacy") as c:
+    # The command comes from the workspace's own file: trusted.
+    async with mcp_session(tmp_path, args=["--trust"], mode="legacy") as c:
         # A bound against a hang only (the checker would otherwise run its whole timeout).
         with anyio.fail_after(120):
             r = await c.call_tool("lsp", {"action": "diagnostics", "file": "*"})

@@ -129,7 +129,11 @@ env = {{ INJECTED = "from-the-repository" }}
 
 
 @pytest.fixture
-def repo(tmp_path):
+def repo(tmp_path, monkeypatch):
+    # `cargo xtask test` runs under rustup's cargo, which sets RUSTUP_TOOLCHAIN for its
+    # children; a user's server does not inherit it, and it would hide the repository's
+    # rust-toolchain.toml that this test plants.
+    monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
     root = tmp_path / "repo"
     markers = tmp_path / "markers"
     root.mkdir()

@@ -161,6 +161,12 @@ pub const CONTENT_MODIFIED: i64 = -32801;
 /// LSP error code: the server cancelled the request (it will want it asked again).
 pub const SERVER_CANCELLED: i64 = -32802;
 
+/// Whether an error code means "ask again later": the server was catching up with a change
+/// (rust-analyzer answers "content modified" under either code, depending on its version).
+pub fn ask_again_later(code: i64) -> bool {
+    code == CONTENT_MODIFIED || code == SERVER_CANCELLED
+}
+
 /// Most external changes handed to a server at once (a checkout of another branch can
 /// change thousands of files; servers rescan on their own past that).
 pub const MAX_WATCHED_EVENTS: usize = 2_000;
@@ -973,9 +979,7 @@ impl LspClient {
                 )
                 .await;
             match r {
-                Err(LspError::Server { code, .. })
-                    if (code == CONTENT_MODIFIED || code == SERVER_CANCELLED) && tries < 8 =>
-                {
+                Err(LspError::Server { code, .. }) if ask_again_later(code) && tries < 8 => {
                     tries += 1;
                     tokio::time::sleep(Duration::from_millis(250)).await;
                 }

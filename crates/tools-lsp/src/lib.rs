@@ -69,6 +69,7 @@ mod file_diagnostics;
 mod format;
 mod ledger;
 mod lsp_tool;
+mod new_name;
 pub mod observer;
 mod position;
 mod query;

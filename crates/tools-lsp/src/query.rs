@@ -158,7 +158,9 @@ where
         let r = f().await;
         let retry = match &r {
             Ok(v) => is_empty(v),
-            Err(LspError::Server { code, .. }) => *code == -32801 || *code == -32800,
+            Err(LspError::Server { code, .. }) => {
+                crate::client::ask_again_later(*code) || *code == -32800
+            }
             Err(_) => false,
         };
         let young = client.started.elapsed() < Duration::from_secs(30);

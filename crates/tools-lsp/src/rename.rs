@@ -405,9 +405,7 @@ impl Tool for LspRenameTool {
     }
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let a: RenameArgs = parse_args(args)?;
-        if a.new_name.trim().is_empty() {
-            return Err(ToolError::invalid("new_name", "`new_name` is empty"));
-        }
+        crate::new_name::check_new_name(&a.new_name)?;
         let run = &ctx.run;
         let p = query::prepare(
             run,
@@ -442,8 +440,7 @@ impl Tool for LspRenameTool {
                 let r = c.request::<PrepareRenameRequest>(tdpp.clone()).await;
                 match &r {
                     Err(LspError::Server { code, .. })
-                        if *code == crate::client::CONTENT_MODIFIED
-                            && Instant::now() < busy_until =>
+                        if crate::client::ask_again_later(*code) && Instant::now() < busy_until =>
                     {
                         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
                         c.wait_ready().await;
@@ -491,7 +488,7 @@ impl Tool for LspRenameTool {
             let r = c.request::<Rename>(params.clone()).await;
             match &r {
                 Err(LspError::Server { code, .. })
-                    if *code == crate::client::CONTENT_MODIFIED && Instant::now() < busy_until =>
+                    if crate::client::ask_again_later(*code) && Instant::now() < busy_until =>
                 {
                     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
                     c.wait_ready().await;
