@@ -848,7 +848,7 @@ impl LspClient {
     }
 
     /// Hands the server what changed on disk outside the tools since the last call (see
-    /// [`crate::watcher`]), except `except` (a write observer syncs those itself): open
+    /// the `watcher` module), except `except` (a write observer syncs those itself): open
     /// documents get a `didChange` or are closed, every change goes out as
     /// `workspace/didChangeWatchedFiles`. Returns the open documents that changed, with the
     /// version whose publish to wait for. Without a watcher, re-reads every open document.

@@ -3,9 +3,9 @@
 //!
 //! Per server, in order:
 //! 1. Files that depend on the written ones are opened first, for servers that diagnose
-//!    only open documents (see [`crate::dependents`]); they and everything else the server
+//!    only open documents (see the `dependents` module); they and everything else the server
 //!    already reported form the state *before* the write, taken once the server is settled
-//!    ([`crate::settle`]). Anything a previous write was still waiting for when its result
+//!    (the `settle` module). Anything a previous write was still waiting for when its result
 //!    was given arrives in this first settle and is reported as that earlier write's, by
 //!    name — never as this write's.
 //! 2. The write is synced (`didChangeWatchedFiles`, `didOpen`/`didChange`, `didSave`) and the

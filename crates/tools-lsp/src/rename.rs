@@ -7,7 +7,7 @@
 //! current content, checked again just before writing (any change since rejects the whole
 //! rename), written atomically file by file, and restored if a write fails part-way.
 //! References the server reports under the old name that its edit does not cover are
-//! added to the same edit, or the rename is refused ([`crate::rename_refs`]).
+//! added to the same edit, or the rename is refused (the `rename_refs` module).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
