@@ -827,6 +827,33 @@ def run_cell(msg):
               "output_chars": cell.total, "cut_chars": cell.cut})
 
 
+def _drain_after_child_waits():
+    """A child's output sits in the fd 1/2 pipes until the pump thread wakes; once the cell
+    has waited for the child, pull it in before the cell's next print, so the cell's output
+    keeps the order in which things happened. Wrapping the waits costs prints nothing
+    (draining inside every print would cost two system calls each)."""
+
+    def draining(wait):
+        def wrapped(*args, **kwargs):
+            try:
+                return wait(*args, **kwargs)
+            finally:
+                try:
+                    _drain_all_locked()
+                except Exception:
+                    pass
+
+        wrapped.__name__ = wait.__name__
+        wrapped.__doc__ = wait.__doc__
+        return wrapped
+
+    # subprocess's wait()/run()/communicate() look os.waitpid up at call time.
+    for name in ("system", "waitpid", "wait", "wait3", "wait4", "waitid"):
+        real = getattr(os, name, None)
+        if real is not None:
+            setattr(os, name, draining(real))
+
+
 def main():
     global _limits
     global _fault_log
@@ -866,6 +893,7 @@ def main():
         _real_exit(code)
 
     os._exit = _exit_flushing
+    _drain_after_child_waits()
     sys.modules["__main__"].__dict__.setdefault("__builtins__", builtins)
     threading.Thread(target=_pump, name="eval-output-pump", daemon=True).start()
     send({"type": "ready", "language": "python", "version": sys.version.split()[0],

@@ -151,6 +151,12 @@ async fn shell_magics_and_subprocess_output_are_captured() {
         .py("import subprocess, os\nsubprocess.run(['echo', 'from-child'])\nos.system('echo from-system >&2')\nprint('py')")
         .await;
     assert_eq!(o.text, "from-child\nfrom-system\npy\n");
+    // Each child's output lands before the print that follows its wait, every time.
+    let o = e
+        .py("for i in range(20):\n    os.system(f'echo c{i}')\n    print(f'p{i}')")
+        .await;
+    let expected: String = (0..20).map(|i| format!("c{i}\np{i}\n")).collect();
+    assert_eq!(o.text, expected);
     let o = e.py("!echo bang\nfiles = !printf 'a\\nb\\n'\nfiles").await;
     assert_eq!(o.text, "bang\n['a', 'b']");
     let o = e.py("!exit 3").await;
