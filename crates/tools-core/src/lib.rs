@@ -55,7 +55,7 @@ pub use registry::{
 pub use run::{KEEP_STATE_ENV, Run, RunOptions};
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
-pub use workspace::Workspace;
+pub use workspace::{Workspace, display_relative, normalize_lexically};
 
 /// Re-exported so tool crates implement [`Tool`] with the same macro version.
 pub use async_trait::async_trait;

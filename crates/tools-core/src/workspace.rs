@@ -56,7 +56,7 @@ impl Workspace {
         } else {
             self.root.join(p)
         };
-        let mut lexical = normalize(&joined);
+        let mut lexical = normalize_lexically(&joined);
         if !lexical.starts_with(&self.root) {
             return Err(self.outside(given));
         }
@@ -139,7 +139,7 @@ impl Workspace {
                         && let Some(parent) = existing.parent()
                         && let Ok(parent) = parent.canonicalize()
                     {
-                        let next = with_rest(normalize(&parent.join(&target)), &rest);
+                        let next = with_rest(normalize_lexically(&parent.join(&target)), &rest);
                         return Ok(Step::DanglingLink {
                             link: existing,
                             target,
@@ -160,11 +160,7 @@ impl Workspace {
 
     /// The path as printed to the model: relative to the root when inside it.
     pub fn display(&self, path: &Path) -> String {
-        match path.strip_prefix(&self.root) {
-            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-            Ok(rel) => rel.to_string_lossy().into_owned(),
-            Err(_) => path.to_string_lossy().into_owned(),
-        }
+        display_relative(&self.root, path)
     }
 
     fn outside(&self, given: &str) -> ToolError {
@@ -202,7 +198,19 @@ fn with_rest(mut base: PathBuf, rest: &[std::ffi::OsString]) -> PathBuf {
     base
 }
 
-fn normalize(p: &Path) -> PathBuf {
+/// `path` as printed to the model: relative to `base` (`.` for `base` itself) when inside
+/// it, whole otherwise.
+pub fn display_relative(base: &Path, path: &Path) -> String {
+    match path.strip_prefix(base) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+/// `a/b/../c` → `a/c` and `./` dropped, by the text alone: the path need not exist and no
+/// link is followed (callers that must not escape a folder check the result themselves).
+pub fn normalize_lexically(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

@@ -125,12 +125,12 @@ pub async fn check(
     budget: Duration,
 ) -> Result<ProjectReport, ToolError> {
     let deadline = Instant::now() + budget;
-    let shown_root = relative(workspace, &project.root);
+    let shown_root = tools_core::display_relative(workspace, &project.root);
     match &project.build {
         DeclaredBuild::CompileDb(db_path) => {
             let label = format!(
                 "c: syntax-only compile of the entries of {} in {shown_root}",
-                relative(&project.root, db_path)
+                tools_core::display_relative(&project.root, db_path)
             );
             let db = compile_db::read(db_path).map_err(|why| {
                 ToolError::not_available(format!("cannot check the C project: {why}"))
@@ -211,7 +211,7 @@ async fn syntax_pass(
                 if code != Some(0) && !located_error {
                     failed_unlocated.push(format!(
                         "{}: `{}` exited {} without a located error: {}",
-                        relative(workspace, &check.file),
+                        tools_core::display_relative(workspace, &check.file),
                         check.compiler,
                         code.map(|c| c.to_string())
                             .unwrap_or_else(|| "on a signal".into()),
@@ -329,7 +329,7 @@ pub(crate) fn push_findings(
 fn push_finding(report: &mut ProjectReport, f: &Finding, workspace: &Path, base: &Path) {
     let abs = base.join(&f.path);
     let shown = if abs.exists() {
-        relative(workspace, &abs.canonicalize().unwrap_or(abs))
+        tools_core::display_relative(workspace, &abs.canonicalize().unwrap_or(abs))
     } else {
         f.path.clone()
     };
@@ -380,15 +380,6 @@ pub(crate) async fn run_capturing_stderr(
             String::from_utf8_lossy(&buf).into_owned(),
         )
     }))
-}
-
-/// `p` relative to `base` (`.` for `base` itself), or `p` whole when it lies outside.
-pub(crate) fn relative(base: &Path, p: &Path) -> String {
-    match p.strip_prefix(base) {
-        Ok(r) if r.as_os_str().is_empty() => ".".into(),
-        Ok(r) => r.display().to_string(),
-        Err(_) => p.display().to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -248,7 +248,7 @@ pub async fn run_checkers(
                 Resolution::Missing { looked_for, .. } => missing.push(format!(
                     "{}: no checker found for root {} (looked for {})",
                     spec.language,
-                    sup_rel(ws, &root),
+                    tools_core::display_relative(ws, &root),
                     looked_for.join(", ")
                 )),
             }
@@ -285,7 +285,7 @@ pub async fn run_checkers(
     for (lang, argv, program, root) in jobs {
         let (code, out) =
             run_one(run, &argv, &program, &root, sup.config().checker_timeout()).await?;
-        let rd = sup_rel(ws, &root);
+        let rd = tools_core::display_relative(ws, &root);
         let findings: Vec<Finding> = out
             .lines()
             .filter_map(parse_line)
@@ -304,7 +304,7 @@ pub async fn run_checkers(
         for f in &capped.shown {
             let abs = root.join(&f.path);
             let shown = if abs.exists() {
-                sup_rel(ws, &abs.canonicalize().unwrap_or(abs))
+                tools_core::display_relative(ws, &abs.canonicalize().unwrap_or(abs))
             } else {
                 f.path.clone()
             };
@@ -353,14 +353,6 @@ pub async fn run_checkers(
 pub fn runs_project_code(candidate: &crate::table::Candidate) -> bool {
     let program = candidate.program().rsplit('/').next().unwrap_or("");
     !matches!(program, "pyright" | "basedpyright" | "tsc")
-}
-
-fn sup_rel(ws: &Path, p: &Path) -> String {
-    match p.strip_prefix(ws) {
-        Ok(r) if r.as_os_str().is_empty() => ".".into(),
-        Ok(r) => r.display().to_string(),
-        Err(_) => p.display().to_string(),
-    }
 }
 
 #[cfg(test)]

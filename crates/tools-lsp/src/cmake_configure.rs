@@ -44,7 +44,7 @@ pub async fn configure(
     let cmake = search.find("cmake", root).map_err(|why| {
         ToolError::not_available(format!(
             "the C project at {} declares a CMake build, but {why}; install cmake or export compile_commands.json",
-            crate::c_checker::relative(workspace, root)
+            tools_core::display_relative(workspace, root)
         ))
     })?;
     let build = tempfile::Builder::new()
@@ -62,7 +62,7 @@ pub async fn configure(
     let Some((code, output)) = run_capturing_stderr(run, cmd, remaining).await? else {
         return Err(ToolError::timed_out(format!(
             "`cmake` configure in {} did not finish within the checker's time budget; raise [lsp] checker_timeout_ms",
-            crate::c_checker::relative(workspace, root)
+            tools_core::display_relative(workspace, root)
         )));
     };
     let findings = cmake_findings(&output, root);

@@ -162,7 +162,7 @@ fn js_imports(text: &str, dir: &Path, target: &Path) -> bool {
     let target_stem = strip_js_ext(target);
     let target_is_index = target.file_stem().is_some_and(|s| s == "index");
     relative_specifiers(text).any(|spec| {
-        let cand = normalize(&dir.join(spec));
+        let cand = tools_core::normalize_lexically(&dir.join(spec));
         strip_js_ext(&cand) == target_stem
             || (target_is_index && target.parent() == Some(cand.as_path()))
     })
@@ -193,20 +193,6 @@ fn c_includes(text: &str, target: &Path) -> bool {
             .trim_matches(|c| c == '"' || c == '<' || c == '>');
         Path::new(inc).file_name().and_then(|n| n.to_str()) == Some(name)
     })
-}
-
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

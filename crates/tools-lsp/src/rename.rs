@@ -436,18 +436,10 @@ impl Tool for LspRenameTool {
         // indexing wait runs out.
         let busy_until = Instant::now() + self.sup.config().index_wait();
         if matches!(provider, OneOf::Right(o) if o.prepare_provider == Some(true)) {
-            let prepared = loop {
-                let r = c.request::<PrepareRenameRequest>(tdpp.clone()).await;
-                match &r {
-                    Err(LspError::Server { code, .. })
-                        if crate::client::ask_again_later(*code) && Instant::now() < busy_until =>
-                    {
-                        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-                        c.wait_ready().await;
-                    }
-                    _ => break r,
-                }
-            };
+            let prepared = ask_while_catching_up(c, busy_until, || {
+                c.request::<PrepareRenameRequest>(tdpp.clone())
+            })
+            .await;
             match prepared {
                 Ok(None) => {
                     let why = if c.indexing() {
@@ -483,19 +475,8 @@ impl Tool for LspRenameTool {
             new_name: a.new_name.clone(),
             work_done_progress_params: WorkDoneProgressParams::default(),
         };
-        // "Content modified" while the server is still catching up: ask again.
-        let answer = loop {
-            let r = c.request::<Rename>(params.clone()).await;
-            match &r {
-                Err(LspError::Server { code, .. })
-                    if crate::client::ask_again_later(*code) && Instant::now() < busy_until =>
-                {
-                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-                    c.wait_ready().await;
-                }
-                _ => break r,
-            }
-        };
+        let answer =
+            ask_while_catching_up(c, busy_until, || c.request::<Rename>(params.clone())).await;
         let mut edit = match answer {
             Ok(Some(e)) => e,
             Ok(None) => {
@@ -557,6 +538,31 @@ impl Tool for LspRenameTool {
                 json!({"edits": total, "files": files, "added_references": extra.added}),
             )
             .with_touched(touched))
+    }
+}
+
+/// Asks `ask` until the server stops answering "ask again later" (it was catching up with a
+/// change or still loading) or `busy_until` passes, waiting for its readiness in between.
+async fn ask_while_catching_up<T, Ask, Answer>(
+    client: &LspClient,
+    busy_until: Instant,
+    mut ask: Ask,
+) -> Result<T, LspError>
+where
+    Ask: FnMut() -> Answer,
+    Answer: std::future::Future<Output = Result<T, LspError>>,
+{
+    loop {
+        let answer = ask().await;
+        match &answer {
+            Err(LspError::Server { code, .. })
+                if crate::client::ask_again_later(*code) && Instant::now() < busy_until =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                client.wait_ready().await;
+            }
+            _ => return answer,
+        }
     }
 }
 

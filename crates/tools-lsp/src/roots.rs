@@ -183,7 +183,7 @@ fn cargo_workspace(krate: &Path, workspace: &Path) -> Option<PathBuf> {
         .and_then(|p| p.get("workspace"))
         .and_then(toml::Value::as_str)
     {
-        let root = normalize(&krate.join(explicit));
+        let root = tools_core::normalize_lexically(&krate.join(explicit));
         return root.starts_with(workspace).then_some(root);
     }
     for dir in ancestors_within(krate, workspace).into_iter().skip(1) {
@@ -237,21 +237,6 @@ fn member_matches(pattern: &str, rel: &Path) -> bool {
         .build()
         .map(|g| g.compile_matcher().is_match(rel))
         .unwrap_or(false)
-}
-
-/// `a/b/../c` → `a/c`, without touching the file system (the path may not exist).
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The root a server of `language` serves for `file`: the nearest marker folder, widened

@@ -61,14 +61,6 @@ impl std::fmt::Debug for ServerSupervisor {
     }
 }
 
-fn rel(workspace: &Path, p: &Path) -> String {
-    match p.strip_prefix(workspace) {
-        Ok(r) if r.as_os_str().is_empty() => ".".into(),
-        Ok(r) => r.display().to_string(),
-        Err(_) => p.display().to_string(),
-    }
-}
-
 impl ServerSupervisor {
     /// A supervisor for `run` with `cfg`; it registers its shutdown with the run.
     pub fn new(run: &Arc<Run>, cfg: LspConfig) -> Arc<Self> {
@@ -108,7 +100,7 @@ impl ServerSupervisor {
     /// Applies the conjunction rule to `file`: its server entry, root marker and binary.
     /// The error says exactly which half is missing (or both).
     pub fn locate(&self, file: &Path) -> Result<Located, ToolError> {
-        let display = rel(&self.workspace, file);
+        let display = tools_core::display_relative(&self.workspace, file);
         let Some(spec) = discover::spec_for(&self.table, file) else {
             let ext = file
                 .extension()
@@ -136,7 +128,10 @@ impl ServerSupervisor {
         let marker_msg = || {
             format!(
                 "missing root marker: no folder from {} up to the workspace root holds one of {}",
-                rel(&self.workspace, file.parent().unwrap_or(&self.workspace)),
+                tools_core::display_relative(
+                    &self.workspace,
+                    file.parent().unwrap_or(&self.workspace)
+                ),
                 spec.markers.join(", ")
             )
         };
@@ -158,7 +153,7 @@ impl ServerSupervisor {
                      (root marker found at {})",
                 spec.language,
                 looked_for.join(", "),
-                rel(&self.workspace, &root)
+                tools_core::display_relative(&self.workspace, &root)
             ))),
             (None, Resolution::Found { path, .. }) => Err(ToolError::not_available(format!(
                 "the {} server cannot start for {display}: {} (the binary resolved at {}); \
@@ -240,7 +235,7 @@ impl ServerSupervisor {
             };
             (st.crashes, st.gave_up, st.last_failure.clone())
         };
-        let root_disp = rel(&self.workspace, &loc.root);
+        let root_disp = tools_core::display_relative(&self.workspace, &loc.root);
         if gave_up {
             return Err(ToolError::not_available(format!(
                 "the {} server for root {root_disp} failed {crashes} times and is left down; last failure: {}. \
@@ -351,7 +346,7 @@ impl ServerSupervisor {
             if let Some(c) = old {
                 c.shutdown().await;
             }
-            let root_disp = rel(&self.workspace, &loc.root);
+            let root_disp = tools_core::display_relative(&self.workspace, &loc.root);
             match self.client_at(&loc).await {
                 Ok(c) => lines.push(format!(
                     "{}: restarted {} for root {root_disp} (pid {})",
@@ -423,7 +418,7 @@ impl ServerSupervisor {
                     ),
                     Err(_) => continue,
                 };
-                let rd = rel(&self.workspace, root);
+                let rd = tools_core::display_relative(&self.workspace, root);
                 seen_roots.push(root.clone());
                 match client {
                     Some(c) if c.is_alive() => {
@@ -505,7 +500,7 @@ impl ServerSupervisor {
                 structured.push(json!({"language": lang, "state": state, "files": files}));
             }
             for root in pending {
-                let rd = rel(&self.workspace, root);
+                let rd = tools_core::display_relative(&self.workspace, root);
                 match discover::resolve(
                     &spec.candidates,
                     root,
@@ -569,7 +564,7 @@ impl ServerSupervisor {
                     roots
                         .iter()
                         .take(3)
-                        .map(|r| rel(&self.workspace, r))
+                        .map(|r| tools_core::display_relative(&self.workspace, r))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
