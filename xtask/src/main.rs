@@ -9,7 +9,7 @@
 //!   components the tests exercised and which they skipped, and why. With `CI=true` a skip is
 //!   a failure (the tests themselves also fail on one). `--matrix` (always on under
 //!   `CI=true`) adds the feature matrix: the facade with no default features and with each
-//!   single feature, and every tool crate's tests on their own.
+//!   single feature, and every tool crate on its own (all targets built, unit tests run).
 //! - `lint` checks the code's habits: formatting, clippy with warnings denied, rustdoc with
 //!   warnings denied, no unused dependency, and the tidy rules (module docs, lint
 //!   inheritance, gated test hooks, private crate modules, file lengths). `test` runs the
@@ -316,7 +316,7 @@ fn tool_crates() -> Result<Vec<String>> {
 }
 
 /// The feature matrix: the facade with no default features, with each single feature and
-/// with all of them; then every tool crate's own tests alone. A crate that only builds inside
+/// with all of them; then every tool crate alone: all its targets built, its unit tests run. A crate that only builds inside
 /// the whole workspace, or a feature that drags in another family, fails here.
 fn matrix(log: &Path) -> Vec<String> {
     let mut failures = Vec::new();
@@ -345,8 +345,15 @@ fn matrix(log: &Path) -> Vec<String> {
     match tool_crates() {
         Ok(crates) => {
             for c in crates {
+                // Every target of the crate must build alone, and its unit tests pass with
+                // only its own features; the integration suites already ran in the
+                // workspace test step, and running them twice doubled CI's time.
+                if let Err(e) = run(cargo().args(["test", "-p", &c, "--no-run"])) {
+                    failures.push(format!("matrix [{c} alone, build]: {e}"));
+                    continue;
+                }
                 if let Err(e) = run(cargo()
-                    .args(["test", "-p", &c])
+                    .args(["test", "-p", &c, "--lib"])
                     .env("AGENT_TOOLS_COMPONENT_LOG", log))
                 {
                     failures.push(format!("matrix [{c} alone]: {e}"));

@@ -135,6 +135,11 @@ pub const PUBLIC_MODULES: &[(&str, &str, &str)] = &[
         "the integration tests reach the `testing` feature's `rename::InjectWriteFailure` by \
          this path",
     ),
+    (
+        "crates/tools-lsp/src/lib.rs",
+        "recipe",
+        "install recipes of the server table, read by the acquisition code outside this crate",
+    ),
 ];
 
 /// File kinds whose length is checked: the languages this repository is written in.

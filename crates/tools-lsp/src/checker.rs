@@ -390,8 +390,8 @@ mod tests {
 
     #[test]
     fn only_checkers_that_read_sources_run_untrusted() {
-        let c = |argv: &[&str]| crate::table::Candidate {
-            command: argv.iter().map(|s| s.to_string()).collect(),
+        let c = |argv: &[&str]| {
+            crate::table::Candidate::command(argv.iter().map(|s| s.to_string()).collect())
         };
         assert!(runs_project_code(&c(&["cargo", "check"])));
         assert!(runs_project_code(&c(&["go", "vet", "./..."])));

@@ -217,9 +217,7 @@ mod tests {
         let untrusted = ProgramSearch::new(&ws, false);
         let from_path = resolve_program("sh", &ws, &untrusted).unwrap();
         assert_ne!(from_path, exe);
-        let c = vec![Candidate {
-            command: vec!["no-such-binary-here".into()],
-        }];
+        let c = vec![Candidate::command(vec!["no-such-binary-here".into()])];
         match resolve(&c, &ws, &untrusted) {
             Resolution::Missing { looked_in, .. } => {
                 assert!(looked_in.contains("untrusted workspace"), "{looked_in}");

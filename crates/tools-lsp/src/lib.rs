@@ -73,6 +73,7 @@ mod new_name;
 pub mod observer;
 mod position;
 mod query;
+pub mod recipe;
 pub mod rename;
 mod rename_refs;
 mod roots;

@@ -6,19 +6,33 @@
 use std::collections::BTreeMap;
 
 use crate::config::LspConfig;
+use crate::recipe::InstallRecipe;
 
 /// A candidate command for a server or a checker: program and arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     /// Program and arguments; the program is looked up by the discovery rules.
     pub command: Vec<String>,
+    /// How the built-in table installs it, when a package manager can.
+    pub install: Option<InstallRecipe>,
 }
 
 impl Candidate {
-    fn of(parts: &[&str]) -> Self {
+    /// A candidate running `command`, with no install recipe (the user's configuration, or a
+    /// program that comes with a toolchain).
+    pub fn command(command: Vec<String>) -> Self {
         Candidate {
-            command: parts.iter().map(|s| s.to_string()).collect(),
+            command,
+            install: None,
         }
+    }
+    fn of(parts: &[&str]) -> Self {
+        Candidate::command(parts.iter().map(|s| s.to_string()).collect())
+    }
+    /// This candidate, installable by `recipe`.
+    pub fn installed_by(mut self, recipe: InstallRecipe) -> Self {
+        self.install = Some(recipe);
+        self
     }
     /// The program name.
     pub fn program(&self) -> &str {
@@ -203,15 +217,13 @@ pub fn server_table(cfg: &LspConfig) -> Vec<ServerSpec> {
             entry.candidates = cmds
                 .iter()
                 .filter(|c| !c.is_empty())
-                .map(|c| Candidate { command: c.clone() })
+                .map(|c| Candidate::command(c.clone()))
                 .collect();
         }
         if let Some(cmd) = &o.command
             && !cmd.is_empty()
         {
-            entry.candidates = vec![Candidate {
-                command: cmd.clone(),
-            }];
+            entry.candidates = vec![Candidate::command(cmd.clone())];
         }
         if let Some(m) = &o.markers {
             entry.markers = m.clone();
@@ -246,15 +258,13 @@ pub fn server_table(cfg: &LspConfig) -> Vec<ServerSpec> {
                 entry.checkers = cmds
                     .iter()
                     .filter(|c| !c.is_empty())
-                    .map(|c| Candidate { command: c.clone() })
+                    .map(|c| Candidate::command(c.clone()))
                     .collect();
             }
             if let Some(cmd) = &c.command
                 && !cmd.is_empty()
             {
-                entry.checkers = vec![Candidate {
-                    command: cmd.clone(),
-                }];
+                entry.checkers = vec![Candidate::command(cmd.clone())];
             }
         }
     }
