@@ -140,6 +140,9 @@ pub struct LspClient {
     pub started: Instant,
     /// The capabilities it announced.
     pub caps: ServerCapabilities,
+    /// Whether it announced `typeHierarchyProvider` (a capability lsp-types 0.97 does not
+    /// decode).
+    pub type_hierarchy: bool,
     /// The position encoding agreed.
     pub encoding: Encoding,
     transport: Transport,
@@ -230,7 +233,9 @@ fn client_capabilities() -> Value {
                 ]}},
                 "dataSupport": true
             },
-            "rename": {"prepareSupport": true}
+            "rename": {"prepareSupport": true},
+            "callHierarchy": {"dynamicRegistration": false},
+            "typeHierarchy": {"dynamicRegistration": false}
         }
     })
 }
@@ -339,6 +344,9 @@ impl LspClient {
             return Err(fail(format!("refused `initialize`: {err}"), &mut child));
         }
         let result = resp.get("result").cloned().unwrap_or(Value::Null);
+        let type_hierarchy = result
+            .pointer("/capabilities/typeHierarchyProvider")
+            .is_some_and(|v| !v.is_null() && v != &Value::Bool(false));
         let caps: ServerCapabilities = result
             .get("capabilities")
             .cloned()
@@ -392,6 +400,7 @@ impl LspClient {
             program: launch.program,
             started,
             caps,
+            type_hierarchy,
             encoding,
             transport,
             child: tokio::sync::Mutex::new(child),

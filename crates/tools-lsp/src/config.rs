@@ -33,6 +33,9 @@ pub struct LspConfig {
     pub max_restarts: u32,
     /// Documents kept open per server before the least recently used is closed (default 64).
     pub max_open_documents: usize,
+    /// Text budget of an `lsp` answer in bytes (default 4096): lists show what fits and name
+    /// the `offset` of the rest.
+    pub answer_bytes: usize,
     /// Overrides and additions to the server table, keyed by language (`python`, `c`, …).
     pub servers: BTreeMap<String, ServerOverride>,
     /// Overrides and additions to the project-checker table, keyed by language.
@@ -57,6 +60,7 @@ impl Default for LspConfig {
             checker_timeout_ms: 300_000,
             max_restarts: 3,
             max_open_documents: 64,
+            answer_bytes: crate::budget::DEFAULT_ANSWER_BYTES,
             servers: BTreeMap::new(),
             checkers: BTreeMap::new(),
             trusted: false,

@@ -2,9 +2,10 @@
 //!
 //! Language-server tools for coding agents:
 //!
-//! - `lsp` (tier read): definition, type definition, implementation, references, hover,
-//!   symbols, code actions, diagnostics (a file, or `"*"` for the project's own checker),
-//!   `status` and `reload`. Positions are a 1-based line plus a symbol substring of that
+//! - `lsp` (tier read): definition, type definition, implementation, references, incoming
+//!   and outgoing calls, supertypes and subtypes (followed to a `depth` of 1 to 3, each
+//!   node once), hover, symbols, code actions, diagnostics (a file, or `"*"` for the
+//!   project's own checker), `status` and `reload`. Positions are a 1-based line plus a symbol substring of that
 //!   line, never a column; an ambiguous symbol is an error listing its occurrences.
 //! - `lsp_rename` (tier write): a project-wide rename, applied all or nothing.
 //! - Diagnostics on write: a [`WriteObserver`] that, after any tool reports `touched`
@@ -55,6 +56,7 @@
 //! # }
 //! ```
 
+mod budget;
 mod c_checker;
 mod checker;
 pub mod client;
@@ -67,6 +69,7 @@ mod discover;
 mod error;
 mod file_diagnostics;
 mod format;
+mod hierarchy;
 mod ledger;
 mod lsp_tool;
 mod new_name;

@@ -18,9 +18,11 @@ use serde_json::{Value, json};
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
+use crate::budget::{self, Window};
 use crate::client::{LspClient, uri_to_path};
 use crate::error::LspError;
 use crate::format::{self, Renderer};
+use crate::hierarchy::{self, Direction};
 use crate::query::{self, Prepared};
 use crate::supervisor::ServerSupervisor;
 
@@ -53,6 +55,14 @@ pub enum LspAction {
     Symbols,
     /// Quick fixes offered at the symbol.
     CodeActions,
+    /// The functions that call the symbol's function, to `depth` levels.
+    IncomingCalls,
+    /// The functions the symbol's function calls, to `depth` levels.
+    OutgoingCalls,
+    /// The types the symbol's type extends or implements, to `depth` levels.
+    Supertypes,
+    /// The types that extend or implement the symbol's type, to `depth` levels.
+    Subtypes,
     /// Which servers run, for which roots, and why others do not.
     Status,
     /// Restart the server for `file`'s root (every started server without `file`).
@@ -76,6 +86,14 @@ pub struct LspArgs {
     pub occurrence: Option<u32>,
     /// Workspace symbol search text (action `symbols`).
     pub query: Option<String>,
+    /// Hierarchies: how many levels to follow (1 to 3, default 1); a node already shown is
+    /// marked and not followed again.
+    pub depth: Option<u32>,
+    /// Lists: index of the first entry to show (0-based), to page through a long answer.
+    pub offset: Option<usize>,
+    /// Lists: most entries to show (references and hierarchies default to 50); the text
+    /// also stops at its size budget and names the `offset` of the rest.
+    pub max_results: Option<usize>,
 }
 
 /// The `lsp` tool.
@@ -87,6 +105,11 @@ impl LspTool {
     /// A tool over `sup`.
     pub fn new(sup: Arc<ServerSupervisor>) -> Self {
         LspTool { sup }
+    }
+
+    /// The text budget of one answer.
+    fn budget(&self) -> usize {
+        self.sup.config().answer_bytes
     }
 }
 
@@ -118,11 +141,15 @@ impl Tool for LspTool {
         "Ask the project's language server. Positions are `line` (1-based) plus `symbol`, a \
          substring of that line naming what you ask about (pass `occurrence` when it occurs \
          more than once); never a column. Actions: diagnostics (file, or \"*\" to run the \
-         project's own checker), definition, type_definition, implementation, references \
-         (cap 50), hover, symbols (`query` for a workspace search, cap 100; `file` for its \
-         outline, cap 200), code_actions, status (which servers run and why others do not), \
-         reload (restart the server for `file`'s root). Files are synced from disk before \
-         every query."
+         project's own checker), definition, type_definition, implementation, references, \
+         incoming_calls / outgoing_calls (who calls the function, what it calls) and \
+         supertypes / subtypes (of a type) with `depth` 1-3 (default 1; a node met again is \
+         marked and not followed), hover, symbols (`query` for a workspace search; `file` \
+         for its outline), code_actions, status (which servers run and why others do not), \
+         reload (restart the server for `file`'s root). Lists show what fits about 4 KB \
+         (references and hierarchies at most 50 entries) and end with the `offset` of the \
+         rest; `max_results` asks for more at once. Files are synced from disk before every \
+         query."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -236,6 +263,38 @@ impl Tool for LspTool {
                 items.truncate(DOCUMENT_SYMBOLS_CAP);
                 Ok(ToolOutput::text(text)
                     .with_structured(json!({"symbols": items, "total": total})))
+            }
+            LspAction::IncomingCalls
+            | LspAction::OutgoingCalls
+            | LspAction::Supertypes
+            | LspAction::Subtypes => {
+                let direction = match a.action {
+                    LspAction::IncomingCalls => Direction::IncomingCalls,
+                    LspAction::OutgoingCalls => Direction::OutgoingCalls,
+                    LspAction::Supertypes => Direction::Supertypes,
+                    _ => Direction::Subtypes,
+                };
+                let depth = match a.depth {
+                    None => 1,
+                    Some(d) if (1..=hierarchy::MAX_DEPTH as u32).contains(&d) => d as usize,
+                    Some(d) => {
+                        return Err(ToolError::invalid(
+                            "depth",
+                            format!("`depth` is 1 to {} (got {d})", hierarchy::MAX_DEPTH),
+                        ));
+                    }
+                };
+                let p = query::prepare(
+                    run,
+                    sup,
+                    a.file.as_deref(),
+                    a.line,
+                    a.symbol.as_deref(),
+                    a.occurrence,
+                )
+                .await?;
+                let window = Window::new(a.offset, a.max_results, REFERENCES_CAP);
+                hierarchy_answer(direction, &p, depth, window, self.budget(), ctx).await
             }
             LspAction::Definition
             | LspAction::TypeDefinition
@@ -649,4 +708,105 @@ async fn workspace_symbols(
     }
     items.truncate(WORKSPACE_SYMBOLS_CAP);
     Ok(ToolOutput::text(text).with_structured(json!({"symbols": items, "total": total})))
+}
+
+/// Follows a call or type hierarchy from the symbol and shows the walk as a tree, within
+/// the answer budget.
+async fn hierarchy_answer(
+    direction: Direction,
+    p: &Prepared,
+    depth: usize,
+    window: Window,
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let c = &p.client;
+    if !direction.supported_by(c) {
+        return Err(unsupported(c, direction.capability()));
+    }
+    // A server that announced the capability but has no handler says so with -32601.
+    let not_handled = |e: LspError| match e {
+        LspError::Server { code: -32601, .. } => unsupported(c, direction.capability()),
+        e => e.into(),
+    };
+    let mut r = Renderer::new(ctx.run.root(), c.encoding);
+    let here = format!(
+        "`{}` at {}:{}",
+        p.symbol,
+        r.display(&p.path),
+        p.pos.line + 1
+    );
+    let roots = hierarchy::prepare(c, direction, &tdpp(p))
+        .await
+        .map_err(not_handled)?;
+    if roots.is_empty() {
+        let what = if direction.is_call() {
+            "a function or method"
+        } else {
+            "a type"
+        };
+        return Ok(ToolOutput::text(format!(
+            "no {} item at {here}: {} finds no {what} there",
+            direction.capability(),
+            c.server
+        ))
+        .with_structured(json!({"entries": [], "total": 0})));
+    }
+    let walk = hierarchy::walk(c, direction, roots, depth)
+        .await
+        .map_err(not_handled)?;
+    let caveat = if p.ready {
+        None
+    } else {
+        query::indexing_caveat(c)
+    };
+    let first = caveat.map(|c| format!("{c}\n")).unwrap_or_default();
+    let (lines, items): (Vec<String>, Vec<Value>) = walk
+        .entries
+        .iter()
+        .map(|e| hierarchy::entry_line(&mut r, direction, e))
+        .unzip();
+    let found = walk.entries.iter().filter(|e| e.depth > 0).count();
+    if found == 0 {
+        let text = format!(
+            "{first}no {} found for {here}\n{}",
+            direction.what(),
+            lines.join("\n")
+        );
+        return Ok(
+            ToolOutput::text(text).with_structured(json!({"entries": items, "total": items.len()}))
+        );
+    }
+    let bound = if walk.stopped_early {
+        format!(
+            " — the walk stopped at its bound after {} requests; ask a smaller `depth` or start further down",
+            walk.requests
+        )
+    } else {
+        String::new()
+    };
+    let head = format!(
+        "{first}{} of {here}, depth {depth}: {found} found{bound}",
+        direction.what()
+    );
+    let page = budget::page(
+        &head,
+        &lines,
+        window,
+        budget_bytes,
+        ", or a smaller `depth`",
+    );
+    let shown: Vec<Value> = items
+        .into_iter()
+        .skip(page.first)
+        .take(page.shown)
+        .collect();
+    let paging = page.json();
+    Ok(ToolOutput::text(page.text).with_structured(json!({
+        "entries": shown,
+        "page": paging,
+        "depth": depth,
+        "requests": walk.requests,
+        "stopped_early": walk.stopped_early,
+    })))
 }

@@ -5,6 +5,7 @@ mod c_checker;
 mod clangd;
 mod failures;
 mod go;
+mod hierarchy;
 mod on_write;
 mod project_c;
 mod project_go;
