@@ -2,15 +2,18 @@
 
 use std::sync::Arc;
 
+use std::path::Path;
+
 use lsp_types::request::{
-    CodeActionRequest, DocumentSymbolRequest, GotoDefinition, GotoImplementation,
-    GotoTypeDefinition, HoverRequest, References, WorkspaceSymbolRequest,
+    CodeActionRequest, DocumentSymbolRequest, GotoDeclaration, GotoDefinition, GotoImplementation,
+    GotoTypeDefinition, HoverRequest, References, Request, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionContext, CodeActionParams, DocumentSymbolParams, DocumentSymbolResponse,
-    GotoDefinitionParams, HoverParams, PartialResultParams, Range, ReferenceContext,
-    ReferenceParams, TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
-    WorkspaceSymbolParams, WorkspaceSymbolResponse,
+    GotoDefinitionParams, GotoDefinitionResponse, HoverParams, Location, PartialResultParams,
+    Range, ReferenceContext, ReferenceParams, ServerCapabilities, TextDocumentIdentifier,
+    TextDocumentPositionParams, WorkDoneProgressParams, WorkspaceSymbolParams,
+    WorkspaceSymbolResponse,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -43,6 +46,8 @@ pub enum LspAction {
     Diagnostics,
     /// Where the symbol is declared.
     Definition,
+    /// Where it is declared, as opposed to defined (C and C++ headers, Go, Rust).
+    Declaration,
     /// Where its type is declared.
     TypeDefinition,
     /// Concrete implementations.
@@ -141,7 +146,8 @@ impl Tool for LspTool {
         "Ask the project's language server. Positions are `line` (1-based) plus `symbol`, a \
          substring of that line naming what you ask about (pass `occurrence` when it occurs \
          more than once); never a column. Actions: diagnostics (file, or \"*\" to run the \
-         project's own checker), definition, type_definition, implementation, references, \
+         project's own checker), definition, declaration, type_definition, implementation, \
+         references, \
          incoming_calls / outgoing_calls (who calls the function, what it calls) and \
          supertypes / subtypes (of a type) with `depth` 1-3 (default 1; a node met again is \
          marked and not followed), hover, symbols (`query` for a workspace search; `file` \
@@ -297,6 +303,7 @@ impl Tool for LspTool {
                 hierarchy_answer(direction, &p, depth, window, self.budget(), ctx).await
             }
             LspAction::Definition
+            | LspAction::Declaration
             | LspAction::TypeDefinition
             | LspAction::Implementation
             | LspAction::References
@@ -311,204 +318,160 @@ impl Tool for LspTool {
                     a.occurrence,
                 )
                 .await?;
-                positional(a.action, &p, ctx).await
+                match a.action {
+                    LspAction::Hover => hover_answer(&p, ctx).await,
+                    LspAction::CodeActions => code_actions_answer(&p, ctx).await,
+                    action => {
+                        locations_answer(action, &p, (a.offset, a.max_results), self.budget(), ctx)
+                            .await
+                    }
+                }
             }
         }
     }
 }
 
-async fn positional(
-    action: LspAction,
-    p: &Prepared,
-    ctx: &CallCtx,
-) -> Result<ToolOutput, ToolError> {
+/// A definition-like request: `textDocument/definition`, `declaration`, `typeDefinition`
+/// or `implementation`, which share their parameters and answer.
+trait GotoRequest:
+    Request<Params = GotoDefinitionParams, Result = Option<GotoDefinitionResponse>>
+{
+    /// What the answer lists, in words.
+    const WHAT: &'static str;
+    /// Whether `caps` announce the request.
+    fn supported(caps: &ServerCapabilities) -> bool;
+}
+
+impl GotoRequest for GotoDefinition {
+    const WHAT: &'static str = "definition";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.definition_provider.is_some()
+    }
+}
+
+impl GotoRequest for GotoDeclaration {
+    const WHAT: &'static str = "declaration";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.declaration_provider.is_some()
+    }
+}
+
+impl GotoRequest for GotoTypeDefinition {
+    const WHAT: &'static str = "type definition";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.type_definition_provider.is_some()
+    }
+}
+
+impl GotoRequest for GotoImplementation {
+    const WHAT: &'static str = "implementation";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.implementation_provider.is_some()
+    }
+}
+
+/// Asks a definition-like request at the symbol; the locations it names.
+async fn goto<R: GotoRequest>(p: &Prepared, root: &Path) -> Result<Vec<Location>, ToolError> {
     let c = &p.client;
-    let caps = &c.caps;
-    let mut r = Renderer::new(ctx.run.root(), c.encoding);
-    let here = format!(
-        "`{}` at {}:{}",
-        p.symbol,
-        r.display(&p.path),
-        p.pos.line + 1
-    );
-    let gdp = GotoDefinitionParams {
+    if !R::supported(&c.caps) {
+        return Err(unsupported(c, R::WHAT));
+    }
+    let params = GotoDefinitionParams {
         text_document_position_params: tdpp(p),
         work_done_progress_params: WorkDoneProgressParams::default(),
         partial_result_params: PartialResultParams::default(),
     };
-    let locs = match action {
-        LspAction::Definition => {
-            if caps.definition_provider.is_none() {
-                return Err(unsupported(c, "definition"));
-            }
-            let root = ctx.run.root().to_path_buf();
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<lsp_types::GotoDefinitionResponse>| {
-                    // A server still loading its project answers with the import line
-                    // itself (tsserver); that is as good as empty while it is young.
-                    let locs = format::locations(v.clone());
-                    let mut r = Renderer::new(&root, c.encoding);
-                    locs.is_empty()
-                        || locs.iter().all(|l| {
-                            r.location(l).is_some_and(|p| {
-                                p.text.starts_with("import ") || p.text.starts_with("from ")
-                            })
-                        })
-                },
-                || c.request::<GotoDefinition>(gdp.clone()),
-            )
-            .await?;
-            format::locations(resp)
-        }
-        LspAction::TypeDefinition => {
-            if caps.type_definition_provider.is_none() {
-                return Err(unsupported(c, "type_definition"));
-            }
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<lsp_types::GotoDefinitionResponse>| {
-                    format::locations(v.clone()).is_empty()
-                },
-                || c.request::<GotoTypeDefinition>(gdp.clone()),
-            )
-            .await?;
-            format::locations(resp)
-        }
-        LspAction::Implementation => {
-            if caps.implementation_provider.is_none() {
-                return Err(unsupported(c, "implementation"));
-            }
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<lsp_types::GotoDefinitionResponse>| {
-                    format::locations(v.clone()).is_empty()
-                },
-                || c.request::<GotoImplementation>(gdp.clone()),
-            )
-            .await?;
-            format::locations(resp)
-        }
-        LspAction::References => {
-            if caps.references_provider.is_none() {
-                return Err(unsupported(c, "references"));
-            }
-            let params = ReferenceParams {
-                text_document_position: tdpp(p),
-                work_done_progress_params: WorkDoneProgressParams::default(),
-                partial_result_params: PartialResultParams::default(),
-                context: ReferenceContext {
-                    include_declaration: true,
-                },
-            };
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<Vec<lsp_types::Location>>| v.as_ref().is_none_or(|v| v.is_empty()),
-                || c.request::<References>(params.clone()),
-            )
-            .await?;
-            let mut v = resp.unwrap_or_default();
-            v.sort_by(|a, b| {
-                (a.uri.as_str(), a.range.start.line, a.range.start.character).cmp(&(
-                    b.uri.as_str(),
-                    b.range.start.line,
-                    b.range.start.character,
-                ))
-            });
-            v.dedup();
-            v
-        }
-        LspAction::Hover => {
-            if caps.hover_provider.is_none() {
-                return Err(unsupported(c, "hover"));
-            }
-            let params = HoverParams {
-                text_document_position_params: tdpp(p),
-                work_done_progress_params: WorkDoneProgressParams::default(),
-            };
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<lsp_types::Hover>| v.is_none(),
-                || c.request::<HoverRequest>(params.clone()),
-            )
-            .await?;
-            return Ok(match resp.map(|h| format::hover_text(&h.contents)) {
-                Some(t) if !t.is_empty() => {
-                    ToolOutput::text(t.clone()).with_structured(json!({"hover": t}))
-                }
-                _ => ToolOutput::text(format!("no hover information for {here}"))
-                    .with_structured(json!({"hover": null})),
-            });
-        }
-        LspAction::CodeActions => {
-            if caps.code_action_provider.is_none() {
-                return Err(unsupported(c, "code actions"));
-            }
-            let end = lsp_types::Position {
-                line: p.pos.line,
-                character: p.pos.character
-                    + crate::position::to_lsp_character(&p.symbol, p.symbol.len(), c.encoding),
-            };
-            let diagnostics: Vec<lsp_types::Diagnostic> = c
-                .published(&p.path)
-                .map(|pb| {
-                    pb.items
-                        .into_iter()
-                        .filter(|d| format::overlaps_line(&d.range, p.pos.line))
-                        .collect()
+    let resp = query::with_warmup(
+        c,
+        |v: &Option<GotoDefinitionResponse>| {
+            // A server still loading its project answers with the import line itself
+            // (tsserver); that is as good as empty while it is young.
+            let locs = format::locations(v.clone());
+            let mut r = Renderer::new(root, c.encoding);
+            locs.is_empty()
+                || locs.iter().all(|l| {
+                    r.location(l).is_some_and(|p| {
+                        p.text.starts_with("import ") || p.text.starts_with("from ")
+                    })
                 })
-                .unwrap_or_default();
-            let params = CodeActionParams {
-                text_document: TextDocumentIdentifier {
-                    uri: p.doc.uri.clone(),
-                },
-                range: Range { start: p.pos, end },
-                context: CodeActionContext {
-                    diagnostics,
-                    only: None,
-                    trigger_kind: None,
-                },
-                work_done_progress_params: WorkDoneProgressParams::default(),
-                partial_result_params: PartialResultParams::default(),
-            };
-            let resp = c.request::<CodeActionRequest>(params).await?;
-            let actions = resp.unwrap_or_default();
-            if actions.is_empty() {
-                return Ok(
-                    ToolOutput::text(format!("no code actions offered for {here}"))
-                        .with_structured(json!({"actions": []})),
-                );
-            }
-            let mut lines = Vec::new();
-            let mut items = Vec::new();
-            for a in &actions {
-                let (l, j) = format::code_action_line(&r, a);
-                lines.push(format!("- {l}"));
-                items.push(j);
-            }
-            let total = lines.len();
-            let capped = cap_list(lines, LIST_CAP);
-            let mut text = format!(
-                "{total} code action(s) for {here}:\n{}",
-                capped.shown.join("\n")
-            );
-            if let Some(m) = capped.more_line() {
-                text.push('\n');
-                text.push_str(&m);
-            }
-            items.truncate(LIST_CAP);
-            return Ok(ToolOutput::text(text).with_structured(json!({"actions": items})));
-        }
-        _ => vec![],
+        },
+        || c.request::<R>(params.clone()),
+    )
+    .await?;
+    Ok(format::locations(resp))
+}
+
+/// Every use of the symbol, declaration included, sorted and without duplicates.
+async fn references(p: &Prepared) -> Result<Vec<Location>, ToolError> {
+    let c = &p.client;
+    if c.caps.references_provider.is_none() {
+        return Err(unsupported(c, "references"));
+    }
+    let params = ReferenceParams {
+        text_document_position: tdpp(p),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+        context: ReferenceContext {
+            include_declaration: true,
+        },
     };
-    let what = match action {
-        LspAction::Definition => "definition",
-        LspAction::TypeDefinition => "type definition",
-        LspAction::Implementation => "implementation",
-        _ => "reference",
+    let resp = query::with_warmup(
+        c,
+        |v: &Option<Vec<Location>>| v.as_ref().is_none_or(|v| v.is_empty()),
+        || c.request::<References>(params.clone()),
+    )
+    .await?;
+    let mut v = resp.unwrap_or_default();
+    v.sort_by(|a, b| {
+        (a.uri.as_str(), a.range.start.line, a.range.start.character).cmp(&(
+            b.uri.as_str(),
+            b.range.start.line,
+            b.range.start.character,
+        ))
+    });
+    v.dedup();
+    Ok(v)
+}
+
+/// `symbol` at `file:line`, as answers name the place asked about.
+fn here(r: &Renderer, p: &Prepared) -> String {
+    format!(
+        "`{}` at {}:{}",
+        p.symbol,
+        r.display(&p.path),
+        p.pos.line + 1
+    )
+}
+
+/// Answers a location query (definition-like or references) with a page of locations.
+async fn locations_answer(
+    action: LspAction,
+    p: &Prepared,
+    (offset, max_results): (Option<usize>, Option<usize>),
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let root = ctx.run.root();
+    let (what, locs) = match action {
+        LspAction::Definition => (GotoDefinition::WHAT, goto::<GotoDefinition>(p, root).await?),
+        LspAction::Declaration => (
+            GotoDeclaration::WHAT,
+            goto::<GotoDeclaration>(p, root).await?,
+        ),
+        LspAction::TypeDefinition => (
+            GotoTypeDefinition::WHAT,
+            goto::<GotoTypeDefinition>(p, root).await?,
+        ),
+        LspAction::Implementation => (
+            GotoImplementation::WHAT,
+            goto::<GotoImplementation>(p, root).await?,
+        ),
+        _ => ("reference", references(p).await?),
     };
-    // References, and any answer given while the server still indexes, may be partial:
-    // the first line says so.
+    let c = &p.client;
+    let mut r = Renderer::new(root, c.encoding);
+    let here = here(&r, p);
+    // Any answer given while the server still indexes may be partial: the first line says so.
     let caveat = if p.ready {
         None
     } else {
@@ -521,29 +484,119 @@ async fn positional(
                 .with_structured(json!({"locations": [], "total": 0, "final": first.is_empty()})),
         );
     }
-    let cap = if action == LspAction::References {
+    let default_max = if action == LspAction::References {
         REFERENCES_CAP
     } else {
         LIST_CAP
     };
+    let window = Window::new(offset, max_results, default_max);
     let total = locs.len();
     let points: Vec<_> = locs.iter().filter_map(|l| r.location(l)).collect();
-    let capped = cap_list(points, cap);
-    let mut text = format!("{first}{total} {what}(s) of {here}:\n");
-    text.push_str(
-        &capped
-            .shown
-            .iter()
-            .map(|pt| format!("{}  {}", pt.loc(), pt.text))
-            .collect::<Vec<_>>()
-            .join("\n"),
+    let lines: Vec<String> = points
+        .iter()
+        .map(|pt| format!("{}  {}", pt.loc(), pt.text))
+        .collect();
+    let head = format!("{first}{total} {what}(s) of {here}:");
+    let page = budget::page(&head, &lines, window, budget_bytes, "");
+    let items: Vec<Value> = points
+        .iter()
+        .skip(page.first)
+        .take(page.shown)
+        .map(|p| p.json())
+        .collect();
+    let paging = page.json();
+    Ok(ToolOutput::text(page.text)
+        .with_structured(json!({"locations": items, "total": total, "page": paging})))
+}
+
+/// Signature and documentation at the symbol.
+async fn hover_answer(p: &Prepared, ctx: &CallCtx) -> Result<ToolOutput, ToolError> {
+    let c = &p.client;
+    if c.caps.hover_provider.is_none() {
+        return Err(unsupported(c, "hover"));
+    }
+    let params = HoverParams {
+        text_document_position_params: tdpp(p),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+    };
+    let resp = query::with_warmup(
+        c,
+        |v: &Option<lsp_types::Hover>| v.is_none(),
+        || c.request::<HoverRequest>(params.clone()),
+    )
+    .await?;
+    let r = Renderer::new(ctx.run.root(), c.encoding);
+    Ok(match resp.map(|h| format::hover_text(&h.contents)) {
+        Some(t) if !t.is_empty() => {
+            ToolOutput::text(t.clone()).with_structured(json!({"hover": t}))
+        }
+        _ => ToolOutput::text(format!("no hover information for {}", here(&r, p)))
+            .with_structured(json!({"hover": null})),
+    })
+}
+
+/// The quick fixes the server offers at the symbol, with the files each would edit.
+async fn code_actions_answer(p: &Prepared, ctx: &CallCtx) -> Result<ToolOutput, ToolError> {
+    let c = &p.client;
+    if c.caps.code_action_provider.is_none() {
+        return Err(unsupported(c, "code actions"));
+    }
+    let r = Renderer::new(ctx.run.root(), c.encoding);
+    let here = here(&r, p);
+    let end = lsp_types::Position {
+        line: p.pos.line,
+        character: p.pos.character
+            + crate::position::to_lsp_character(&p.symbol, p.symbol.len(), c.encoding),
+    };
+    let diagnostics: Vec<lsp_types::Diagnostic> = c
+        .published(&p.path)
+        .map(|pb| {
+            pb.items
+                .into_iter()
+                .filter(|d| format::overlaps_line(&d.range, p.pos.line))
+                .collect()
+        })
+        .unwrap_or_default();
+    let params = CodeActionParams {
+        text_document: TextDocumentIdentifier {
+            uri: p.doc.uri.clone(),
+        },
+        range: Range { start: p.pos, end },
+        context: CodeActionContext {
+            diagnostics,
+            only: None,
+            trigger_kind: None,
+        },
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    };
+    let resp = c.request::<CodeActionRequest>(params).await?;
+    let actions = resp.unwrap_or_default();
+    if actions.is_empty() {
+        return Ok(
+            ToolOutput::text(format!("no code actions offered for {here}"))
+                .with_structured(json!({"actions": []})),
+        );
+    }
+    let mut lines = Vec::new();
+    let mut items = Vec::new();
+    for a in &actions {
+        let (l, j) = format::code_action_line(&r, a);
+        lines.push(format!("- {l}"));
+        items.push(j);
+    }
+    let total = lines.len();
+    let capped = cap_list(lines, LIST_CAP);
+    let mut text = format!(
+        "{total} code action(s) for {here}:\n{}",
+        capped.shown.join("\n")
     );
     if let Some(m) = capped.more_line() {
         text.push('\n');
         text.push_str(&m);
     }
-    let items: Vec<Value> = capped.shown.iter().map(|p| p.json()).collect();
-    Ok(ToolOutput::text(text).with_structured(json!({"locations": items, "total": total})))
+    items.truncate(LIST_CAP);
+    Ok(ToolOutput::text(text).with_structured(json!({"actions": items})))
 }
 
 async fn workspace_symbols(
@@ -730,12 +783,7 @@ async fn hierarchy_answer(
         e => e.into(),
     };
     let mut r = Renderer::new(ctx.run.root(), c.encoding);
-    let here = format!(
-        "`{}` at {}:{}",
-        p.symbol,
-        r.display(&p.path),
-        p.pos.line + 1
-    );
+    let here = here(&r, p);
     let roots = hierarchy::prepare(c, direction, &tdpp(p))
         .await
         .map_err(not_handled)?;
