@@ -70,10 +70,12 @@ mod error;
 mod file_diagnostics;
 mod format;
 mod hierarchy;
+mod hover;
 mod ledger;
 mod lsp_tool;
 mod new_name;
 pub mod observer;
+mod outline;
 mod position;
 mod query;
 pub mod recipe;
@@ -85,6 +87,7 @@ mod state_diff;
 mod supervisor;
 mod table;
 mod watcher;
+mod workspace_symbols;
 
 use std::sync::Arc;
 

@@ -5,15 +5,13 @@ use std::sync::Arc;
 use std::path::Path;
 
 use lsp_types::request::{
-    CodeActionRequest, DocumentSymbolRequest, GotoDeclaration, GotoDefinition, GotoImplementation,
-    GotoTypeDefinition, HoverRequest, References, Request, WorkspaceSymbolRequest,
+    CodeActionRequest, GotoDeclaration, GotoDefinition, GotoImplementation, GotoTypeDefinition,
+    HoverRequest, References, Request,
 };
 use lsp_types::{
-    CodeActionContext, CodeActionParams, DocumentSymbolParams, DocumentSymbolResponse,
-    GotoDefinitionParams, GotoDefinitionResponse, HoverParams, Location, PartialResultParams,
-    Range, ReferenceContext, ReferenceParams, ServerCapabilities, TextDocumentIdentifier,
-    TextDocumentPositionParams, WorkDoneProgressParams, WorkspaceSymbolParams,
-    WorkspaceSymbolResponse,
+    CodeActionContext, CodeActionParams, GotoDefinitionParams, GotoDefinitionResponse, HoverParams,
+    Location, PartialResultParams, Range, ReferenceContext, ReferenceParams, ServerCapabilities,
+    TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -22,10 +20,11 @@ use tools_core::text::cap_list;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
 use crate::budget::{self, Window};
-use crate::client::{LspClient, uri_to_path};
+use crate::client::LspClient;
 use crate::error::LspError;
 use crate::format::{self, Renderer};
 use crate::hierarchy::{self, Direction};
+use crate::outline::OutlineFilter;
 use crate::query::{self, Prepared};
 use crate::supervisor::ServerSupervisor;
 
@@ -92,10 +91,16 @@ pub struct LspArgs {
     /// Workspace symbol search text (action `symbols`).
     pub query: Option<String>,
     /// Hierarchies: how many levels to follow (1 to 3, default 1); a node already shown is
-    /// marked and not followed again.
+    /// marked and not followed again. `symbols` with `file`: the deepest nesting listed
+    /// (1 = top level only).
     pub depth: Option<u32>,
-    /// Lists: index of the first entry to show (0-based), to page through a long answer.
+    /// Lists: index of the first entry to show (0-based), to page through a long answer;
+    /// `hover`: the first line to show.
     pub offset: Option<usize>,
+    /// `symbols` with `file`: the kinds to list (`class`, `function`, `method`, `field`,
+    /// `variable`, …, or `"all"`). By default the declarations a reader navigates by, not
+    /// the locals inside functions.
+    pub kinds: Option<Vec<String>>,
     /// Lists: most entries to show (references and hierarchies default to 50); the text
     /// also stops at its size budget and names the `offset` of the rest.
     pub max_results: Option<usize>,
@@ -188,7 +193,16 @@ impl Tool for LspTool {
             }
             LspAction::Symbols => {
                 if let Some(q) = &a.query {
-                    return workspace_symbols(sup, ctx, q, a.file.as_deref()).await;
+                    let window = Window::new(a.offset, a.max_results, WORKSPACE_SYMBOLS_CAP);
+                    return crate::workspace_symbols::workspace_symbols(
+                        sup,
+                        ctx,
+                        q,
+                        a.file.as_deref(),
+                        window,
+                        self.budget(),
+                    )
+                    .await;
                 }
                 if a.file.is_none() {
                     return Err(ToolError::invalid(
@@ -197,78 +211,10 @@ impl Tool for LspTool {
                     ));
                 }
                 let path = query::resolve_file(run, a.file.as_deref())?;
-                let client = sup.client_for(&path).await?;
-                if client.caps.document_symbol_provider.is_none() {
-                    return Err(unsupported(&client, "document symbols"));
-                }
-                let doc = query::synced(sup, &client, &path).await?;
-                let params = DocumentSymbolParams {
-                    text_document: TextDocumentIdentifier {
-                        uri: doc.uri.clone(),
-                    },
-                    work_done_progress_params: WorkDoneProgressParams::default(),
-                    partial_result_params: PartialResultParams::default(),
-                };
-                let resp = query::with_warmup(
-                    &client,
-                    |r: &Option<DocumentSymbolResponse>| r.is_none(),
-                    || client.request::<DocumentSymbolRequest>(params.clone()),
-                )
-                .await?;
-                let mut r = Renderer::new(run.root(), client.encoding);
-                let mut lines = Vec::new();
-                let mut items = Vec::new();
-                match resp {
-                    None => {}
-                    Some(DocumentSymbolResponse::Flat(v)) => {
-                        for s in &v {
-                            let (l, j) = format::symbol_info_line(&mut r, s);
-                            lines.push(l);
-                            items.push(j);
-                        }
-                    }
-                    Some(DocumentSymbolResponse::Nested(v)) => {
-                        let mut flat = Vec::new();
-                        format::flatten_symbols(&v, None, 0, &mut flat);
-                        for (depth, s, container) in flat {
-                            let p = r.point(&path, s.selection_range.start);
-                            let detail = s
-                                .detail
-                                .as_ref()
-                                .filter(|d| !d.is_empty())
-                                .map(|d| format!(" — {}", tools_core::text::cut_text(d, 80)))
-                                .unwrap_or_default();
-                            lines.push(format!(
-                                "{}{} {}{detail}  {}",
-                                "  ".repeat(depth.min(8)),
-                                format::kind_name(s.kind),
-                                s.name,
-                                p.loc()
-                            ));
-                            items.push(json!({"name": s.name, "kind": format::kind_name(s.kind),
-                                "container": container, "location": p.json()}));
-                        }
-                    }
-                }
-                let total = lines.len();
-                if total == 0 {
-                    return Ok(ToolOutput::text(format!(
-                        "no symbols in {}",
-                        run.workspace().display(&path)
-                    ))
-                    .with_structured(json!({"symbols": [], "total": 0})));
-                }
-                let capped = cap_list(lines, DOCUMENT_SYMBOLS_CAP);
-                let mut text =
-                    format!("{total} symbol(s) in {}:\n", run.workspace().display(&path));
-                text.push_str(&capped.shown.join("\n"));
-                if let Some(m) = capped.more_line() {
-                    text.push('\n');
-                    text.push_str(&m);
-                }
-                items.truncate(DOCUMENT_SYMBOLS_CAP);
-                Ok(ToolOutput::text(text)
-                    .with_structured(json!({"symbols": items, "total": total})))
+                let filter = OutlineFilter::new(a.kinds.as_deref(), a.depth)?;
+                let window = Window::new(a.offset, a.max_results, DOCUMENT_SYMBOLS_CAP);
+                crate::outline::document_symbols(sup, ctx, &path, &filter, window, self.budget())
+                    .await
             }
             LspAction::IncomingCalls
             | LspAction::OutgoingCalls
@@ -319,7 +265,7 @@ impl Tool for LspTool {
                 )
                 .await?;
                 match a.action {
-                    LspAction::Hover => hover_answer(&p, ctx).await,
+                    LspAction::Hover => hover_answer(&p, a.offset, self.budget(), ctx).await,
                     LspAction::CodeActions => code_actions_answer(&p, ctx).await,
                     action => {
                         locations_answer(action, &p, (a.offset, a.max_results), self.budget(), ctx)
@@ -510,7 +456,12 @@ async fn locations_answer(
 }
 
 /// Signature and documentation at the symbol.
-async fn hover_answer(p: &Prepared, ctx: &CallCtx) -> Result<ToolOutput, ToolError> {
+async fn hover_answer(
+    p: &Prepared,
+    offset: Option<usize>,
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
     let c = &p.client;
     if c.caps.hover_provider.is_none() {
         return Err(unsupported(c, "hover"));
@@ -526,13 +477,22 @@ async fn hover_answer(p: &Prepared, ctx: &CallCtx) -> Result<ToolOutput, ToolErr
     )
     .await?;
     let r = Renderer::new(ctx.run.root(), c.encoding);
-    Ok(match resp.map(|h| format::hover_text(&h.contents)) {
-        Some(t) if !t.is_empty() => {
-            ToolOutput::text(t.clone()).with_structured(json!({"hover": t}))
-        }
-        _ => ToolOutput::text(format!("no hover information for {}", here(&r, p)))
-            .with_structured(json!({"hover": null})),
-    })
+    let normal = resp
+        .map(|h| crate::hover::normalise(&crate::hover::markdown(&h.contents)))
+        .unwrap_or_default();
+    if normal.text.is_empty() {
+        return Ok(
+            ToolOutput::text(format!("no hover information for {}", here(&r, p)))
+                .with_structured(json!({"hover": null})),
+        );
+    }
+    let (text, next_offset) = crate::hover::page(&normal.text, offset.unwrap_or(0), budget_bytes);
+    Ok(ToolOutput::text(text).with_structured(json!({
+        "hover": normal.text,
+        "next_offset": next_offset,
+        "dropped_noise": normal.dropped,
+        "decoded_entities": normal.decoded,
+    })))
 }
 
 /// The quick fixes the server offers at the symbol, with the files each would edit.
@@ -597,170 +557,6 @@ async fn code_actions_answer(p: &Prepared, ctx: &CallCtx) -> Result<ToolOutput, 
     }
     items.truncate(LIST_CAP);
     Ok(ToolOutput::text(text).with_structured(json!({"actions": items})))
-}
-
-async fn workspace_symbols(
-    sup: &ServerSupervisor,
-    ctx: &CallCtx,
-    q: &str,
-    file: Option<&str>,
-) -> Result<ToolOutput, ToolError> {
-    let clients: Vec<Arc<LspClient>> = match file {
-        Some(_) => {
-            let path = query::resolve_file(&ctx.run, file)?;
-            vec![sup.client_for(&path).await?]
-        }
-        None => {
-            let mut v = sup.running();
-            if v.is_empty() {
-                // Start the servers the conjunction rule allows for the workspace's roots.
-                let scan = crate::discover::scan_workspace(sup.table(), sup.workspace());
-                let mut errors = Vec::new();
-                for spec in sup.table() {
-                    if scan.files.get(&spec.language).copied().unwrap_or(0) == 0 {
-                        continue;
-                    }
-                    for root in scan.roots.get(&spec.language).into_iter().flatten().take(2) {
-                        match sup
-                            .client_for(&root.join(format!(
-                                "_.{}",
-                                spec.extensions.first().map(String::as_str).unwrap_or("x")
-                            )))
-                            .await
-                        {
-                            // Several marker folders may share one workspace server.
-                            Ok(c) if v.iter().any(|o| Arc::ptr_eq(o, &c)) => {}
-                            Ok(c) => v.push(c),
-                            Err(e) => errors.push(e.to_string()),
-                        }
-                    }
-                }
-                if v.is_empty() {
-                    return Err(ToolError::not_available(format!(
-                        "no language server can run for a workspace symbol search{}",
-                        if errors.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {}", errors.join("; "))
-                        }
-                    )));
-                }
-            }
-            v
-        }
-    };
-    let mut lines = Vec::new();
-    let mut items = Vec::new();
-    let mut notes = Vec::new();
-    let mut caveats = Vec::new();
-    for c in &clients {
-        if c.caps.workspace_symbol_provider.is_none() {
-            notes.push(format!(
-                "{} does not support workspace symbol search",
-                c.server
-            ));
-            continue;
-        }
-        if !c.wait_ready().await
-            && let Some(note) = query::indexing_caveat(c)
-        {
-            caveats.push(note);
-        }
-        let _ = c.flush_external(&[]).await;
-        let params = WorkspaceSymbolParams {
-            query: q.to_string(),
-            work_done_progress_params: WorkDoneProgressParams::default(),
-            partial_result_params: PartialResultParams::default(),
-        };
-        let resp = match query::with_warmup(
-            c,
-            |v: &Option<WorkspaceSymbolResponse>| match v {
-                None => true,
-                Some(WorkspaceSymbolResponse::Flat(f)) => f.is_empty(),
-                Some(WorkspaceSymbolResponse::Nested(n)) => n.is_empty(),
-            },
-            || c.request::<WorkspaceSymbolRequest>(params.clone()),
-        )
-        .await
-        {
-            Ok(r) => r,
-            Err(LspError::Server { code: -32601, .. }) => {
-                notes.push(format!(
-                    "{} does not support workspace symbol search",
-                    c.server
-                ));
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let mut r = Renderer::new(ctx.run.root(), c.encoding);
-        match resp {
-            None => {}
-            Some(WorkspaceSymbolResponse::Flat(v)) => {
-                for s in &v {
-                    let (l, j) = format::symbol_info_line(&mut r, s);
-                    lines.push(l);
-                    items.push(j);
-                }
-            }
-            Some(WorkspaceSymbolResponse::Nested(v)) => {
-                for s in &v {
-                    let (loc, pj) = match &s.location {
-                        lsp_types::OneOf::Left(l) => {
-                            let p = r.location(l);
-                            (
-                                p.as_ref().map(|p| p.loc()).unwrap_or_default(),
-                                p.map(|p| p.json()),
-                            )
-                        }
-                        lsp_types::OneOf::Right(w) => (
-                            uri_to_path(&w.uri)
-                                .map(|p| r.display(&p))
-                                .unwrap_or_default(),
-                            None,
-                        ),
-                    };
-                    let container = s
-                        .container_name
-                        .as_ref()
-                        .map(|c| format!(" (in {c})"))
-                        .unwrap_or_default();
-                    lines.push(format!(
-                        "{} {}{container}  {loc}",
-                        format::kind_name(s.kind),
-                        s.name
-                    ));
-                    items.push(json!({"name": s.name, "kind": format::kind_name(s.kind), "container": s.container_name, "location": pj}));
-                }
-            }
-        }
-    }
-    let total = lines.len();
-    let mut text = if total == 0 {
-        format!("no workspace symbols match `{q}`")
-    } else {
-        let capped = cap_list(lines, WORKSPACE_SYMBOLS_CAP);
-        let mut t = format!(
-            "{total} workspace symbol(s) match `{q}`:\n{}",
-            capped.shown.join("\n")
-        );
-        if let Some(m) = capped.more_line() {
-            t.push('\n');
-            t.push_str(&m);
-        }
-        t
-    };
-    for n in &notes {
-        text.push_str(&format!("\n(note: {n})"));
-    }
-    if !caveats.is_empty() {
-        text = format!("{}\n{text}", caveats.join("\n"));
-    }
-    if total == 0 && !notes.is_empty() && notes.len() == clients.len() {
-        return Err(ToolError::not_available(notes.join("; ")));
-    }
-    items.truncate(WORKSPACE_SYMBOLS_CAP);
-    Ok(ToolOutput::text(text).with_structured(json!({"symbols": items, "total": total})))
 }
 
 /// Follows a call or type hierarchy from the symbol and shows the walk as a tree, within
