@@ -84,6 +84,7 @@ mod rename_refs;
 mod roots;
 mod settle;
 mod state_diff;
+mod status_view;
 mod supervisor;
 mod table;
 mod watcher;

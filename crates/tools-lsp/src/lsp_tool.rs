@@ -172,7 +172,7 @@ impl Tool for LspTool {
         let sup = &self.sup;
         match a.action {
             LspAction::Status => {
-                let (text, s) = sup.status().await;
+                let (text, s) = crate::status_view::status(sup).await;
                 Ok(ToolOutput::text(text).with_structured(s))
             }
             LspAction::Reload => {
