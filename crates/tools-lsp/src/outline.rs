@@ -209,12 +209,13 @@ fn nested(
                 .filter(|d| !d.is_empty() && *d != s.name)
                 .map(|d| format!(" — {}", crate::budget::shorten(d, 80)))
                 .unwrap_or_default();
+            // Every entry is in the file the head names: its line is enough.
             out.lines.push(format!(
-                "{}{} {}{detail}  {}",
+                "{}{} {}{detail}  line {}",
                 "  ".repeat(depth.min(8)),
                 kind_name(s.kind),
                 s.name,
-                p.loc()
+                p.line
             ));
             out.items
                 .push(json!({"name": s.name, "kind": kind_name(s.kind),
@@ -308,7 +309,14 @@ pub async fn document_symbols(
                 .with_structured(json!({"symbols": [], "total": 0, "hidden": o.hidden})),
         );
     }
-    let head = format!("{total} symbol(s) in {shown_path}{hidden}:");
+    let head = if window.offset == 0 {
+        format!("{total} symbol(s) in {shown_path}{hidden}:")
+    } else {
+        format!(
+            "{total} symbol(s) in {shown_path}, from entry {}:",
+            window.offset
+        )
+    };
     let page = budget::page(
         &head,
         &o.lines,
