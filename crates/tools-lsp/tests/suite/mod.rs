@@ -16,6 +16,7 @@ mod project_typescript;
 mod python;
 mod rename;
 mod rename_safety;
+mod status;
 mod typescript;
 
 use std::path::{Path, PathBuf};
