@@ -424,15 +424,22 @@ pub fn entry_line(r: &mut Renderer, direction: Direction, e: &Entry) -> (String,
     } else {
         format!("{} ", direction.arrow())
     };
-    let lines: Vec<u32> = e.sites.iter().map(|s| s.start.line + 1).collect();
+    let mut lines: Vec<u32> = e.sites.iter().map(|s| s.start.line + 1).collect();
+    lines.dedup();
+    // Several calls on one line are named once, with how many there are.
+    let calls = if e.sites.len() > lines.len() {
+        format!(" ({} calls)", e.sites.len())
+    } else {
+        String::new()
+    };
     let sites = match lines.as_slice() {
         [] => String::new(),
-        [one] => format!(" — {} line {one}", site_verb(direction)),
+        [one] => format!(" — {} line {one}{calls}", site_verb(direction)),
         many => {
             let shown: Vec<String> = many.iter().take(SITES_SHOWN).map(u32::to_string).collect();
             let more = many.len().saturating_sub(SITES_SHOWN);
             format!(
-                " — {} lines {}{}",
+                " — {} lines {}{}{calls}",
                 site_verb(direction),
                 shown.join(", "),
                 if more > 0 {

@@ -32,6 +32,18 @@
 //! with `-fsyntax-only`, in trusted runs only; unspecified diagnostic severity counts as an
 //! error.
 //!
+//! Answers are sized for a model's context: every list (references, definitions,
+//! hierarchies, symbols) shows what fits `[lsp] answer_bytes` (4096 by default), first
+//! entries first, and ends with the `offset` of the rest; `max_results` asks for more at
+//! once. A file's outline lists the declarations a reader navigates by — not the locals
+//! inside function bodies nor `<unknown>` entries — unless `kinds` asks for them; `depth`
+//! limits its nesting. Hovers have HTML entities decoded and rust-analyzer's "Implements
+//! notable traits" and `{unknown}` prose dropped, code fences kept; a long hover pages by
+//! line with `offset`, cut only where the cut saves more than its marker costs. A hierarchy
+//! walk stops after 500 entries or 150 requests and says so. `status` leads with the
+//! workspace's languages, most files first, and folds configured languages without files
+//! into one line; process ids and uptimes are in the structured result only.
+//!
 //! Not for: editing files other than through a rename, or applying server-initiated edits
 //! (`workspace/applyEdit` is answered "not applied").
 //!

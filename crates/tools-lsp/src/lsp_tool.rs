@@ -155,8 +155,9 @@ impl Tool for LspTool {
          references, \
          incoming_calls / outgoing_calls (who calls the function, what it calls) and \
          supertypes / subtypes (of a type) with `depth` 1-3 (default 1; a node met again is \
-         marked and not followed), hover, symbols (`query` for a workspace search; `file` \
-         for its outline), code_actions, status (which servers run and why others do not), \
+         marked and not followed), hover (`offset` pages a long one), symbols (`query` for a \
+         workspace search; `file` for its outline: declarations, not locals, unless `kinds` \
+         asks; `depth` limits nesting), code_actions, status (which servers run and why others do not), \
          reload (restart the server for `file`'s root). Lists show what fits about 4 KB \
          (references and hierarchies at most 50 entries) and end with the `offset` of the \
          rest; `max_results` asks for more at once. Files are synced from disk before every \
@@ -638,7 +639,11 @@ async fn hierarchy_answer(
         &lines,
         window,
         budget_bytes,
-        ", or a smaller `depth`",
+        if depth > 1 {
+            ", or a smaller `depth`"
+        } else {
+            ""
+        },
     );
     let shown: Vec<Value> = items
         .into_iter()

@@ -273,3 +273,55 @@ async fn rust_analyzer_call_hierarchy() {
     .await;
     p.close_and_check().await;
 }
+
+#[tokio::test]
+async fn a_wide_hierarchy_pages_within_the_budget() {
+    if require_binary("clangd", "clangd").is_none() {
+        return;
+    }
+    const CALLERS: usize = 80;
+    let p = Project::from_fixture("c_lib", "");
+    let mut src = String::from("int leaf(int x) { return x + 1; }\n");
+    for i in 0..CALLERS {
+        src.push_str(&format!(
+            "int caller_with_a_long_descriptive_name_{i:02}(int x) {{ return leaf(x) + leaf({i}); }}\n"
+        ));
+    }
+    p.write("src/wide.cpp", &src);
+    let args =
+        json!({"action": "incoming_calls", "file": "src/wide.cpp", "line": 1, "symbol": "leaf"});
+    let (text, e) = entries(&p, args.clone()).await;
+    assert!(text.len() <= 4096, "{} bytes:\n{text}", text.len());
+    let out = p.lsp(args.clone()).await.unwrap();
+    let page = out.structured.unwrap()["page"].clone();
+    assert_eq!(page["total"], CALLERS + 1, "{text}");
+    let next = page["next_offset"].as_u64().expect("a next page");
+    has(&text, &format!("`offset: {next}`"));
+    // Each caller calls twice on one line: the line is named once, with the count.
+    has(&text, "calls it at line 2 (2 calls)");
+    assert!(!text.contains("smaller `depth`"), "{text}");
+    // The rest, by offset: every caller once over the pages.
+    let mut names: Vec<String> = e
+        .iter()
+        .map(|x| x["name"].as_str().unwrap().to_string())
+        .collect();
+    let mut offset = Some(next);
+    while let Some(o) = offset {
+        let mut more = args.clone();
+        more["offset"] = json!(o);
+        let out = p.lsp(more).await.unwrap();
+        assert!(out.text.len() <= 4096, "{} bytes", out.text.len());
+        let s = out.structured.unwrap();
+        names.extend(
+            s["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["name"].as_str().unwrap().to_string()),
+        );
+        offset = s["page"]["next_offset"].as_u64();
+    }
+    assert_eq!(names.len(), CALLERS + 1);
+    assert_eq!(names.iter().collect::<HashSet<_>>().len(), CALLERS + 1);
+    p.close_and_check().await;
+}
