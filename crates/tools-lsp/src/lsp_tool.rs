@@ -16,7 +16,6 @@ use lsp_types::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tools_core::text::cap_list;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
 use crate::budget::{self, Window};
@@ -267,7 +266,10 @@ impl Tool for LspTool {
                 .await?;
                 match a.action {
                     LspAction::Hover => hover_answer(&p, a.offset, self.budget(), ctx).await,
-                    LspAction::CodeActions => code_actions_answer(&p, ctx).await,
+                    LspAction::CodeActions => {
+                        let window = Window::new(a.offset, a.max_results, LIST_CAP);
+                        code_actions_answer(&p, window, self.budget(), ctx).await
+                    }
                     action => {
                         locations_answer(action, &p, (a.offset, a.max_results), self.budget(), ctx)
                             .await
@@ -497,7 +499,12 @@ async fn hover_answer(
 }
 
 /// The quick fixes the server offers at the symbol, with the files each would edit.
-async fn code_actions_answer(p: &Prepared, ctx: &CallCtx) -> Result<ToolOutput, ToolError> {
+async fn code_actions_answer(
+    p: &Prepared,
+    window: Window,
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
     let c = &p.client;
     if c.caps.code_action_provider.is_none() {
         return Err(unsupported(c, "code actions"));
@@ -547,17 +554,15 @@ async fn code_actions_answer(p: &Prepared, ctx: &CallCtx) -> Result<ToolOutput, 
         items.push(j);
     }
     let total = lines.len();
-    let capped = cap_list(lines, LIST_CAP);
-    let mut text = format!(
-        "{total} code action(s) for {here}:\n{}",
-        capped.shown.join("\n")
-    );
-    if let Some(m) = capped.more_line() {
-        text.push('\n');
-        text.push_str(&m);
-    }
-    items.truncate(LIST_CAP);
-    Ok(ToolOutput::text(text).with_structured(json!({"actions": items})))
+    let head = format!("{total} code action(s) for {here}:");
+    let page = budget::page(&head, &lines, window, budget_bytes, "");
+    let items: Vec<Value> = items
+        .into_iter()
+        .skip(page.first)
+        .take(page.shown)
+        .collect();
+    let paging = page.json();
+    Ok(ToolOutput::text(page.text).with_structured(json!({"actions": items, "page": paging})))
 }
 
 /// Follows a call or type hierarchy from the symbol and shows the walk as a tree, within
