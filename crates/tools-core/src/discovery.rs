@@ -10,6 +10,10 @@
 //! binary folders and interpreters are not searched, a `$PATH` entry that is relative or lies
 //! inside the workspace is dropped, and a program given as a path inside the workspace is
 //! refused. What was skipped is said in one line ([`ProgramSearch::skipped`]).
+//!
+//! Trusted or not, the per-user server cache ([`server_cache_root`], where
+//! `agent-tools servers install` puts language servers) is searched after `$PATH`: it is the
+//! user's, not the repository's, and a program the user installed on purpose wins over it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -24,6 +28,40 @@ pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.b
 /// The project-local virtual environments, in order of preference.
 pub const VENV_DIRS: [&str; 2] = [".venv", "venv"];
 
+/// The folder, under the user's cache, that holds one subfolder per installed server.
+pub const SERVER_CACHE_SUBDIR: &str = "agent-tools/servers";
+
+/// The per-user server cache: `$XDG_CACHE_HOME/agent-tools/servers`, else
+/// `$HOME/.cache/agent-tools/servers`. `None` when neither variable is set (or the XDG one is
+/// relative, which the XDG rules say to ignore).
+pub fn server_cache_root() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let base = match xdg {
+        Some(x) => x,
+        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
+    };
+    Some(base.join(SERVER_CACHE_SUBDIR))
+}
+
+/// The `bin` folders of the completed installs in `cache`, sorted by install folder name.
+/// An install in progress lives in a folder whose name starts with `.`, so it is never
+/// searched before it is complete.
+pub fn cache_bin_dirs(cache: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(cache) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path().join("bin"))
+        .filter(|b| b.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 /// Where a found program came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
@@ -33,6 +71,8 @@ pub enum Origin {
     Path,
     /// A path given as such (by the configuration or the caller).
     Given,
+    /// The per-user server cache (`agent-tools servers install`).
+    Cache,
 }
 
 impl std::fmt::Display for Origin {
@@ -41,6 +81,7 @@ impl std::fmt::Display for Origin {
             Origin::Project(dir) => write!(f, "the project's {dir}"),
             Origin::Path => f.write_str("PATH"),
             Origin::Given => f.write_str("the configured path"),
+            Origin::Cache => f.write_str("the server cache"),
         }
     }
 }
@@ -68,6 +109,7 @@ pub struct ProjectPython {
 pub struct ProgramSearch {
     workspace: PathBuf,
     trusted: bool,
+    server_cache: Option<PathBuf>,
 }
 
 impl ProgramSearch {
@@ -83,6 +125,27 @@ impl ProgramSearch {
                 .canonicalize()
                 .unwrap_or_else(|_| workspace.to_path_buf()),
             trusted,
+            server_cache: server_cache_root(),
+        }
+    }
+
+    /// This search with `cache` as the server cache (`None`: no cache is searched).
+    pub fn with_server_cache(mut self, cache: Option<PathBuf>) -> Self {
+        self.server_cache = cache;
+        self
+    }
+
+    /// The server cache this search uses, if any.
+    pub fn server_cache(&self) -> Option<&Path> {
+        self.server_cache.as_deref()
+    }
+
+    /// The `bin` folders of the server cache searched after `$PATH`. An untrusted run drops a
+    /// cache that lies inside the workspace (an `XDG_CACHE_HOME` pointing into it).
+    pub fn cache_dirs(&self) -> Vec<PathBuf> {
+        match &self.server_cache {
+            Some(c) if self.trusted || !self.inside_workspace(c) => cache_bin_dirs(c),
+            _ => Vec::new(),
         }
     }
 
@@ -149,6 +212,7 @@ impl ProgramSearch {
     pub fn search_dirs(&self, project: &Path) -> Vec<PathBuf> {
         let mut dirs = self.local_bin_dirs(project);
         dirs.extend(self.path_dirs());
+        dirs.extend(self.cache_dirs());
         dirs
     }
 
@@ -162,6 +226,7 @@ impl ProgramSearch {
             .filter(|d| d.is_dir())
             .collect();
         dirs.extend(self.path_dirs());
+        dirs.extend(self.cache_dirs());
         std::env::join_paths(dirs).unwrap_or_default()
     }
 
@@ -208,6 +273,15 @@ impl ProgramSearch {
                 return Ok(FoundProgram {
                     path: p,
                     origin: Origin::Path,
+                });
+            }
+        }
+        for d in self.cache_dirs() {
+            let p = d.join(program);
+            if is_executable(&p) {
+                return Ok(FoundProgram {
+                    path: p,
+                    origin: Origin::Cache,
                 });
             }
         }
@@ -278,6 +352,7 @@ impl ProgramSearch {
         let trusted_view = ProgramSearch {
             workspace: self.workspace.clone(),
             trusted: true,
+            server_cache: None,
         };
         let present: Vec<String> = trusted_view
             .local_bin_dirs(project)
@@ -355,6 +430,41 @@ mod tests {
                 .split(':')
                 .all(|d| !d.starts_with(ws.to_str().unwrap()))
         );
+    }
+
+    #[test]
+    fn the_server_cache_comes_after_path_and_skips_installs_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let cache = dir.path().canonicalize().unwrap().join("cache");
+        exe(&cache.join("npm-demo@1.0.0/bin/demo-cached-server"));
+        exe(&cache.join(".tmp-npm-half@1.0.0-1/bin/half-made-server"));
+        exe(&cache.join("npm-demo@1.0.0/bin/sh"));
+        for trusted in [false, true] {
+            let search = ProgramSearch::new(&ws, trusted).with_server_cache(Some(cache.clone()));
+            let found = search.find("demo-cached-server", &ws).unwrap();
+            assert_eq!(found.origin, Origin::Cache);
+            assert_eq!(
+                found.path,
+                cache.join("npm-demo@1.0.0/bin/demo-cached-server")
+            );
+            assert!(search.find("half-made-server", &ws).is_err());
+            // PATH first: the cache never shadows what the user has.
+            assert_eq!(search.find("sh", &ws).unwrap().origin, Origin::Path);
+            let child_path = search.child_path(&ws);
+            assert!(
+                child_path.to_string_lossy().ends_with("npm-demo@1.0.0/bin"),
+                "{child_path:?}"
+            );
+        }
+        // A cache inside an untrusted workspace is the repository's, not the user's.
+        let planted = ws.join("cache");
+        exe(&planted.join("npm-x@1/bin/planted-server"));
+        let untrusted = ProgramSearch::new(&ws, false).with_server_cache(Some(planted.clone()));
+        assert!(untrusted.find("planted-server", &ws).is_err());
+        let trusted = ProgramSearch::new(&ws, true).with_server_cache(Some(planted));
+        assert!(trusted.find("planted-server", &ws).is_ok());
     }
 
     #[test]

@@ -55,6 +55,7 @@
 //! # }
 //! ```
 
+pub mod acquire;
 mod c_checker;
 mod checker;
 pub mod client;
