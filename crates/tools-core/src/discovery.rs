@@ -309,16 +309,17 @@ impl ProgramSearch {
     }
 
     /// Where a bare name is looked for, in words, e.g. `./{.venv/bin,venv/bin,node_modules/.bin}
-    /// (and the same under each parent up to the workspace root), then $PATH`.
+    /// (and the same under each parent up to the workspace root), then $PATH, then the server
+    /// cache`.
     pub fn where_text(&self, project: &Path) -> String {
         if self.trusted {
             format!(
-                "{}/{{{}}} (and the same under each parent up to the workspace root), then $PATH",
+                "{}/{{{}}} (and the same under each parent up to the workspace root), then $PATH, then the server cache",
                 self.shown(project),
                 LOCAL_BIN_DIRS.join(",")
             )
         } else {
-            "$PATH outside the workspace (untrusted workspace: project-local folders are not searched)".into()
+            "$PATH outside the workspace, then the server cache (untrusted workspace: project-local folders are not searched)".into()
         }
     }
 
