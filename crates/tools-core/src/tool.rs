@@ -182,6 +182,25 @@ mod tests {
         assert!(err.unwrap_or_default().contains("path"));
     }
 
+    #[tokio::test]
+    async fn the_current_progress_is_the_calls_own_and_a_no_op_outside() {
+        struct Seen(std::sync::Mutex<Vec<String>>);
+        impl ProgressSink for Seen {
+            fn report(&self, _: f64, _: Option<f64>, message: Option<String>) {
+                self.0.lock().unwrap().push(message.unwrap_or_default());
+            }
+        }
+        let seen = Arc::new(Seen(std::sync::Mutex::new(Vec::new())));
+        Progress::current().report(1.0, None, Some("outside".into()));
+        Progress::new(seen.clone())
+            .scope(async {
+                tokio::task::yield_now().await;
+                Progress::current().report(1.0, None, Some("inside".into()));
+            })
+            .await;
+        assert_eq!(*seen.0.lock().unwrap(), ["inside"]);
+    }
+
     #[test]
     fn schema_is_an_object_schema() {
         let s = schema_for::<Args>();
