@@ -163,3 +163,45 @@ async def test_auto_install_comes_from_the_users_configuration_only(tmp_path):
     assert progress and progress[0].startswith("auto_install: installing bash-language-server 5.8.1 (npm)"), progress
     assert any("ready in" in m for m in progress), progress
     assert cache_folders(tmp_path) == ["npm-bash-language-server@5.8.1"]
+
+
+async def test_a_cached_typescript_server_never_runs_the_repositorys_tsserver(tmp_path):
+    env = isolated_env(tmp_path)
+    env["PATH"] = os.pathsep.join(
+        d for d in env["PATH"].split(os.pathsep)
+        if not any(os.access(os.path.join(d, p), os.X_OK) for p in ("typescript-language-server", "tsc"))
+    )
+    ws = tmp_path / "ws"
+    (ws / "node_modules" / "typescript" / "lib").mkdir(parents=True)
+    (ws / "node_modules" / "typescript" / "lib" / "tsserver.js").write_text('throw new Error("the planted tsserver ran")\n')
+    (ws / "tsconfig.json").write_text("{}\n")
+    (ws / "a.ts").write_text("export function area(w: number, h: number): number {\n  return w * h;\n}\narea(2, 3);\n")
+    done = cli(env, "servers", "install", "typescript", "--root", str(ws))
+    assert "typescript-language-server 5.3.0 (npm) with typescript 5.9.3" in done.stdout, done.stdout
+    async with mcp_session(ws, env=env) as c:
+        r = await c.call_tool("lsp", {"action": "hover", "file": "a.ts", "line": 4, "symbol": "area"})
+        assert not r.is_error and "function area(w: number, h: number): number" in text(r), text(r)
+
+
+def test_a_killed_install_leaves_no_server_and_the_next_install_completes(tmp_path):
+    env = isolated_env(tmp_path)
+    ws = workspace(tmp_path)
+    proc = subprocess.Popen(
+        [agent_tools_bin(), "servers", "install", "bash-language-server", "--root", str(ws)],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # Killed once the package manager runs (its first progress line is printed before it starts).
+    assert proc.stderr.readline().startswith("[1/1] bash-language-server: installing")
+    proc.kill()
+    proc.wait()
+    servers = tmp_path / "cache" / "agent-tools" / "servers"
+    assert not (servers / "npm-bash-language-server@5.8.1").exists()
+    listing = cli(env, "servers", "--root", str(ws)).stdout
+    assert next(l for l in listing.splitlines() if l.startswith("bash ")).split()[4] == "missing", listing
+    done = cli(env, "servers", "install", "bash-language-server", "--root", str(ws))
+    assert "installed in" in done.stdout, done.stdout
+    # What the killed install left was removed by the next one.
+    assert cache_folders(tmp_path) == ["npm-bash-language-server@5.8.1"]

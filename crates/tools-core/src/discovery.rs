@@ -62,6 +62,18 @@ pub fn cache_bin_dirs(cache: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// `name` in the bin folders of the user's server cache, for lookups that happen outside a
+/// run's [`ProgramSearch`] (the cache is the user's, so trust does not matter here).
+pub fn find_in_server_cache(name: &str) -> Option<PathBuf> {
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    cache_bin_dirs(&server_cache_root()?)
+        .into_iter()
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
 /// Where a found program came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {

@@ -329,10 +329,14 @@ fn restrict_rust_analyzer(spec: &mut ServerSpec) {
     merge_json(section, &off);
 }
 
-/// The `tsserver.js` of a TypeScript installed outside any project: next to `tsc` on `PATH`,
-/// or beside `typescript-language-server` in its `node_modules`.
+/// The `tsserver.js` of a TypeScript installed outside any project: next to `tsc` on `PATH`
+/// or in the server cache, or beside `typescript-language-server` in its `node_modules`.
 fn global_tsserver() -> Option<std::path::PathBuf> {
-    let real = |name: &str| tools_core::process::which(name).and_then(|p| p.canonicalize().ok());
+    let real = |name: &str| {
+        tools_core::process::which(name)
+            .or_else(|| tools_core::discovery::find_in_server_cache(name))
+            .and_then(|p| p.canonicalize().ok())
+    };
     let mut candidates = Vec::new();
     // `…/typescript/bin/tsc` → `…/typescript/lib/tsserver.js`
     if let Some(tsc) = real("tsc")
