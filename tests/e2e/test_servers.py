@@ -205,3 +205,23 @@ def test_a_killed_install_leaves_no_server_and_the_next_install_completes(tmp_pa
     assert "installed in" in done.stdout, done.stdout
     # What the killed install left was removed by the next one.
     assert cache_folders(tmp_path) == ["npm-bash-language-server@5.8.1"]
+
+
+async def test_a_failed_auto_install_says_what_npm_said_and_is_not_retried_in_the_run(tmp_path):
+    env = isolated_env(tmp_path)
+    # The registry settings reach npm (here: a registry nobody listens on, so npm fails at once).
+    env["npm_config_registry"] = "http://127.0.0.1:9/"
+    env["npm_config_fetch_retries"] = "0"
+    ws = workspace(tmp_path)
+    (tmp_path / "config" / "agent-tools").mkdir(parents=True)
+    (tmp_path / "config" / "agent-tools" / "config.toml").write_text("[lsp]\nauto_install = true\n")
+    args = {"action": "hover", "file": "greet.sh", "line": 6, "symbol": "greet"}
+    async with mcp_session(ws, env=env) as c:
+        r = await c.call_tool("lsp", args)
+        assert r.is_error, text(r)
+        assert "auto_install tried bash-language-server 5.8.1 (npm) and failed" in text(r), text(r)
+        assert "npm error" in text(r) and "127.0.0.1:9" in text(r), text(r)
+        r = await c.call_tool("lsp", args)
+        assert r.is_error and "failed earlier in this run" in text(r), text(r)
+        assert "`agent-tools servers install bash-language-server` retries it" in text(r), text(r)
+    assert cache_folders(tmp_path) == []

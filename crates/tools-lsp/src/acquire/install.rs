@@ -260,8 +260,9 @@ fn registry_environment(recipe: &InstallRecipe) -> Vec<(String, String)> {
 }
 
 /// The package manager's own words from its stderr: its error lines when it marks them
-/// (`npm error`, `ERROR:`, `error:`), else its last lines; at most 8 lines of 300 characters,
-/// joined into one.
+/// (`npm error`, `ERROR:`, `error:`), else its last lines. npm says what matters first (the
+/// code, then the reason) and pip last, so a long report keeps its first four and last four
+/// lines; each line is cut at 300 characters, and all are joined into one.
 pub(crate) fn manager_message(stderr: &str) -> String {
     let lines: Vec<&str> = stderr
         .lines()
@@ -274,18 +275,29 @@ pub(crate) fn manager_message(stderr: &str) -> String {
         .copied()
         .filter(|l| {
             let lower = l.to_ascii_lowercase();
-            lower.starts_with("npm error")
-                || lower.starts_with("npm err!")
-                || lower.starts_with("error")
-                || lower.starts_with("fatal")
+            let npm_rest = lower
+                .strip_prefix("npm error")
+                .or_else(|| lower.strip_prefix("npm err!"));
+            match npm_rest {
+                // A bare `npm error` or one holding only a brace of a dumped object says nothing.
+                Some(rest) => rest.trim().len() > 1,
+                None => lower.starts_with("error") || lower.starts_with("fatal"),
+            }
         })
         .collect();
     let chosen = if marked.is_empty() { &lines } else { &marked };
-    let tail = &chosen[chosen.len().saturating_sub(8)..];
-    if tail.is_empty() {
+    if chosen.is_empty() {
         return "it printed nothing on stderr".into();
     }
-    tail.iter()
+    let kept: Vec<&str> = if chosen.len() > 8 {
+        let mut k = chosen[..4].to_vec();
+        k.push("…");
+        k.extend_from_slice(&chosen[chosen.len() - 4..]);
+        k
+    } else {
+        chosen.clone()
+    };
+    kept.iter()
         .map(|l| tools_core::text::cut_text(l, 300))
         .collect::<Vec<_>>()
         .join(" | ")
@@ -319,5 +331,13 @@ mod tests {
         assert!(manager_message(pip).starts_with("ERROR: Could not find"));
         assert_eq!(manager_message(""), "it printed nothing on stderr");
         assert_eq!(manager_message("one\ntwo\n"), "one | two");
+        let long: String = (1..=12)
+            .map(|i| format!("npm error line {i}\nnpm error }}\n"))
+            .collect();
+        assert_eq!(
+            manager_message(&long),
+            "npm error line 1 | npm error line 2 | npm error line 3 | npm error line 4 | … | \
+             npm error line 9 | npm error line 10 | npm error line 11 | npm error line 12"
+        );
     }
 }

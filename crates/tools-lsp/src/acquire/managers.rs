@@ -50,10 +50,14 @@ impl Step {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // The first argument (the manager's verb) and the last (the package), without the
+        // folder paths in between.
         let mut words = vec![name];
-        words.extend(self.args.iter().take(3).cloned());
-        if self.args.len() > 3 {
-            words.push("…".into());
+        match self.args.as_slice() {
+            [first, .., last] if self.args.len() > 2 => {
+                words.extend([first.clone(), "…".into(), last.clone()])
+            }
+            args => words.extend(args.iter().cloned()),
         }
         words.join(" ")
     }
@@ -395,6 +399,7 @@ mod tests {
             [("GOBIN".to_string(), "/cache/.tmp-x/bin".to_string())]
         );
         assert_eq!(go[0].shown(), "go install golang.org/x/tools/gopls@v0.20.0");
+        assert_eq!(s[0].shown(), "npm install … typescript@5.9.3");
     }
 
     #[test]
