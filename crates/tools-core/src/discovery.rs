@@ -45,21 +45,46 @@ pub fn server_cache_root() -> Option<PathBuf> {
     Some(base.join(SERVER_CACHE_SUBDIR))
 }
 
-/// The `bin` folders of the completed installs in `cache`, sorted by install folder name.
-/// An install in progress lives in a folder whose name starts with `.`, so it is never
-/// searched before it is complete.
+/// The `bin` folders of the completed installs in `cache` (folders named `MANAGER-PACKAGE@VERSION`),
+/// by package, the newest version of each first (so after a pin moves on, the new install
+/// wins over the one left behind). An install in progress lives in a folder whose name
+/// starts with `.`, so it is never searched before it is complete.
 pub fn cache_bin_dirs(cache: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(cache) else {
         return Vec::new();
     };
-    let mut dirs: Vec<PathBuf> = entries
+    let mut dirs: Vec<(String, Vec<VersionPart>, PathBuf)> = entries
         .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| e.path().join("bin"))
-        .filter(|b| b.is_dir())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let bin = e.path().join("bin");
+            (!name.starts_with('.') && bin.is_dir()).then(|| {
+                let (package, version) = name.rsplit_once('@').unwrap_or((&name, ""));
+                (package.to_string(), version_parts(version), bin)
+            })
+        })
         .collect();
-    dirs.sort();
-    dirs
+    dirs.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
+    dirs.into_iter().map(|(_, _, bin)| bin).collect()
+}
+
+/// One dot- or dash-separated part of a version: numbers compare as numbers, and a number
+/// sorts after text (`1.0.0` after `1.0.0-rc1`'s `rc1` at the same place).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum VersionPart {
+    Text(String),
+    Number(u64),
+}
+
+fn version_parts(version: &str) -> Vec<VersionPart> {
+    version
+        .trim_start_matches('v')
+        .split(['.', '-', '+'])
+        .map(|p| match p.parse::<u64>() {
+            Ok(n) => VersionPart::Number(n),
+            Err(_) => VersionPart::Text(p.to_string()),
+        })
+        .collect()
 }
 
 /// `name` in the bin folders of the user's server cache, for lookups that happen outside a
@@ -454,20 +479,26 @@ mod tests {
         exe(&cache.join("npm-demo@1.0.0/bin/demo-cached-server"));
         exe(&cache.join(".tmp-npm-half@1.0.0-1/bin/half-made-server"));
         exe(&cache.join("npm-demo@1.0.0/bin/sh"));
+        exe(&cache.join("npm-demo@1.10.0/bin/demo-cached-server"));
+        exe(&cache.join("npm-demo@1.9.0/bin/demo-cached-server"));
         for trusted in [false, true] {
             let search = ProgramSearch::new(&ws, trusted).with_server_cache(Some(cache.clone()));
             let found = search.find("demo-cached-server", &ws).unwrap();
             assert_eq!(found.origin, Origin::Cache);
+            // The newest install of a package first: 1.10.0 over 1.9.0 over 1.0.0.
             assert_eq!(
                 found.path,
-                cache.join("npm-demo@1.0.0/bin/demo-cached-server")
+                cache.join("npm-demo@1.10.0/bin/demo-cached-server")
             );
             assert!(search.find("half-made-server", &ws).is_err());
             // PATH first: the cache never shadows what the user has.
             assert_eq!(search.find("sh", &ws).unwrap().origin, Origin::Path);
             let child_path = search.child_path(&ws);
             assert!(
-                child_path.to_string_lossy().ends_with("npm-demo@1.0.0/bin"),
+                child_path.to_string_lossy().ends_with(&format!(
+                    "npm-demo@1.9.0/bin:{}",
+                    cache.join("npm-demo@1.0.0/bin").display()
+                )),
                 "{child_path:?}"
             );
         }
