@@ -97,9 +97,11 @@ fn where_text(found: &Option<FoundProgram>, cache: Option<&std::path::Path>) -> 
     }
 }
 
-/// The listing `agent-tools servers` prints: one line per candidate, the entry's name and
-/// whether the workspace needs it on its first line; a missing program that can be installed
-/// carries the command that installs it.
+/// The listing `agent-tools servers` prints: for an entry the workspace needs, one line per
+/// candidate; for the others one line (the candidate that was found, else the first, and how
+/// many more there are), so forty entries stay readable. The entry's name and whether the
+/// workspace needs it lead its first line; a missing program that can be installed carries
+/// the command that installs it.
 pub fn render_states(states: &[EntryState], cache: Option<&std::path::Path>) -> String {
     let mut out = vec![format!(
         "{:<14} {:<10} {:<30} WHERE",
@@ -111,7 +113,18 @@ pub fn render_states(states: &[EntryState], cache: Option<&std::path::Path>) -> 
         } else {
             "no".into()
         };
-        for (i, c) in s.candidates.iter().enumerate() {
+        let shown: Vec<&CandidateState> = if s.needed() {
+            s.candidates.iter().collect()
+        } else {
+            s.candidates
+                .iter()
+                .find(|c| c.found.is_some())
+                .or(s.candidates.first())
+                .into_iter()
+                .collect()
+        };
+        let others = s.candidates.len() - shown.len();
+        for (i, c) in shown.into_iter().enumerate() {
             let (lang, need) = if i == 0 {
                 (s.language.as_str(), needed.as_str())
             } else {
@@ -128,6 +141,9 @@ pub fn render_states(states: &[EntryState], cache: Option<&std::path::Path>) -> 
                 }
                 (None, None) => line.push_str(" (no install recipe)"),
                 _ => {}
+            }
+            if others > 0 {
+                line.push_str(&format!(" (+{others} other candidates)"));
             }
             out.push(line.trim_end().to_string());
         }
@@ -333,6 +349,14 @@ mod tests {
             "{vue_line}"
         );
         assert!(text.contains("needed here but missing: vue"), "{text}");
+        // An entry the workspace does not need is one line.
+        let python: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("python "))
+            .take(2)
+            .collect();
+        assert!(python[0].contains("other candidates)"), "{text}");
+        assert!(!python[1].starts_with(' '), "{text}");
         let json = states_json(&states, None);
         assert_eq!(json["entries"][0]["candidates"][0]["where"], "missing");
     }
