@@ -349,7 +349,8 @@ impl Registry {
                 ToolError::rejected(format!("`{name}` was cancelled before it started")).into(),
             );
         }
-        let mut out = unless_panicked(name, tool.call(&ctx, args)).await??;
+        let mut out =
+            unless_panicked(name, ctx.progress.clone().scope(tool.call(&ctx, args))).await??;
         drop(_guard);
         // Write observers.
         if !out.touched.is_empty() {

@@ -15,6 +15,11 @@
 //!   and which earlier diagnostics are gone. When the bound is hit it says "pending", and
 //!   what arrives later is reported as that write's, by number.
 //!
+//! - Acquisition ([`acquire`]): the servers the built-in table pins are installed into a
+//!   per-user cache with their ecosystem's package manager (`agent-tools servers install`,
+//!   or on first need with `auto_install = true` in the user's own configuration), and
+//!   found there after `$PATH`.
+//!
 //! Underneath: an LSP client over tools-core's transport ([`LspClient`]), a server
 //! supervisor with a built-in table that `[lsp]` in `agent-tools.toml` overrides and extends
 //! ([`ServerSupervisor`], [`ServerSpec`], [`LspConfig`]), and one server per (language,
@@ -68,6 +73,7 @@
 //! # }
 //! ```
 
+pub mod acquire;
 mod budget;
 mod c_checker;
 mod checker;

@@ -1,6 +1,7 @@
 //! Shared helpers: a temporary project, a run with the lsp family wired into a registry,
 //! and calls through the registry's guard chain as a model would make them.
 
+mod acquire;
 mod budget;
 mod c_checker;
 mod clangd;
