@@ -221,3 +221,47 @@ async fn rust_analyzer_hover_drops_notable_traits() {
     has(&text, "Future");
     p.close_and_check().await;
 }
+
+#[tokio::test]
+async fn a_long_hover_pages_by_line() {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let p = Project::from_fixture("py_src", PYRIGHT);
+    let mut doc = String::from("def manual() -> int:\n    \"\"\"The whole manual.\n\n");
+    for i in 0..300 {
+        doc.push_str(&format!(
+            "    Paragraph {i:03} of the manual, long enough to matter.\n\n"
+        ));
+    }
+    doc.push_str("    \"\"\"\n    return 0\n");
+    p.write("src/shapes/manual.py", &doc);
+    let args =
+        json!({"action": "hover", "file": "src/shapes/manual.py", "line": 1, "symbol": "manual"});
+    let (text, s) = call(&p, args.clone()).await;
+    assert!(text.len() <= 4096, "{} bytes", text.len());
+    has(&text, "```python");
+    has(&text, "Paragraph 000");
+    let next = s["next_offset"].as_u64().expect("a next page");
+    has(&text, &format!("pass `offset: {next}`"));
+    // The next page goes on where the first stopped, and the last one has it all.
+    let mut last_seen = text;
+    let mut offset = Some(next);
+    let mut pages = 1;
+    while let Some(o) = offset {
+        let mut more = args.clone();
+        more["offset"] = json!(o);
+        let (text, s) = call(&p, more).await;
+        assert!(text.len() <= 4096, "{} bytes", text.len());
+        assert!(
+            !text.starts_with("```python"),
+            "page {pages} starts over:\n{text}"
+        );
+        last_seen = text;
+        offset = s["next_offset"].as_u64();
+        pages += 1;
+    }
+    assert!(pages >= 4, "{pages} pages");
+    has(&last_seen, "Paragraph 299");
+    p.close_and_check().await;
+}
