@@ -6,7 +6,8 @@
 //! [`tools_core::discovery`]), else `python3` on `$PATH`. A `python3` on `$PATH` that is a
 //! launcher script (a pyenv shim costs about 90 ms per start) is resolved once to the real
 //! executable it runs. JavaScript: `[eval] node`, else `node` on `$PATH`. An untrusted run
-//! never picks an interpreter inside the workspace.
+//! never picks an interpreter inside the workspace (and says so: what a cell itself
+//! imports from the workspace is still the cell's own code).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -155,10 +156,17 @@ pub fn find_node(
     if let Some(given) = configured_path {
         return configured(search, given, "node");
     }
+    let untrusted = if search.trusted() {
+        String::new()
+    } else {
+        "; untrusted workspace: never a node inside it, though a cell may still require or import \
+         the workspace's own files and node_modules packages (that is the cell's code)"
+            .to_string()
+    };
     match search.find_on_path("node", search.workspace()) {
         Ok(f) => Ok(Interpreter {
             path: f.path,
-            why: "node on PATH".into(),
+            why: format!("node on PATH{untrusted}"),
         }),
         Err(_) => Err("no node on PATH".into()),
     }

@@ -184,7 +184,8 @@ impl KernelProcess {
                 cmd.arg("-c").arg(PYTHON_BOOT).arg(PYTHON_DRIVER);
             }
             Language::Javascript => {
-                cmd.arg("-e").arg(JS_DRIVER);
+                // --expose-internals: the driver parses cells with Node's bundled parser.
+                cmd.arg("--expose-internals").arg("-e").arg(JS_DRIVER);
             }
         }
         cmd.current_dir(run.root())

@@ -25,9 +25,19 @@
 //! output carries the traceback (`structured.status == "error"`), as a notebook shows it; a
 //! timed-out or interrupted cell returns its partial output with a marker; a kernel that
 //! dies during a cell is a tool error, and the next cell gets a fresh kernel. In JavaScript,
-//! top-level `let`/`const`/`function`/`class` of a cell that uses top-level `await` become
-//! globals of the context so they persist; ES `import` statements are not supported in
-//! cells: use `require`, which resolves from the workspace root.
+//! a cell is a script in one long-lived `vm` context (its declarations persist, as in
+//! Node's REPL); a cell with top-level `await` or ES `import` statements runs as an async
+//! function, parsed with Node's own parser, whose top-level `let`/`const`/`function`/
+//! `class`/`import` bindings become globals of the context (so they persist, and the cell
+//! can be run again) and whose last expression statement is the cell's value. `import()`
+//! and `import` statements go through Node's ES module loader (relative specifiers from
+//! the current directory, bare names from the workspace's `node_modules`); `require`
+//! resolves from the workspace root.
+//!
+//! Workspace trust decides which interpreter a kernel runs (never one inside an untrusted
+//! workspace) and that nothing of the workspace starts on its own; the files and packages
+//! a cell itself requires or imports are the cell's code, which `eval`'s exec tier and its
+//! approval cover, trusted run or not.
 //!
 //! What this crate is not for: running untrusted code safely (the kernel runs with the
 //! tool server's rights), or notebooks on disk.
