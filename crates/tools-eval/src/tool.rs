@@ -20,8 +20,8 @@ use crate::{EvalConfig, Language, discover, magics};
 pub(crate) struct EvalArgs {
     /// The cell to run. Python (default): the last expression is displayed; `display()`,
     /// pandas tables, matplotlib figures, `%pip`, `%cd`, `!cmd`, `%%bash`, `%%timeit` work;
-    /// `tool(name, args)` calls another tool. JavaScript: top-level `await`, `require`, and
-    /// `await tool(name, args)`.
+    /// `tool(name, args)` calls another tool. JavaScript: top-level `await`, `import`
+    /// (ES modules and the workspace's packages), `require`, and `await tool(name, args)`.
     code: String,
     /// Required: 5–10 words saying what the cell does (its label in the transcript).
     description: String,
