@@ -9,7 +9,8 @@
 //!   inside this crate.
 //! - The protocol runs over dedicated pipes (fds 3 and 4 of the kernel), never over its
 //!   stdout or a socket; whatever the cell or its subprocesses write to fd 1/2 comes back as
-//!   the cell's output, bounded (head and tail kept, the cut counted).
+//!   the cell's output, held to an answer budget (about 4 KB: head and tail kept, the cut
+//!   counted and saying how to see the rest).
 //! - Python cells behave like a notebook: the last expression is displayed, `display()`,
 //!   pandas tables, matplotlib figures as PNG images (downscaled to at most [`MAX_SIDE`]
 //!   pixels a side), `_repr_png_` / `_repr_markdown_`, tracebacks trimmed to the user's
@@ -61,6 +62,7 @@
 //! # }
 //! ```
 
+mod answer;
 mod cell;
 mod discover;
 mod image;
@@ -106,6 +108,9 @@ impl Language {
     pub const ALL: [Language; 2] = [Language::Python, Language::Javascript];
 }
 
+/// Default answer budget of a cell, in characters (`[eval] max_output_chars`).
+pub const DEFAULT_ANSWER_CHARS: usize = 4000;
+
 /// The `[eval]` section of `agent-tools.toml`. Every field is optional.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -121,7 +126,9 @@ pub struct EvalConfig {
     pub progress_interval_secs: Option<f64>,
     /// Seconds a kernel gets to start (default 30).
     pub start_timeout_secs: Option<f64>,
-    /// Most characters of output a cell returns; head and tail are kept (default 20000).
+    /// The answer budget: most characters of a cell's answer (default 4000, about 4 KB).
+    /// What a cell prints keeps its head and tail within it; its value and traceback get
+    /// half each; every cut says how to see the rest.
     pub max_output_chars: Option<usize>,
     /// The Python interpreter to use instead of the project's venv / `python3`.
     pub python: Option<PathBuf>,
@@ -143,7 +150,7 @@ fn secs(field: &str, v: Option<f64>, default: f64) -> Result<Duration, ToolError
 impl EvalConfig {
     /// The cell limits this configuration gives (the defaults where a field is absent).
     pub fn cell_settings(&self) -> Result<CellSettings, ToolError> {
-        let max = self.max_output_chars.unwrap_or(20_000);
+        let max = self.max_output_chars.unwrap_or(DEFAULT_ANSWER_CHARS);
         if max < 200 {
             return Err(ToolError::invalid(
                 "config",
@@ -154,8 +161,10 @@ impl EvalConfig {
             idle: secs("idle_timeout_secs", self.idle_timeout_secs, 300.0)?,
             grace: secs("interrupt_grace_secs", self.interrupt_grace_secs, 5.0)?,
             progress_every: secs("progress_interval_secs", self.progress_interval_secs, 5.0)?,
-            head: max / 2,
-            tail: max - max / 2,
+            // What a cell prints leaves room in the answer for the cut marker and a note.
+            head: (max - max / 10) / 2,
+            tail: (max - max / 10) / 2,
+            answer_chars: max,
         })
     }
 
@@ -203,10 +212,10 @@ impl ToolFamily for EvalFamily {
                 resource: "cell limits".into(),
                 ok: true,
                 detail: format!(
-                    "idle budget {:.0} s (paused during bridged calls), interrupt grace {:.0} s, output cap {} characters",
+                    "idle budget {:.0} s (paused during bridged calls), interrupt grace {:.0} s, answer budget {} characters",
                     s.idle.as_secs_f64(),
                     s.grace.as_secs_f64(),
-                    s.head + s.tail
+                    s.answer_chars
                 ),
             });
         }
@@ -247,7 +256,8 @@ mod tests {
     fn config_defaults_and_validation() {
         let s = EvalConfig::default().cell_settings().unwrap();
         assert_eq!(s.idle, Duration::from_secs(300));
-        assert_eq!(s.head + s.tail, 20_000);
+        assert_eq!(s.answer_chars, DEFAULT_ANSWER_CHARS);
+        assert!(s.head + s.tail < DEFAULT_ANSWER_CHARS);
         let bad = EvalConfig {
             idle_timeout_secs: Some(-1.0),
             ..Default::default()

@@ -222,11 +222,12 @@ impl KernelProcess {
                 _ = tokio::time::sleep_until(idle_deadline), if bridge.is_empty() && stopping.is_none() => {
                     let idle = last_activity.elapsed();
                     tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
+                    interrupt_at = self.repeat_interrupt_at();
                     stopping = Some((Instant::now(), StopReason::Idle(idle)));
                 }
                 _ = tokio::time::sleep_until(interrupt_at.unwrap_or(far)), if interrupt_at.is_some() => {
-                    interrupt_at = None;
                     tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
+                    interrupt_at = self.repeat_interrupt_at();
                 }
                 _ = tokio::time::sleep_until(grace_deadline), if stopping.is_some() => {
                     self.child.kill();
@@ -253,6 +254,22 @@ impl KernelProcess {
         run
     }
 }
+
+impl KernelProcess {
+    /// When to send the interrupt again, for a kernel that may lose one. Node drops a
+    /// SIGINT that arrives while the driver is busy just before it runs a script with
+    /// `breakOnSigint` (Node detaches the process's SIGINT listeners for that run, and a
+    /// signal not yet dispatched goes with them); the driver ignores an interrupt when no
+    /// cell runs, so sending it again until the cell's `done` arrives is safe. Python keeps
+    /// a pending signal, and a second one could break its cleanup: it gets one.
+    fn repeat_interrupt_at(&self) -> Option<tokio::time::Instant> {
+        (self.language == crate::Language::Javascript)
+            .then(|| tokio::time::Instant::now() + REPEAT_INTERRUPT_EVERY)
+    }
+}
+
+/// How often a JavaScript cell being stopped is interrupted again.
+const REPEAT_INTERRUPT_EVERY: Duration = Duration::from_millis(500);
 
 /// How long a cell blocked in `tool()` has to see its call answered as cancelled before the
 /// interrupt arrives (an interrupt first would pre-empt that answer).

@@ -113,7 +113,13 @@ async fn big_output_is_bounded_and_reset_works() {
     let o = e
         .js("const chunk = 'y'.repeat(1 << 20)\nfor (let i = 0; i < 200; i++) process.stdout.write(chunk)\nconsole.log('\\nEND')")
         .await;
-    assert!(o.text.len() < 25_000, "{}", o.text.len());
+    assert!(o.text.len() <= 4096, "{}", o.text.len());
+    assert!(
+        o.text
+            .contains("characters of output not shown; print a slice"),
+        "{}",
+        o.text
+    );
     assert!(o.text.trim_end().ends_with("END"));
     assert!(
         o.structured.as_ref().unwrap()["cut_chars"]
@@ -277,4 +283,35 @@ async fn untrusted_runs_use_node_from_path_and_say_what_cells_may_import() {
         .await;
     assert_eq!(o.text, "[ 'import', false ]");
     assert!(!e.dir.path().join("planted-ran").exists());
+}
+
+#[tokio::test]
+async fn a_large_value_and_error_stay_within_the_answer_budget() {
+    if !node() {
+        return;
+    }
+    let e = env();
+    let o = e
+        .js("const rows = Array.from({length: 3000}, (_, i) => ({id: i, name: `row ${i}`, tags: ['a', 'b']}));\nconsole.log(JSON.stringify(rows));\n'v'.repeat(30000)")
+        .await;
+    assert!(o.text.len() <= 4096, "{} bytes", o.text.len());
+    assert!(o.text.starts_with("[{\"id\":0"), "{}", o.text);
+    assert!(
+        o.text.contains("of output not shown; print a slice"),
+        "{}",
+        o.text
+    );
+    assert!(
+        o.text.contains("of the value not shown; print a slice"),
+        "{}",
+        o.text
+    );
+    let s = o.structured.as_ref().unwrap();
+    assert!(serde_json::to_string(s).unwrap().len() <= 8192);
+    let o = e
+        .js("throw new Error('bad row: ' + 'w'.repeat(40000))")
+        .await;
+    assert_eq!(status(&o), "error");
+    assert!(o.text.len() <= 4096, "{} bytes", o.text.len());
+    assert!(o.text.starts_with("Error: bad row"), "{}", o.text);
 }
