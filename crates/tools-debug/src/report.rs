@@ -55,14 +55,24 @@ pub fn more_line(what: &str, next: usize, total: usize) -> Option<String> {
     })
 }
 
+/// Whether the frame stands before its source's first line: debugpy reports line 0 for a
+/// module paused before its first statement ran.
+fn before_first_line(frame: &dap_types::StackFrame) -> bool {
+    frame.line == 0
+}
+
 /// A frame's location as `path:LINE:COL` (relative inside the workspace), or the frame's
-/// source name when it has no path.
+/// source name when it has no path. A frame before its first line is shown at line 1 and
+/// says so (never `path:0`).
 pub fn frame_location(ws: &Workspace, frame: &dap_types::StackFrame) -> Option<String> {
     let src = frame.source.as_ref()?;
     let path = match &src.path {
         Some(p) => ws.display(Path::new(p)),
         None => src.name.clone()?,
     };
+    if before_first_line(frame) {
+        return Some(format!("{path}:1:1 (before the first line)"));
+    }
     Some(if frame.column > 0 {
         format!("{path}:{}:{}", frame.line, frame.column)
     } else {
@@ -93,8 +103,9 @@ pub fn frame_json(ws: &Workspace, frame: &dap_types::StackFrame) -> Value {
         "frame_id": frame.id,
         "function": frame.name,
         "path": frame.source.as_ref().and_then(|s| s.path.as_ref()).map(|p| ws.display(Path::new(p))),
-        "line": frame.line,
-        "column": frame.column,
+        "line": frame.line.max(1),
+        "column": frame.column.max(1),
+        "before_first_line": before_first_line(frame),
     })
 }
 
@@ -203,6 +214,32 @@ pub fn human(duration: std::time::Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_before_the_first_line_is_not_at_line_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let path = ws.root().join("spin.py");
+        let frame: dap_types::StackFrame = serde_json::from_value(json!({
+            "id": 1, "name": "<module>", "line": 0, "column": 0,
+            "source": {"path": path.to_string_lossy()},
+        }))
+        .unwrap();
+        assert_eq!(
+            frame_location(&ws, &frame).as_deref(),
+            Some("spin.py:1:1 (before the first line)")
+        );
+        let j = frame_json(&ws, &frame);
+        assert_eq!(
+            (&j["line"], &j["before_first_line"]),
+            (&json!(1), &json!(true))
+        );
+        let mut at_5 = frame.clone();
+        at_5.line = 5;
+        at_5.column = 3;
+        assert_eq!(frame_location(&ws, &at_5).as_deref(), Some("spin.py:5:3"));
+        assert_eq!(frame_json(&ws, &at_5)["before_first_line"], false);
+    }
 
     #[test]
     fn listings_fill_the_budget_and_name_the_next_offset() {
