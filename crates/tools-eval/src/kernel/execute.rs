@@ -43,8 +43,16 @@ impl KernelProcess {
         }
         tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
         let deadline = tokio::time::Instant::now() + grace;
+        let mut again = self.repeat_interrupt_at();
         loop {
-            match tokio::time::timeout_at(deadline, self.channel.recv()).await {
+            let wait_until = again.map_or(deadline, |t| t.min(deadline));
+            let received = tokio::time::timeout_at(wait_until, self.channel.recv()).await;
+            if received.is_err() && tokio::time::Instant::now() < deadline {
+                tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
+                again = self.repeat_interrupt_at();
+                continue;
+            }
+            match received {
                 Ok(Some(Ok(FromKernel::Done { id: done, .. }))) if done.is_none_or(|d| d == id) => {
                     self.in_flight = None;
                     return Ok(());
