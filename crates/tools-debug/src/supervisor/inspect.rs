@@ -76,7 +76,7 @@ impl DebugSupervisor {
         })))
     }
 
-    /// `stack`: up to [`STACK_CAP`] frames from `offset`, as many as fit the answer budget.
+    /// `stack`: up to 30 frames from `offset`, as many as fit the answer budget.
     pub async fn stack(
         &self,
         thread_id: Option<u64>,
@@ -176,7 +176,7 @@ impl DebugSupervisor {
         })))
     }
 
-    /// `variables`: up to [`VARIABLES_CAP`] children from `offset`, as many as fit the
+    /// `variables`: up to 50 children from `offset`, as many as fit the
     /// answer budget.
     pub async fn variables(&self, reference: u64, offset: usize) -> Result<ToolOutput, ToolError> {
         let mut inner = self.inner.lock().await;
