@@ -250,6 +250,7 @@ Breakpoints belong to the conversation until `terminate`: set before or during a
 ends or the adapter fails, listed in every `launch` answer that applies them, and cleared by `terminate` \
 (pass `keep_breakpoints: true` to keep them for the next launch). `continue`, the steps and `launch` wait up to `timeout_seconds` \
 (default 30) and then answer \"still running\" so that `pause` can stop a loop. \
+`stack`, `variables` and `output` answer about 4 KB at a time and name the `offset` that shows the rest. \
 Adapters (`adapters` says which are usable here and why not): debugpy for .py, delve for Go packages, lldb for ELF \
 executables (build C with `gcc -g`), dart for .dart. \
 Attach: debugpy attaches to `port` of `python -m debugpy --listen PORT` and does not suspend (pass `suspend: true` \

@@ -174,7 +174,9 @@ impl Tool for EvalTool {
          %env are rewritten into plain code. Call the other tools from a cell with tool(name, args) \
          (`await tool(...)` in JavaScript); errors raise ToolError. A cell that neither prints nor calls a tool \
          for the idle budget (5 minutes by default; paused while a tool call is pending) is interrupted. \
-         `reset: true` starts a clean kernel."
+         An answer holds about 4000 characters (the head and tail of long output); to see more, print a slice \
+         or write the data to a file and read the part you need. JavaScript cells may `import` ES modules and the \
+         workspace's packages, and use `require`. `reset: true` starts a clean kernel."
             .into()
     }
 
