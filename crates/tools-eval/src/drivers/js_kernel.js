@@ -587,6 +587,10 @@ async function runCell(msg) {
     const interrupted = !!(e && (e.interrupted || (typeof e.message === 'string' && /Script execution interrupted/.test(e.message))));
     status = interrupted ? 'interrupted' : 'error';
     const isErr = e && typeof e === 'object' && typeof e.stack === 'string';
+    if (isErr && e.code === 'ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING' && !DYNAMIC_IMPORT) {
+      e.message += ` (import() in a cell needs Node.js 20.12 or later; this is ${process.version}: use require, or set [eval] node to a newer node)`;
+      e.stack = `${e.name}: ${e.message}`;
+    }
     cell.flush();
     send({
       type: 'error',
