@@ -21,7 +21,8 @@
 //!   parser had to fill in, and a search that finds nothing, come with a hint.
 //! - Answers are held to a text budget (`grep_answer_bytes`, `edit_answer_bytes`, about 4 KB):
 //!   locations and matched lines first, captures by their first and last lines, one line on
-//!   how to get more (`offset`); counters only in the structured result.
+//!   how to get more (`offset`); counters only in the structured result. The structured
+//!   result holds the same page, trimmed the same way, within twice the text budget of JSON.
 //! - The walk honours `.gitignore` (also outside a git repository), `.ignore` and hidden
 //!   files, never enters `.git`, `target` or `node_modules`, and reports binary, non-UTF-8,
 //!   unreadable and too-large files (over `max_file_bytes`, default 4 MiB) in the result.
@@ -103,7 +104,8 @@ pub struct AstConfig {
     pub max_pending_edits: usize,
     /// Bytes of new content all pending edits may hold together (default 256 MiB).
     pub max_staged_bytes: usize,
-    /// Diff lines kept in an `ast_edit` preview's structured result (default 400).
+    /// Most diff lines an `ast_edit` preview shows, text and structured alike (default 400;
+    /// the answer budget usually cuts sooner).
     pub max_diff_lines: usize,
     /// Text budget of an `ast_grep` answer in bytes (default 4096); `offset` pages on.
     pub grep_answer_bytes: usize,
