@@ -10,6 +10,7 @@ use std::sync::{Arc, Weak};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::preview::{PreviewReport, ProposedFile};
 use crate::tool::Progress;
 use crate::{CallCtx, Run, Section, Surface, Tier, Tool, ToolError, ToolOutput};
 
@@ -34,6 +35,15 @@ pub struct ToolInfo {
 pub trait WriteObserver: Send + Sync {
     /// Inspects the files just written and returns sections to append (often none).
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section>;
+
+    /// Predicts what writing `proposed` would make [`WriteObserver::after_write`] report,
+    /// without anything touching the disk, and names what the prediction cannot cover.
+    /// Must leave the observer's own state (a diagnostics ledger, a server's view of the
+    /// files) as it was. The default predicts nothing.
+    async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
+        let _ = (ctx, proposed);
+        PreviewReport::default()
+    }
 }
 
 /// A request for permission to run a write or exec tool.
@@ -256,6 +266,19 @@ impl Registry {
         }
     }
 
+    /// Asks every write observer what writing `proposed` would report (see
+    /// [`WriteObserver::preview`]); nothing is written.
+    pub async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
+        let mut report = PreviewReport::default();
+        for obs in &self.observers {
+            match unless_panicked("preview", obs.preview(ctx, proposed)).await {
+                Ok(r) => report.merge(r),
+                Err(e) => report.not_covered.push(e.to_string()),
+            }
+        }
+        report
+    }
+
     /// Calls `name` as `surface` through the guard chain.
     pub async fn call(
         &self,
@@ -441,6 +464,14 @@ impl Invoker {
     ) -> Result<ToolOutput, ToolError> {
         self.call_inner(name, args, progress, Some(cancel)).await
     }
+    /// What the run's write observers predict for `proposed` (see [`Registry::preview`]);
+    /// an empty report when no registry is attached.
+    pub async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
+        match self.registry.upgrade() {
+            Some(reg) => reg.preview(ctx, proposed).await,
+            None => PreviewReport::default(),
+        }
+    }
     async fn call_inner(
         &self,
         name: &str,
@@ -623,6 +654,69 @@ mod tests {
         async fn after_write(&self, _ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
             vec![Section::new("observed", format!("{} files", touched.len()))]
         }
+    }
+
+    struct Predicts;
+    #[async_trait::async_trait]
+    impl WriteObserver for Predicts {
+        async fn after_write(&self, _ctx: &CallCtx, _touched: &[PathBuf]) -> Vec<Section> {
+            Vec::new()
+        }
+        async fn preview(&self, _ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
+            PreviewReport {
+                sections: vec![Section::new(
+                    "diagnostics",
+                    format!("{} proposed", proposed.len()),
+                )],
+                not_covered: vec!["a save-only checker".into()],
+            }
+        }
+    }
+
+    struct Previews;
+    #[async_trait::async_trait]
+    impl Tool for Previews {
+        fn name(&self) -> &str {
+            "previews"
+        }
+        fn tier(&self) -> Tier {
+            Tier::Write
+        }
+        fn description(&self) -> String {
+            "previews".into()
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type":"object"})
+        }
+        async fn call(&self, ctx: &CallCtx, _args: Value) -> Result<ToolOutput, ToolError> {
+            let proposed = [ProposedFile {
+                path: ctx.run.root().join("f"),
+                text: "x".into(),
+            }];
+            let report = ctx.preview_diagnostics(&proposed).await;
+            Ok(ToolOutput::text(report.text().unwrap_or_default()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tool_reaches_every_observers_preview_and_nothing_counts_as_written() {
+        let (_d, run) = run();
+        let reg = RegistryBuilder::new(run)
+            .tool(Arc::new(Previews))
+            .observer(Arc::new(Predicts))
+            .observer(Arc::new(Note))
+            .build()
+            .unwrap();
+        let out = reg
+            .call(Surface::FULL, "previews", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.text,
+            "1 proposed\nnot covered by this preview: a save-only checker"
+        );
+        // Nothing was touched, so no observer ran after the call.
+        assert!(out.sections.is_empty());
     }
 
     fn run() -> (tempfile::TempDir, Arc<Run>) {

@@ -1,0 +1,130 @@
+//! Previews: what a change *would* do, asked before it is written.
+//!
+//! A writing tool called with `preview: true` computes the new contents, writes nothing,
+//! and hands them to the run's write observers as [`ProposedFile`]s
+//! ([`crate::CallCtx::preview_diagnostics`]). Each observer answers with a [`PreviewReport`]:
+//! the sections it would have appended after the write (diagnostics on write predicts the
+//! diagnostics), and the parts of its machinery that cannot see unsaved contents (a checker
+//! that runs only on saved files), so the answer can say what the prediction does not cover.
+//! The change itself is then staged in the run's [`crate::StagedChanges`] for `resolve`.
+
+use std::path::PathBuf;
+
+use crate::Section;
+
+/// The largest file content a preview sends to observers (a language server holds every
+/// previewed document in memory, and a huge proposed text is almost surely a mistake).
+pub const MAX_PREVIEW_FILE_BYTES: usize = 8 * 1024 * 1024;
+
+/// One file as a change proposes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProposedFile {
+    /// Absolute path, resolved by the workspace jail.
+    pub path: PathBuf,
+    /// The whole proposed text.
+    pub text: String,
+}
+
+/// What one observer (or all of them, merged) predicts about a proposed change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PreviewReport {
+    /// Sections as the write would have had them, worded as a prediction.
+    pub sections: Vec<Section>,
+    /// What the prediction does not cover, one line each, naming the server or checker
+    /// (e.g. a check that runs only when a file is saved).
+    pub not_covered: Vec<String>,
+}
+
+impl PreviewReport {
+    /// Appends `other` to this report.
+    pub fn merge(&mut self, other: PreviewReport) {
+        self.sections.extend(other.sections);
+        for n in other.not_covered {
+            if !self.not_covered.contains(&n) {
+                self.not_covered.push(n);
+            }
+        }
+    }
+
+    /// The report as text for the model: every section's body, then what is not covered.
+    /// `None` when there is nothing to say (no observer predicted anything).
+    pub fn text(&self) -> Option<String> {
+        let mut parts: Vec<String> = self
+            .sections
+            .iter()
+            .filter(|s| !s.body.trim().is_empty())
+            .map(|s| s.body.clone())
+            .collect();
+        if !self.not_covered.is_empty() {
+            parts.push(format!(
+                "not covered by this preview: {}",
+                self.not_covered.join("; ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("\n"))
+    }
+
+    /// The same facts as JSON: each section's structured value under its title, and the
+    /// list of what is not covered.
+    pub fn structured(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        for s in &self.sections {
+            m.insert(
+                s.title.clone(),
+                s.structured
+                    .clone()
+                    .unwrap_or_else(|| serde_json::Value::String(s.body.clone())),
+            );
+        }
+        m.insert("not_covered".into(), serde_json::json!(self.not_covered));
+        serde_json::Value::Object(m)
+    }
+}
+
+impl PreviewReport {
+    /// `out` with this report in front: the prediction leads the text (it is what the
+    /// caller asked for), and the structured result gets it under `predicted`.
+    pub fn lead(&self, mut out: crate::ToolOutput) -> crate::ToolOutput {
+        let text = self.text().unwrap_or_else(|| {
+            "no diagnostics predicted (no language server covers these files)".into()
+        });
+        out.text = format!("{text}\n\n{}", out.text);
+        let predicted = self.structured();
+        out.structured = Some(match out.structured.take() {
+            Some(serde_json::Value::Object(mut m)) => {
+                m.insert("predicted".into(), predicted);
+                serde_json::Value::Object(m)
+            }
+            Some(other) => serde_json::json!({"result": other, "predicted": predicted}),
+            None => serde_json::json!({"predicted": predicted}),
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_reports_keep_every_section_and_name_each_gap_once() {
+        let mut r = PreviewReport::default();
+        assert_eq!(r.text(), None);
+        r.merge(PreviewReport {
+            sections: vec![Section::new("diagnostics", "1 new diagnostic(s) predicted")],
+            not_covered: vec!["cargo check (runs on save)".into()],
+        });
+        r.merge(PreviewReport {
+            sections: vec![],
+            not_covered: vec!["cargo check (runs on save)".into()],
+        });
+        assert_eq!(
+            r.text().unwrap(),
+            "1 new diagnostic(s) predicted\nnot covered by this preview: cargo check (runs on save)"
+        );
+        assert_eq!(
+            r.structured()["not_covered"],
+            serde_json::json!(["cargo check (runs on save)"])
+        );
+    }
+}
