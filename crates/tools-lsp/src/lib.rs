@@ -72,6 +72,7 @@ mod lsp_tool;
 mod new_name;
 pub mod observer;
 mod position;
+mod preview;
 mod query;
 pub mod recipe;
 pub mod rename;
