@@ -138,6 +138,8 @@ pub struct LspClient {
     pub root: PathBuf,
     /// Where its program is.
     pub program: PathBuf,
+    /// The arguments it was started with.
+    pub args: Vec<String>,
     /// When it was started.
     pub started: Instant,
     /// The capabilities it announced.
@@ -402,6 +404,7 @@ impl LspClient {
             server,
             root: launch.root,
             program: launch.program,
+            args: launch.args,
             started,
             caps,
             encoding,
@@ -838,6 +841,28 @@ impl LspClient {
     async fn wait_preview_restored(&self) {
         let mut rx = self.previewing.subscribe();
         let _ = tokio::time::timeout(PREVIEW_WAIT_LIMIT, rx.wait_for(|on| !*on)).await;
+    }
+
+    /// Sends an open document again, its text unchanged, under a new version: a server that
+    /// re-checks a document only when it changes (clangd does not rebuild the files that
+    /// include a header whose open buffer changed) checks it again. The new version, or
+    /// `None` when `path` is not open.
+    pub async fn recheck(&self, path: &Path) -> Result<Option<i32>> {
+        let mut docs = self.docs.lock().await;
+        let Some(doc) = docs.get_mut(path) else {
+            return Ok(None);
+        };
+        doc.version += 1;
+        let (version, text) = (doc.version, doc.text.clone());
+        drop(docs);
+        let uri = path_to_uri(path)?;
+        self.notify_raw(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri.as_str(), "version": version},
+                   "contentChanges": [{"text": text}]}),
+        )
+        .await?;
+        Ok(Some(version))
     }
 
     /// Whether `path` is open with a proposed (previewed) text.

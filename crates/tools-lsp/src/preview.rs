@@ -86,6 +86,15 @@ pub(crate) async fn predict(
         return report;
     }
     for (client, _) in &groups {
+        if client.server.starts_with("clangd")
+            && !client.args.iter().any(|a| a == "--use-dirty-headers")
+        {
+            report.not_covered.push(
+                "clangd's view of files that include a previewed header (it reads included headers from the disk; \
+                 start it with --use-dirty-headers, clangd 15 or later, in [lsp.servers.c] command to cover them)"
+                    .into(),
+            );
+        }
         if checks_on_save(client) {
             report.not_covered.push(format!(
                 "{}'s `cargo check` (it runs on saved files only; the prediction is {}'s own analysis of the unsaved text)",
@@ -233,11 +242,7 @@ async fn preview_on(
                 Err(e) => notes.push(format!("{}: {e}", f.path.display())),
             }
         }
-        for dep in &open_importers {
-            if let Some(v) = client.open_version(dep).await {
-                likely.push((dep.clone(), v));
-            }
-        }
+        recheck_importers(&client, &open_importers, &mut likely).await;
         let goal = SettleGoal {
             publishes: expect,
             likely,
@@ -270,6 +275,27 @@ async fn preview_on(
     rx.await.ok()
 }
 
+/// The open importers of the changed files, as publishes likely to follow the change.
+/// A server that would not re-check them on its own for an unsaved change (clangd) is
+/// handed them again under a new version first.
+async fn recheck_importers(
+    client: &LspClient,
+    open_importers: &[PathBuf],
+    likely: &mut Vec<(PathBuf, i32)>,
+) {
+    let nudge = matches!(client.language.as_str(), "c" | "cpp");
+    for dep in open_importers {
+        let version = if nudge {
+            client.recheck(dep).await.ok().flatten()
+        } else {
+            client.open_version(dep).await
+        };
+        if let Some(v) = version {
+            likely.push((dep.clone(), v));
+        }
+    }
+}
+
 /// Step 4: the disk's texts back in the server, and its settled state on them.
 async fn restore(
     client: &LspClient,
@@ -300,11 +326,7 @@ async fn restore(
             }
         }
     }
-    for dep in open_importers {
-        if let Some(v) = client.open_version(dep).await {
-            likely.push((dep.clone(), v));
-        }
-    }
+    recheck_importers(client, open_importers, &mut likely).await;
     let goal = SettleGoal {
         publishes: expect,
         likely,

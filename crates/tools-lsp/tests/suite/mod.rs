@@ -6,6 +6,7 @@ mod clangd;
 mod failures;
 mod go;
 mod on_write;
+mod preview;
 mod project_c;
 mod project_go;
 mod project_python;
@@ -49,6 +50,8 @@ impl Project {
         let reg = RegistryBuilder::new(Arc::clone(&run))
             .family(fam)
             .tool(Arc::new(TestWrite))
+            .tool(Arc::new(preview::TestPreview))
+            .tool(Arc::new(preview::TestResolve))
             .build()
             .unwrap();
         Project { dir, run, reg }
