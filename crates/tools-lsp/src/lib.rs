@@ -76,6 +76,7 @@ mod preview;
 mod query;
 pub mod recipe;
 pub mod rename;
+mod rename_preview;
 mod rename_refs;
 mod roots;
 mod settle;

@@ -427,3 +427,56 @@ async fn rust_analyzer_previews_its_own_analysis_and_names_cargo_check_as_not_co
     preview_scenario(&p, file, &broken, &callers, Match::PlusSaveOnlyChecks).await;
     p.close_and_check().await;
 }
+
+#[tokio::test]
+async fn a_previewed_rename_is_staged_whole_and_accepted_whole() {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let config = "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
+    let p = Project::from_fixture("py_src", config);
+    let files = [
+        "src/shapes/geometry.py",
+        "src/shapes/report.py",
+        "src/shapes/units.py",
+        "tests/test_geometry.py",
+    ];
+    let hashes: Vec<String> = files.iter().map(|f| p.hash(f)).collect();
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": files[0], "line": 14, "symbol": "area", "new_name": "compute_area", "preview": true}),
+        )
+        .await
+        .unwrap();
+    if std::env::var_os("LSP_TEST_ECHO").is_some() {
+        eprintln!(">>> rename preview\n{}\n", out.full_text());
+    }
+    has(
+        &out.text,
+        "predicted: no new diagnostics if this change is written",
+    );
+    has(&out.text, "(preview) renaming `area`");
+    has(&out.text, "tests/test_geometry.py: ");
+    assert!(out.touched.is_empty());
+    let now: Vec<String> = files.iter().map(|f| p.hash(f)).collect();
+    assert_eq!(now, hashes, "a previewed rename changed files on disk");
+    let id = out.structured.unwrap()["change_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The servers see the disk: the old name is still the one that resolves.
+    has(
+        &p.ok(json!({"action": "diagnostics", "file": "tests/test_geometry.py"}))
+            .await,
+        "no diagnostics",
+    );
+    let written = p.accept(&id).await.unwrap();
+    assert!(!written.contains("new diagnostic(s)"), "{written}");
+    has(
+        &p.read("src/shapes/units.py"),
+        "import compute_area as surface_of",
+    );
+    has(&p.read("tests/test_geometry.py"), "compute_area");
+    p.close_and_check().await;
+}
