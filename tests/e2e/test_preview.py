@@ -71,3 +71,25 @@ async def test_write_preview_then_resolve_accept(tmp_path):
         r = await c.call_tool("resolve", {"change_id": pending, "action": "accept"})
         assert r.is_error and "changed since it was staged" in text(r), text(r)
         assert (tmp_path / "util.py").read_text() == broken + "# touched\n"
+
+
+async def test_ast_edit_proposal_carries_predicted_diagnostics(tmp_path):
+    require("pyright-langserver")
+    project(tmp_path)
+    before = digest(tmp_path / "main.py")
+    async with mcp_session(tmp_path) as c:
+        r = await c.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+        assert "no diagnostics" in text(r), text(r)
+        r = await c.call_tool(
+            "ast_edit",
+            {"pattern": "compute($X)", "rewrite": "compute($X, 1)", "language": "python", "path": "main.py"},
+        )
+        assert not r.is_error, text(r)
+        proposal = text(r)
+        assert proposal.startswith("predicted: 1 new diagnostic(s)"), proposal
+        assert "main.py:3:" in proposal and "(proposed) 1 replacement(s)" in proposal, proposal
+        assert digest(tmp_path / "main.py") == before
+        r = await c.call_tool("resolve", {"edit_id": "edit_1", "action": "discard"})
+        assert not r.is_error, text(r)
+        r = await c.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+        assert "no diagnostics" in text(r), text(r)
