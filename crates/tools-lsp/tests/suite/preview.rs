@@ -480,3 +480,43 @@ async fn a_previewed_rename_is_staged_whole_and_accepted_whole() {
     has(&p.read("tests/test_geometry.py"), "compute_area");
     p.close_and_check().await;
 }
+
+#[tokio::test]
+async fn a_preview_and_a_write_to_the_same_server_do_not_interleave() {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let config = "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
+    let p = Project::from_fixture("py_src", config);
+    let file = "src/shapes/geometry.py";
+    let ok = p.read(file);
+    let broken = ok.replace(
+        "def area(r: Rect) -> int:",
+        "def area(r: Rect, scale: int) -> int:",
+    );
+    let harmless = format!("{ok}\n# a harmless comment\n");
+    has(
+        &p.ok(json!({"action": "diagnostics", "file": file})).await,
+        "no diagnostics",
+    );
+    for round in 0..3 {
+        // Both at once: the breaking preview must not leak into the harmless write's
+        // result, nor the write into the prediction.
+        let (pv, written) = tokio::join!(
+            p.preview(file, &broken),
+            p.write_tool(file, if round % 2 == 0 { &harmless } else { &ok })
+        );
+        let written = written.unwrap_or_default();
+        assert!(
+            !written.contains("new diagnostic(s)"),
+            "round {round}: {written}"
+        );
+        has(&pv.text, "src/shapes/report.py:");
+        p.discard(&pv.id).await;
+        let out = p
+            .ok(json!({"action": "diagnostics", "file": "src/shapes/report.py"}))
+            .await;
+        has(&out, "no diagnostics");
+    }
+    p.close_and_check().await;
+}
