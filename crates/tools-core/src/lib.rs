@@ -7,6 +7,8 @@
 //! - [`Run`]: one conversation's workspace, configuration, cancellation and child processes.
 //! - [`Registry`]: the registration rule, per-surface listing, per-run serialisation of tools
 //!   that are not parallel-safe, and the guard chain (validate → approve → call → write observers).
+//!   A write observer can also *preview* a change: predict what writing proposed contents
+//!   would report, with nothing written.
 //! - [`Workspace`]: the path jail.
 //! - [`safe_write`] and [`PathLocks`]: the one file reader/writer every writing tool uses
 //!   (jailed opens, regular files only, atomic replacement keeping metadata, all-or-nothing

@@ -4,6 +4,11 @@
 //! indexing, document sync against the disk before every query, and the diagnostics the
 //! server published or answers when pulled.
 //!
+//! A preview hands the server proposed texts as unsaved changes ([`LspClient::propose_text`])
+//! under the observation lock ([`LspClient::observation`]); until it has put the disk's
+//! texts back, every sync from the disk waits, so no answer is computed from a text that is
+//! not on disk.
+//!
 //! The framing, writer, reader task and pending-request map are tools-core's [`Transport`];
 //! this module only speaks LSP on top of it.
 
@@ -697,13 +702,25 @@ impl LspClient {
     /// `didChange` otherwise), without reading or touching the disk: a preview. The
     /// document stays marked as proposed until it is synced from the disk or closed.
     pub async fn propose_text(&self, path: &Path, text: String) -> Result<DocState> {
-        // The disk's stamp stays the document's: the disk did not change, so the external
-        // change scan must not take the proposed text for a stale one.
+        self.replace_text(path, text, true).await
+    }
+
+    /// Puts back the text an open document had before a preview (`text`, which was the
+    /// disk's then), unmarking it as proposed. Its disk stamp stays the one of that text, so
+    /// if the disk changed meanwhile (a write raced the preview) the next sync sees it.
+    pub async fn withdraw_proposal(&self, path: &Path, text: String) -> Result<DocState> {
+        self.replace_text(path, text, false).await
+    }
+
+    async fn replace_text(&self, path: &Path, text: String, proposed: bool) -> Result<DocState> {
+        // The stamp of the text the server had from the disk stays the document's: the
+        // disk did not change for this, so the external change scan must not take the
+        // proposed text for a stale one.
         let stamp = match self.docs.lock().await.get(path) {
             Some(d) => d.stamp,
             None => disk_stamp(path),
         };
-        self.sync_text(path, text, stamp, true).await
+        self.sync_text(path, text, stamp, proposed).await
     }
 
     async fn sync_text(

@@ -9,8 +9,10 @@
 //!    The server settles again with the same rules; pull servers are pulled.
 //! 3. The difference is judged like a write's, against a *copy* of the run's ledger: the
 //!    ledger, the pending-write bookkeeping and the write counter stay as they were.
-//! 4. The answer is sent, and then every document is restored to the disk's text (what
-//!    was opened only for the preview is closed) and the server settles on it once more.
+//! 4. The answer is sent, and then every document gets back the text it had before (the
+//!    disk's; what was opened only for the preview is closed) and the server settles on it
+//!    once more. The old text is put back rather than the disk re-read, so a write that
+//!    raced the preview is still a change when its own observation syncs it.
 //!    Until that restore has settled the observation lock is still held and syncs from
 //!    the disk wait, so a following write, query or `diagnostics` sees the disk's state.
 //!    The whole sequence runs as its own task: a caller that gives up half-way never leaves
@@ -223,10 +225,14 @@ async fn preview_on(
         client.set_previewing(true);
         let since = client.publish_seq();
         let mut opened_now = Vec::new();
+        let mut previous = Vec::new();
         let mut expect = Vec::new();
         let mut likely = Vec::new();
         for f in files {
             let was_open = client.is_open(&f.path).await;
+            if let Some(doc) = client.open_doc_state(&f.path).await {
+                previous.push((f.path.clone(), doc.text));
+            }
             let known = client.published(&f.path).is_some();
             match client.propose_text(&f.path, f.text).await {
                 Ok(doc) => {
@@ -268,7 +274,7 @@ async fn preview_on(
             pending,
             notes,
         });
-        restore(&client, &paths, &opened_now, &open_importers, &cfg).await;
+        restore(&client, &previous, &opened_now, &open_importers, &cfg).await;
         client.set_previewing(false);
         drop(observing);
     });
@@ -296,10 +302,12 @@ async fn recheck_importers(
     }
 }
 
-/// Step 4: the disk's texts back in the server, and its settled state on them.
+/// Step 4: the server back on the texts it had before the preview (the disk's then), and
+/// its settled state on them. Documents are put back to that text rather than re-read: a
+/// write that raced the preview then still looks like a change to its own observation.
 async fn restore(
     client: &LspClient,
-    paths: &[PathBuf],
+    previous: &[(PathBuf, String)],
     opened_now: &[PathBuf],
     open_importers: &[PathBuf],
     cfg: &crate::config::LspConfig,
@@ -307,20 +315,19 @@ async fn restore(
     let since = client.publish_seq();
     let mut expect = Vec::new();
     let mut likely = Vec::new();
-    for p in paths {
-        if opened_now.contains(p) {
-            if let Err(e) = client.close_file(p).await {
-                tracing::warn!("restoring {} after a preview: {e}", p.display());
-            }
-            // A server that diagnoses the workspace republishes it from the disk.
-            likely.push((p.clone(), 0));
-            continue;
+    for p in opened_now {
+        if let Err(e) = client.close_file(p).await {
+            tracing::warn!("restoring {} after a preview: {e}", p.display());
         }
-        match client.sync_file_now(p).await {
+        // A server that diagnoses the workspace republishes it from the disk.
+        likely.push((p.clone(), 0));
+    }
+    for (p, text) in previous {
+        match client.withdraw_proposal(p, text.clone()).await {
             Ok(doc) if doc.changed => expect.push((p.clone(), doc.version)),
             Ok(_) => {}
             Err(e) => {
-                // The file is gone or unreadable: the server must not keep the proposal.
+                // The server must not keep the proposal: closed, it reads the disk.
                 tracing::warn!("restoring {} after a preview: {e}", p.display());
                 let _ = client.close_file(p).await;
             }

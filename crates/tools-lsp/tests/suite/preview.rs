@@ -518,5 +518,16 @@ async fn a_preview_and_a_write_to_the_same_server_do_not_interleave() {
             .await;
         has(&out, "no diagnostics");
     }
+    // A breaking write racing a harmless preview of the same file: the write's own result
+    // names what it broke, whoever goes first.
+    let (pv, written) = tokio::join!(p.preview(file, &harmless), p.write_tool(file, &broken));
+    let written = written.unwrap_or_default();
+    has(&written, "new diagnostic(s) after this write");
+    has(&written, "src/shapes/report.py:");
+    p.discard(&pv.id).await;
+    let out = p
+        .ok(json!({"action": "diagnostics", "file": "src/shapes/report.py"}))
+        .await;
+    has(&out, "scale");
     p.close_and_check().await;
 }
