@@ -88,7 +88,7 @@ pub use lang::Lang;
 pub use pattern::{CompiledPattern, compile};
 pub use rewrite::Rewrite;
 pub use search::{MAX_MATCH_CHARS, MatchRecord, find_matches};
-pub use tools_core::staged_changes::{NoWriteFaults, WriteFaults, content_hash};
+pub use tools_core::{NoWriteFaults, WriteFaults, content_hash};
 pub use walk::ALWAYS_SKIPPED_DIRS;
 
 /// The `[ast]` section of `agent-tools.toml`.

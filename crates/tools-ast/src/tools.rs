@@ -15,7 +15,7 @@ use crate::render::{CallFacts, FileEdit, FileHits, Window, edit_answer, grep_ans
 use crate::rewrite::{Rewrite, RewriteStop};
 use crate::search::{Scan, find_matches, scan};
 use crate::walk::{Walked, languages_present};
-use tools_core::staged_changes::content_hash;
+use tools_core::content_hash;
 
 /// Default `max_results`.
 pub const DEFAULT_MAX_RESULTS: usize = 50;

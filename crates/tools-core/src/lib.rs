@@ -15,7 +15,7 @@
 //!   multi-file changes) and the per-path locks that serialise writes within a run.
 //! - [`framing`], [`transport`], [`process`]: the `Content-Length` framing, the request/response
 //!   transport and the child-process lifecycle that the LSP and DAP clients share.
-//! - [`preview`] and [`staged_changes`]: a change checked before it is written (write
+//! - [`PreviewReport`] and [`StagedChanges`]: a change checked before it is written (write
 //!   observers predict what it would do) and the run's store of staged changes that
 //!   `resolve` accepts or discards, all or nothing.
 //! - [`text`]: capped lists and visibly cut text.
@@ -33,12 +33,12 @@ pub mod framing;
 pub mod json_unicode;
 mod output;
 mod path_locks;
-pub mod preview;
+mod preview;
 pub mod process;
 mod registry;
 mod run;
 pub mod safe_write;
-pub mod staged_changes;
+mod staged_changes;
 pub mod sweep;
 pub mod testing;
 pub mod text;
@@ -55,13 +55,16 @@ pub use config::Config;
 pub use error::ToolError;
 pub use output::{Image, Section, ToolOutput};
 pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
-pub use preview::{PreviewReport, ProposedFile};
+pub use preview::{MAX_PREVIEW_FILE_BYTES, PreviewReport, ProposedFile};
 pub use registry::{
     Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,
     Registry, RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,
 };
 pub use run::{KEEP_STATE_ENV, Run, RunOptions};
-pub use staged_changes::{StagedChanges, StagedFile};
+pub use staged_changes::{
+    Accepted, DEFAULT_MAX_BYTES, DEFAULT_MAX_PENDING, NoWriteFaults, StagedChange, StagedChanges,
+    StagedFile, WriteFaults, content_hash,
+};
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
 pub use workspace::{Workspace, display_relative, normalize_lexically};

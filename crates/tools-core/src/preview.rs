@@ -105,6 +105,90 @@ impl PreviewReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{
+        CallCtx, Config, RegistryBuilder, Run, RunOptions, Surface, Tier, Tool, ToolError,
+        ToolOutput, WriteObserver,
+    };
+    use serde_json::{Value, json};
+    use std::sync::Arc;
+
+    struct Quiet;
+    #[async_trait::async_trait]
+    impl WriteObserver for Quiet {
+        async fn after_write(&self, _ctx: &CallCtx, _touched: &[PathBuf]) -> Vec<Section> {
+            vec![Section::new("observed", "after a write")]
+        }
+    }
+
+    struct Predicts;
+    #[async_trait::async_trait]
+    impl WriteObserver for Predicts {
+        async fn after_write(&self, _ctx: &CallCtx, _touched: &[PathBuf]) -> Vec<Section> {
+            Vec::new()
+        }
+        async fn preview(&self, _ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
+            PreviewReport {
+                sections: vec![Section::new(
+                    "diagnostics",
+                    format!("{} proposed", proposed.len()),
+                )],
+                not_covered: vec!["a save-only checker".into()],
+            }
+        }
+    }
+
+    struct Previews;
+    #[async_trait::async_trait]
+    impl Tool for Previews {
+        fn name(&self) -> &str {
+            "previews"
+        }
+        fn tier(&self) -> Tier {
+            Tier::Write
+        }
+        fn description(&self) -> String {
+            "previews".into()
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type":"object"})
+        }
+        async fn call(&self, ctx: &CallCtx, _args: Value) -> Result<ToolOutput, ToolError> {
+            let proposed = [ProposedFile {
+                path: ctx.run.root().join("f"),
+                text: "x".into(),
+            }];
+            let report = ctx.preview_diagnostics(&proposed).await;
+            Ok(ToolOutput::text(report.text().unwrap_or_default()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tool_reaches_every_observers_preview_and_nothing_counts_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::new(RunOptions {
+            root: dir.path().into(),
+            conversation_id: "c".into(),
+            config: Config::empty(),
+            trusted: false,
+        })
+        .unwrap();
+        let reg = RegistryBuilder::new(run)
+            .tool(Arc::new(Previews))
+            .observer(Arc::new(Predicts))
+            .observer(Arc::new(Quiet))
+            .build()
+            .unwrap();
+        let out = reg
+            .call(Surface::FULL, "previews", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.text,
+            "1 proposed\nnot covered by this preview: a save-only checker"
+        );
+        // Nothing was touched, so no observer ran after the call.
+        assert!(out.sections.is_empty());
+    }
 
     #[test]
     fn merged_reports_keep_every_section_and_name_each_gap_once() {

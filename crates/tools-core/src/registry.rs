@@ -656,69 +656,6 @@ mod tests {
         }
     }
 
-    struct Predicts;
-    #[async_trait::async_trait]
-    impl WriteObserver for Predicts {
-        async fn after_write(&self, _ctx: &CallCtx, _touched: &[PathBuf]) -> Vec<Section> {
-            Vec::new()
-        }
-        async fn preview(&self, _ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
-            PreviewReport {
-                sections: vec![Section::new(
-                    "diagnostics",
-                    format!("{} proposed", proposed.len()),
-                )],
-                not_covered: vec!["a save-only checker".into()],
-            }
-        }
-    }
-
-    struct Previews;
-    #[async_trait::async_trait]
-    impl Tool for Previews {
-        fn name(&self) -> &str {
-            "previews"
-        }
-        fn tier(&self) -> Tier {
-            Tier::Write
-        }
-        fn description(&self) -> String {
-            "previews".into()
-        }
-        fn input_schema(&self) -> Value {
-            json!({"type":"object"})
-        }
-        async fn call(&self, ctx: &CallCtx, _args: Value) -> Result<ToolOutput, ToolError> {
-            let proposed = [ProposedFile {
-                path: ctx.run.root().join("f"),
-                text: "x".into(),
-            }];
-            let report = ctx.preview_diagnostics(&proposed).await;
-            Ok(ToolOutput::text(report.text().unwrap_or_default()))
-        }
-    }
-
-    #[tokio::test]
-    async fn a_tool_reaches_every_observers_preview_and_nothing_counts_as_written() {
-        let (_d, run) = run();
-        let reg = RegistryBuilder::new(run)
-            .tool(Arc::new(Previews))
-            .observer(Arc::new(Predicts))
-            .observer(Arc::new(Note))
-            .build()
-            .unwrap();
-        let out = reg
-            .call(Surface::FULL, "previews", json!({}))
-            .await
-            .unwrap();
-        assert_eq!(
-            out.text,
-            "1 proposed\nnot covered by this preview: a save-only checker"
-        );
-        // Nothing was touched, so no observer ran after the call.
-        assert!(out.sections.is_empty());
-    }
-
     fn run() -> (tempfile::TempDir, Arc<Run>) {
         let dir = tempfile::tempdir().unwrap();
         let run = Run::new(RunOptions {

@@ -6,7 +6,7 @@
 //! files or none, each checked against the content it was computed from) or discards.
 
 use serde_json::Value;
-use tools_core::preview::MAX_PREVIEW_FILE_BYTES;
+use tools_core::MAX_PREVIEW_FILE_BYTES;
 use tools_core::{CallCtx, ProposedFile, StagedChanges, StagedFile, ToolError, ToolOutput};
 
 /// Stages `files` on behalf of `tool` and answers with the prediction first, then

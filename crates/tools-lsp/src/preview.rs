@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
-use tools_core::preview::MAX_PREVIEW_FILE_BYTES;
+use tools_core::MAX_PREVIEW_FILE_BYTES;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, PreviewReport, ProposedFile, Section};
 

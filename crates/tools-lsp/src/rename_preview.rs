@@ -6,7 +6,7 @@
 //! every file checked against the content the rename was planned from — or discards it.
 
 use serde_json::json;
-use tools_core::staged_changes::content_hash;
+use tools_core::content_hash;
 use tools_core::{CallCtx, ProposedFile, StagedChanges, StagedFile, ToolError, ToolOutput};
 
 use crate::rename::{Final, Plan};

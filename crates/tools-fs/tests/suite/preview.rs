@@ -4,7 +4,7 @@
 //! suite and the end-to-end tests check those.)
 
 use serde_json::json;
-use tools_core::staged_changes::{NoWriteFaults, content_hash};
+use tools_core::{NoWriteFaults, content_hash};
 use tools_core::{PathLocks, StagedChanges};
 
 use super::Ws;
@@ -16,10 +16,7 @@ fn change_id(out: &tools_core::ToolOutput) -> String {
         .to_string()
 }
 
-fn accept(
-    ws: &Ws,
-    id: &str,
-) -> Result<tools_core::staged_changes::Accepted, tools_core::ToolError> {
+fn accept(ws: &Ws, id: &str) -> Result<tools_core::Accepted, tools_core::ToolError> {
     StagedChanges::for_run(&ws.run).accept(
         id,
         ws.run.workspace(),
@@ -200,7 +197,7 @@ async fn bad_previews_are_clear_errors_and_stage_nothing() {
         std::fs::read_to_string(outside.path().join("t.py")).unwrap(),
         "x = 1\n"
     );
-    let huge = "x".repeat(tools_core::preview::MAX_PREVIEW_FILE_BYTES + 1);
+    let huge = "x".repeat(tools_core::MAX_PREVIEW_FILE_BYTES + 1);
     let e = ws
         .err(
             "write",

@@ -9,11 +9,11 @@
 //! ast family's `resolve` use them (those crates are not dependencies of this one).
 
 use serde_json::{Value, json};
-use tools_core::staged_changes::{NoWriteFaults, content_hash};
 use tools_core::testing::require_binary;
 use tools_core::{
     CallCtx, PathLocks, ProposedFile, StagedChanges, StagedFile, Tier, Tool, ToolError, ToolOutput,
 };
+use tools_core::{NoWriteFaults, content_hash};
 
 use super::{Project, has};
 
