@@ -345,6 +345,7 @@ pub fn edit_answer(
             hash: Some(edit.hash),
             new_text: Some(edit.new),
             replacements: edit.replacements,
+            mode: None,
         });
     }
     let nfiles = staged.len();

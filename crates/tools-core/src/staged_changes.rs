@@ -64,6 +64,9 @@ pub struct StagedFile {
     pub new_text: Option<String>,
     /// Replacements in this file (0 where the tool does not count them).
     pub replacements: usize,
+    /// The mode to give the file when written; `None` keeps an existing file's mode (a file
+    /// moved by a patch carries its old mode here).
+    pub mode: Option<u32>,
 }
 
 /// A staged change, not yet written.
@@ -326,7 +329,7 @@ impl StagedChanges {
                 Some(text) => FileChange::Write {
                     path: f.path.clone(),
                     content: text.clone().into_bytes(),
-                    mode: None,
+                    mode: f.mode,
                 },
                 None => FileChange::Delete {
                     path: f.path.clone(),
@@ -383,6 +386,7 @@ mod tests {
                     path: p,
                     new_text: Some(format!("new {n}\n")),
                     replacements: 1,
+                    mode: None,
                 }
             })
             .collect()
@@ -478,6 +482,7 @@ mod tests {
             hash: None,
             new_text: Some("fresh\n".into()),
             replacements: 0,
+            mode: None,
         });
         let id = s.stage("write", "change", files.clone()).unwrap();
         std::fs::write(ws.root().join("new.txt"), "someone else\n").unwrap();

@@ -151,6 +151,7 @@ impl Tool for EditTool {
                                 .map_err(|_| ToolError::internal("the edited text is not UTF-8"))?,
                         ),
                         replacements: count,
+                        mode: None,
                     };
                     return Ok((count, first_line, Some(staged)));
                 }

@@ -311,19 +311,21 @@ async fn preview(
             let shown = ws.display(c.path());
             let current = read_file_if_exists(ws, c.path(), MAX_UNDO_BYTES)
                 .map_err(|e| e.for_file(&shown))?;
-            let new_text = match c {
-                FileChange::Write { content, .. } => {
+            let (new_text, mode) = match c {
+                FileChange::Write { content, mode, .. } => (
                     Some(String::from_utf8(content.clone()).map_err(|_| {
                         ToolError::invalid("patch", format!("the patched `{shown}` is not UTF-8"))
-                    })?)
-                }
-                FileChange::Delete { .. } => None,
+                    })?),
+                    *mode,
+                ),
+                FileChange::Delete { .. } => (None, None),
             };
             files.push(StagedFile {
                 path: c.path().to_path_buf(),
                 hash: current.map(|c| sha256_hex(&c.bytes)),
                 new_text,
                 replacements: 0,
+                mode,
             });
         }
         Ok((files, summary))

@@ -158,6 +158,7 @@ async fn preview(
         hash,
         new_text: Some(content),
         replacements: 0,
+        mode: None,
     };
     crate::preview::stage_and_predict(ctx, "write", vec![file], summary, structured).await
 }

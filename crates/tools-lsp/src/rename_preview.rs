@@ -42,6 +42,7 @@ pub(crate) async fn stage(
             hash: original.as_deref().map(|t| content_hash(t.as_bytes())),
             new_text,
             replacements: plan.edits.get(path).copied().unwrap_or(0),
+            mode: None,
         });
     }
     let proposed: Vec<ProposedFile> = files

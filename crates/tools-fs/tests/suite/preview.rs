@@ -222,3 +222,22 @@ async fn bad_previews_are_clear_errors_and_stage_nothing() {
         .await;
     assert_eq!(change_id(&out), "change_2");
 }
+
+#[tokio::test]
+async fn a_previewed_move_keeps_the_files_mode_when_accepted() {
+    let ws = Ws::new();
+    std::fs::write(ws.path("run.sh"), "echo one\n").unwrap();
+    super::set_mode(&ws.path("run.sh"), 0o750);
+    let patch = "*** Begin Patch\n*** Update File: run.sh\n*** Move to: bin/run.sh\n@@\n-echo one\n+echo two\n*** End Patch";
+    let out = ws
+        .ok("apply_patch", json!({"patch": patch, "preview": true}))
+        .await;
+    assert!(ws.path("run.sh").exists() && !ws.path("bin").exists());
+    accept(&ws, &change_id(&out)).unwrap();
+    assert!(!ws.path("run.sh").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path("bin/run.sh")).unwrap(),
+        "echo two\n"
+    );
+    assert_eq!(super::mode(&ws.path("bin/run.sh")), 0o750);
+}

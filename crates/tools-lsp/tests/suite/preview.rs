@@ -49,6 +49,7 @@ impl Tool for TestPreview {
                 hash,
                 new_text: Some(text.clone()),
                 replacements: 0,
+                mode: None,
             }],
         )?;
         let report = ctx
