@@ -73,7 +73,13 @@ pub(crate) async fn predict(
         }
         files.push(f.clone());
     }
-    files.truncate(ON_WRITE_FILES);
+    if files.len() > ON_WRITE_FILES {
+        notes.push(format!(
+            "{} more file(s) of this change were not previewed (at most {ON_WRITE_FILES} per preview, as after a write)",
+            files.len() - ON_WRITE_FILES
+        ));
+        files.truncate(ON_WRITE_FILES);
+    }
     let (groups, unreachable) = obs
         .by_server(files.iter().map(|f| f.path.clone()).collect())
         .await;
