@@ -93,8 +93,14 @@ pub(crate) async fn predict(
         }
         return report;
     }
-    for (client, _) in &groups {
-        if client.server.starts_with("clangd")
+    for (client, paths) in &groups {
+        let header = paths.iter().any(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "h" | "hh" | "hpp" | "hxx" | "inc"))
+        });
+        if header
+            && client.server.starts_with("clangd")
             && !client.args.iter().any(|a| a == "--use-dirty-headers")
         {
             report.not_covered.push(
