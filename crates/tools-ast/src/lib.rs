@@ -39,7 +39,11 @@
 //! - Staged edits per run: at most `max_pending_edits` (default 16) pending at once and
 //!   `max_staged_bytes` (default 256 MiB) of new content; past either, `ast_edit` is refused
 //!   until something is resolved. A rejected `accept` (a file changed since staging) drops the
-//!   edit: stage it again.
+//!   edit: stage it again. The store is the run's one store of staged changes (tools-core's
+//!   `StagedChanges`): `resolve` also accepts the `change_id` of a previewed `write`, `edit`,
+//!   `apply_patch` or `lsp_rename`.
+//! - `ast_edit`'s proposal carries the diagnostics the change is predicted to add or remove
+//!   when a write observer (the lsp family's diagnostics on write) is wired.
 //!
 //! Configuration: the `[ast]` section of `agent-tools.toml` ([`AstConfig`]); `enabled = false`
 //! leaves the tools unregistered.
@@ -71,14 +75,13 @@ mod pattern;
 mod render;
 mod rewrite;
 mod search;
-mod staged;
 mod tools;
 mod walk;
 
 use std::sync::Arc;
 
 use serde::Deserialize;
-use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
+use tools_core::{DoctorEntry, Run, StagedChanges, Tool, ToolError, ToolFamily};
 
 pub use cache::{CacheStats, ParseCache};
 pub use compact_tree::{CompactDoc, CompactNode, CompactTree};
@@ -86,7 +89,7 @@ pub use lang::Lang;
 pub use pattern::{CompiledPattern, compile};
 pub use rewrite::Rewrite;
 pub use search::{MAX_MATCH_CHARS, MatchRecord, find_matches};
-pub use staged::{NoWriteFaults, WriteFaults, content_hash};
+pub use tools_core::{NoWriteFaults, WriteFaults, content_hash};
 pub use walk::ALWAYS_SKIPPED_DIRS;
 
 /// The `[ast]` section of `agent-tools.toml`.
@@ -133,7 +136,7 @@ pub(crate) struct AstShared {
     config: AstConfig,
     cache: ParseCache,
     walks: walk::WalkCache,
-    edits: staged::EditStore,
+    edits: Arc<StagedChanges>,
     faults: Arc<dyn WriteFaults>,
 }
 
@@ -143,14 +146,21 @@ pub struct AstFamily {
 }
 
 impl AstFamily {
-    /// The family with `config`; `faults` can fail the writes of `resolve accept` (tests
-    /// inject failures here; [`NoWriteFaults`] is the default).
-    pub fn new(config: AstConfig, faults: Arc<dyn WriteFaults>) -> Self {
+    /// The family with `config`, staging into `changes` (the run's store,
+    /// [`StagedChanges::for_run`], so one `resolve` serves every tool that stages); `faults`
+    /// can fail the writes of `resolve accept` (tests inject failures here; [`NoWriteFaults`]
+    /// is the default).
+    pub fn new(
+        config: AstConfig,
+        faults: Arc<dyn WriteFaults>,
+        changes: Arc<StagedChanges>,
+    ) -> Self {
+        changes.set_limits(config.max_pending_edits, config.max_staged_bytes);
         AstFamily {
             shared: Arc::new(AstShared {
                 cache: ParseCache::new(config.cache_max_bytes),
                 walks: walk::WalkCache::default(),
-                edits: staged::EditStore::new(config.max_pending_edits, config.max_staged_bytes),
+                edits: changes,
                 faults,
                 config,
             }),
@@ -196,7 +206,11 @@ pub fn family_with_faults(
     if !config.enabled {
         return Ok(None);
     }
-    Ok(Some(Arc::new(AstFamily::new(config, faults))))
+    Ok(Some(Arc::new(AstFamily::new(
+        config,
+        faults,
+        StagedChanges::for_run(run),
+    ))))
 }
 
 #[tools_core::async_trait]

@@ -14,8 +14,8 @@ use crate::AstShared;
 use crate::answer::{BudgetedText, JsonRoom, first_and_last_line, shorten, structured_budget};
 use crate::pattern::CompiledPattern;
 use crate::search::{MatchRecord, Scan};
-use crate::staged::StagedFile;
 use crate::walk::{SkipReason, Walked};
+use tools_core::StagedFile;
 
 /// Characters of the pattern or template echoed in a header.
 const ECHO_CHARS: usize = 120;
@@ -355,13 +355,14 @@ pub fn edit_answer(
             .push(json!({"path": rel, "replacements": edit.replacements, "sha256": edit.hash}));
         staged.push(StagedFile {
             path,
-            hash: edit.hash,
-            new_text: edit.new,
+            hash: Some(edit.hash),
+            new_text: Some(edit.new),
             replacements: edit.replacements,
+            mode: None,
         });
     }
     let nfiles = staged.len();
-    let id = shared.edits.stage(staged)?;
+    let id = shared.edits.stage("ast_edit", "edit", staged)?;
     let head = format!(
         "(proposed) {total} replacement(s) in {nfiles} file(s) for `{echo}` → `{}` ({lang}). Nothing was written: \
          call resolve with edit_id \"{id}\" and action \"accept\" to write every file (or none), or \"discard\".\n",

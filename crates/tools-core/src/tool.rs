@@ -102,6 +102,17 @@ pub struct CallCtx {
     pub cancel: CancellationToken,
 }
 
+impl CallCtx {
+    /// What the run's write observers predict for `proposed` (diagnostics on write predicts
+    /// the diagnostics); nothing is written. See [`crate::WriteObserver::preview`].
+    pub async fn preview_diagnostics(
+        &self,
+        proposed: &[crate::ProposedFile],
+    ) -> crate::PreviewReport {
+        self.invoker.preview(self, proposed).await
+    }
+}
+
 /// Parses a tool's arguments into `T`, turning serde errors into
 /// [`ToolError::InvalidArguments`] that name the field.
 pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {

@@ -14,6 +14,13 @@
 //!   state before, filtered through a per-run ledger keyed by severity, code and message —
 //!   and which earlier diagnostics are gone. When the bound is hit it says "pending", and
 //!   what arrives later is reported as that write's, by number.
+//! - Preview diagnostics: the same observer predicts what a change *would* do before it is
+//!   written (`write`/`edit`/`apply_patch`/`lsp_rename` with `preview: true`, and every
+//!   `ast_edit` proposal): the proposed texts go to the servers as unsaved changes, the
+//!   difference between the settled states is judged against a copy of the ledger, and the
+//!   servers are put back on the disk's texts before a following write or query is served.
+//!   Checks that read saved files only (rust-analyzer's `cargo check`, the `"*"` checkers,
+//!   clangd's includers without `--use-dirty-headers`) are named as not covered.
 //!
 //! - Acquisition ([`acquire`]): the servers the built-in table pins are installed into a
 //!   per-user cache with their ecosystem's package manager (`agent-tools servers install`,
@@ -95,9 +102,11 @@ mod new_name;
 pub mod observer;
 mod outline;
 mod position;
+mod preview;
 mod query;
 pub mod recipe;
 pub mod rename;
+mod rename_preview;
 mod rename_refs;
 mod roots;
 mod settle;

@@ -9,6 +9,7 @@ mod failures;
 mod go;
 mod hierarchy;
 mod on_write;
+mod preview;
 mod project_c;
 mod project_go;
 mod project_python;
@@ -53,6 +54,8 @@ impl Project {
         let reg = RegistryBuilder::new(Arc::clone(&run))
             .family(fam)
             .tool(Arc::new(TestWrite))
+            .tool(Arc::new(preview::TestPreview))
+            .tool(Arc::new(preview::TestResolve))
             .build()
             .unwrap();
         Project { dir, run, reg }
