@@ -137,6 +137,12 @@ pub const PUBLIC_MODULES: &[(&str, &str, &str)] = &[
     ),
     (
         "crates/tools-lsp/src/lib.rs",
+        "acquire",
+        "the server acquisition API (cache, installer, catalog) used by the `servers` command \
+         is a namespace of its own; its submodules are private and re-exported there",
+    ),
+    (
+        "crates/tools-lsp/src/lib.rs",
         "recipe",
         "install recipes of the server table, read by the acquisition code outside this crate",
     ),
