@@ -399,3 +399,62 @@ async def test_a_rotated_jwks_file_is_picked_up_without_a_restart(tmp_path):
         # The retired key no longer verifies.
         r = await post_init(srv, issuer.token(resource))
         assert r.status_code == 401 and "`k1`" in r.json()["error_description"], r.text
+
+
+# --- trust and approval -----------------------------------------------------------------
+
+
+def planted_interpreter(root, markers):
+    """A workspace whose agent-tools.toml names its own `.venv/bin/python`, which leaves a
+    marker (outside the workspace) when it runs."""
+    import sys
+
+    root.mkdir()
+    venv_python = root / ".venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.write_text(f'#!/bin/sh\ntouch "{markers / root.name}"\nexec "{os.path.realpath(sys.executable)}" "$@"\n')
+    venv_python.chmod(0o755)
+    (root / "agent-tools.toml").write_text('[eval]\npython = ".venv/bin/python"\n')
+
+
+async def test_trust_is_per_workspace_and_untrusted_sessions_run_no_repository_program(tmp_path, monkeypatch):
+    # The user's own configuration must not trust these roots behind the test's back.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    a, b = tmp_path / "a", tmp_path / "b"
+    planted_interpreter(a, markers)
+    planted_interpreter(b, markers)
+    with serve("--workspace", f"a={a}", "--workspace", f"b={b}", "--trust-workspace", "a") as srv:
+        for name in ("a", "b"):
+            async with client(srv.url(f"/w/{name}/mcp")) as c:
+                r = await c.call_tool("eval", {"code": "import sys\nsys.executable", "description": DESC})
+                assert not r.is_error, text(r)
+        assert sorted(p.name for p in markers.iterdir()) == ["a"]
+    assert any("untrusted" in line and str(b) in line for line in srv.stderr_lines), srv.stderr_lines
+    with serve("--root", str(b), "--trust") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "1", "description": DESC})
+            assert not r.is_error, text(r)
+    assert sorted(p.name for p in markers.iterdir()) == ["a", "b"]
+
+
+def test_serve_help_says_what_an_untrusted_session_cannot_do():
+    out = subprocess.run([agent_tools_bin(), "serve", "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "An untrusted workspace's sessions" in out.stdout and ".venv" in out.stdout, out.stdout
+    r = subprocess.run(
+        [agent_tools_bin(), "serve", "--http", "127.0.0.1:0", "--workspace", "a=/tmp", "--trust-workspace", "b"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert r.returncode != 0 and "no workspace is served as `b`" in r.stderr, r.stderr
+
+
+async def test_approve_deny_refuses_writes_in_every_session(tmp_path):
+    with serve("--root", str(workspace(tmp_path, 1)), "--approve", "deny") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("write", {"path": "w.txt", "content": "w\n"})
+            assert r.is_error and "--approve deny" in text(r), text(r)
+            r = await c.call_tool("read", {"path": "lib/m0.py"})
+            assert not r.is_error, text(r)
+    assert not (tmp_path / "w.txt").exists()

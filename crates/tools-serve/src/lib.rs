@@ -49,6 +49,9 @@ pub struct ServedWorkspace {
     pub name: Option<String>,
     /// The workspace root.
     pub root: PathBuf,
+    /// The operator trusts this workspace (`--trust`): its configuration may name programs
+    /// and its own binaries, interpreters and build scripts may run in every session's run.
+    pub trusted: bool,
 }
 
 impl ServedWorkspace {
@@ -80,6 +83,27 @@ pub struct ServeOptions {
     pub auth: AuthSettings,
     /// Opens a session's run.
     pub run_factory: RunFactory,
+}
+
+impl ServeOptions {
+    /// Options with the defaults of `agent-tools serve`: the full surface, 32 sessions, a
+    /// 30-minute idle timeout, session protocols only, no credentials.
+    pub fn new(
+        addr: SocketAddr,
+        workspaces: Vec<ServedWorkspace>,
+        run_factory: RunFactory,
+    ) -> Self {
+        ServeOptions {
+            addr,
+            workspaces,
+            surface: Surface::FULL,
+            max_sessions: 32,
+            idle_timeout: Duration::from_secs(1800),
+            sessionless: false,
+            auth: AuthSettings::default(),
+            run_factory,
+        }
+    }
 }
 
 /// A server that is bound and ready to serve.
@@ -190,19 +214,17 @@ mod tests {
     }
 
     fn options(addr: &str, root: &std::path::Path) -> ServeOptions {
-        ServeOptions {
-            addr: addr.parse().unwrap(),
-            workspaces: vec![ServedWorkspace {
+        let mut opts = ServeOptions::new(
+            addr.parse().unwrap(),
+            vec![ServedWorkspace {
                 name: None,
                 root: root.into(),
+                trusted: false,
             }],
-            surface: Surface::FULL,
-            max_sessions: 4,
-            idle_timeout: Duration::from_secs(60),
-            sessionless: false,
-            auth: AuthSettings::default(),
-            run_factory: empty_runs(),
-        }
+            empty_runs(),
+        );
+        opts.max_sessions = 4;
+        opts
     }
 
     #[tokio::test]
@@ -223,6 +245,7 @@ mod tests {
         let named = |n: &str| ServedWorkspace {
             name: Some(n.into()),
             root: dir.path().into(),
+            trusted: false,
         };
         opts.workspaces = vec![named("a"), named("a")];
         let err = bind(opts).await.err().unwrap();

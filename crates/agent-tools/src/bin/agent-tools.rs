@@ -61,6 +61,7 @@ enum Command {
     },
     /// Serve many MCP clients over streamable HTTP, one run per session.
     #[cfg(feature = "serve")]
+    #[command(after_help = serve::UNTRUSTED_HELP)]
     Serve(serve::ServeArgs),
     /// List the tools a surface sees, with tiers and schemas, as JSON.
     Tools {

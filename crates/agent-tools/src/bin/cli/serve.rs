@@ -6,9 +6,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_tools::ToolboxOptions;
+use agent_tools::{ApproveMode, ToolboxOptions};
 use tools_core::{Surface, ToolError};
 use tools_serve::{AuthSettings, OAuthSettings, ServeOptions, ServedWorkspace};
+
+/// What `serve --help` says about sessions of untrusted workspaces.
+pub const UNTRUSTED_HELP: &str = "An untrusted workspace's sessions (the default) cannot run \
+the programs, arguments or environment its agent-tools.toml names, its own binaries and \
+interpreters (.venv, node_modules/.bin), or its build scripts and proc macros; servers, \
+kernels and adapters come from this machine instead. --trust or --trust-workspace NAME lifts \
+that, as does listing the root under [trust] roots in ~/.config/agent-tools/config.toml.";
 
 /// The flags of `serve`.
 #[derive(clap::Args)]
@@ -26,6 +33,18 @@ pub struct ServeArgs {
     /// Configuration file for every run (default: agent-tools.toml at each workspace root).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Trust every served workspace: let its agent-tools.toml name programs and let its own
+    /// binaries, interpreters and build scripts run (what an untrusted session cannot do is
+    /// listed at the end of this help).
+    #[arg(long)]
+    trust: bool,
+    /// Trust only the workspace served as NAME (repeatable; see --trust).
+    #[arg(long, value_name = "NAME", conflicts_with = "trust")]
+    trust_workspace: Vec<String>,
+    /// Write and exec calls: `auto` runs them, `deny` refuses them, `ask` shows a yes/no
+    /// card through the client's elicitation (refused when the client cannot show it).
+    #[arg(long, default_value = "auto", value_parser = super::parse_approve)]
+    approve: ApproveMode,
     /// The strongest surface a session gets: full, plan or read-only (a token's scopes can
     /// only lower it).
     #[arg(long, default_value = "full", value_parser = parse_surface)]
@@ -66,6 +85,7 @@ fn parse_workspace(s: &str) -> Result<ServedWorkspace, String> {
     Ok(ServedWorkspace {
         name: Some(name.to_string()),
         root: PathBuf::from(dir),
+        trusted: false,
     })
 }
 
@@ -77,9 +97,35 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
             None => std::env::current_dir()
                 .map_err(|e| ToolError::internal(format!("no current directory: {e}")))?,
         };
-        vec![ServedWorkspace { name: None, root }]
+        if !args.trust_workspace.is_empty() {
+            return Err(ToolError::invalid(
+                "--trust-workspace",
+                "names a workspace served with --workspace NAME=DIR; with --root use --trust",
+            ));
+        }
+        vec![ServedWorkspace {
+            name: None,
+            root,
+            trusted: args.trust,
+        }]
     } else {
-        args.workspace
+        let mut workspaces = args.workspace;
+        for name in &args.trust_workspace {
+            let Some(w) = workspaces
+                .iter_mut()
+                .find(|w| w.name.as_deref() == Some(name))
+            else {
+                return Err(ToolError::invalid(
+                    "--trust-workspace",
+                    format!("no workspace is served as `{name}`"),
+                ));
+            };
+            w.trusted = true;
+        }
+        for w in &mut workspaces {
+            w.trusted |= args.trust;
+        }
+        workspaces
     };
     for w in &workspaces {
         // Fail fast on a bad configuration, before any client connects.
@@ -87,6 +133,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     }
     let mut base = ToolboxOptions::new(".");
     base.config_path = args.config;
+    base.approve = args.approve;
     let auth = AuthSettings {
         static_token: args
             .token_file
@@ -102,23 +149,28 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
             _ => None,
         },
     };
-    let server = tools_serve::bind(ServeOptions {
-        addr: args.addr,
-        workspaces: workspaces.clone(),
-        surface: args.surface,
-        max_sessions: args.max_sessions,
-        idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
-        sessionless: args.sessionless,
-        auth,
-        run_factory: agent_tools::serve_run_factory(base),
-    })
-    .await?;
+    let mut opts = ServeOptions::new(
+        args.addr,
+        workspaces.clone(),
+        agent_tools::serve_run_factory(base),
+    );
+    opts.surface = args.surface;
+    opts.max_sessions = args.max_sessions;
+    opts.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
+    opts.sessionless = args.sessionless;
+    opts.auth = auth;
+    let server = tools_serve::bind(opts).await?;
     let addr = server.local_addr()?;
     for w in &workspaces {
         eprintln!(
-            "agent-tools: serving {} at http://{addr}{}",
+            "agent-tools: serving {} at http://{addr}{} ({})",
             w.root.display(),
-            w.path()
+            w.path(),
+            if w.trusted {
+                "trusted"
+            } else {
+                "untrusted unless your own config trusts it"
+            }
         );
     }
     server.run(stop_signal()).await?;
