@@ -458,3 +458,65 @@ async def test_approve_deny_refuses_writes_in_every_session(tmp_path):
             r = await c.call_tool("read", {"path": "lib/m0.py"})
             assert not r.is_error, text(r)
     assert not (tmp_path / "w.txt").exists()
+
+
+# --- limits and stopping ----------------------------------------------------------------
+
+
+async def test_a_session_over_its_child_cap_is_refused_with_a_reason(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--max-children", "1") as srv:
+        async with client(srv.url()) as c, client(srv.url()) as other:
+            r = await c.call_tool("eval", {"code": "1 + 1", "description": DESC})
+            assert text(r) == "2", text(r)
+            r = await c.call_tool("eval", {"code": "1 + 1", "language": "javascript", "description": DESC})
+            assert r.is_error and "child processes" in text(r) and "--max-children" in text(r), text(r)
+            # The session's kernel still answers, and the cap is per session.
+            r = await c.call_tool("eval", {"code": "3 * 3", "description": DESC})
+            assert text(r) == "9", text(r)
+            r = await other.call_tool("eval", {"code": "4 * 4", "description": DESC})
+            assert text(r) == "16", text(r)
+
+
+async def test_sigterm_lets_a_call_under_way_finish_and_refuses_new_requests(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--grace", "60") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+            results = {}
+
+            async def long_call():
+                results["r"] = await c.call_tool(
+                    "eval", {"code": "import time\ntime.sleep(4)\n'finished'", "description": DESC}
+                )
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(long_call)
+                await anyio.sleep(1.5)
+                srv.proc.terminate()
+                await anyio.sleep(0.5)
+                r = await post_init(srv)
+                assert r.status_code == 503 and "stopping" in r.json()["error"]["message"], r.text
+                async with httpx2.AsyncClient(timeout=10) as http:
+                    assert (await http.get(srv.url("/readyz"))).status_code == 503
+            assert text(results["r"]) == "'finished'", text(results["r"])
+        assert srv.proc.wait(30) == 0, "".join(srv.stderr_lines)
+        assert not running(kernel), "a kernel outlived the server"
+
+
+async def test_the_grace_period_ends_a_call_that_runs_on(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--grace", "1") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+
+            async def endless():
+                with contextlib.suppress(Exception):
+                    await c.call_tool("eval", {"code": "import time\ntime.sleep(600)", "description": DESC})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(endless)
+                await anyio.sleep(1)
+                srv.proc.terminate()
+                assert await anyio.to_thread.run_sync(srv.proc.wait, 60) == 0, "".join(srv.stderr_lines)
+                tg.cancel_scope.cancel()
+        assert not running(kernel), "a kernel outlived the server"

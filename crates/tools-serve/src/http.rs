@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tools_core::{Surface, ToolError};
 
 use crate::auth::{Authenticator, Principal, Refusal, SCOPES, surface_rank};
-use crate::idle::{Activity, BusyBody};
+use crate::idle::{Activity, Answering, BusyBody};
 use crate::session::{OpenRuns, SessionHandler};
 use crate::{ServeOptions, ServedWorkspace};
 
@@ -55,6 +55,11 @@ pub(crate) struct AppState {
     max_sessions: usize,
     open_runs: Arc<OpenRuns>,
     activity: Arc<Activity>,
+    /// Requests being answered, for the drain on stop.
+    answering: Arc<Answering>,
+    /// Cancelled when a stop begins: new requests are refused from then on while those
+    /// under way finish (up to the grace period).
+    pub(crate) draining: CancellationToken,
     /// Cancelled when the server stops: rmcp then ends every session.
     pub(crate) cancel: CancellationToken,
 }
@@ -120,6 +125,8 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         max_sessions: opts.max_sessions,
         open_runs,
         activity: Arc::new(Activity::default()),
+        answering: Arc::new(Answering::default()),
+        draining: CancellationToken::new(),
         cancel,
     });
     tokio::spawn(reap_idle(Arc::clone(&state), opts.idle_timeout));
@@ -155,6 +162,32 @@ impl AppState {
 
     fn owner(&self, id: &str) -> Option<SessionOwner> {
         self.owners.lock().ok()?.get(id).cloned()
+    }
+
+    /// Refuses new requests from now on and waits until no request is being answered, or
+    /// `grace` has passed; says which.
+    pub(crate) async fn drain(&self, grace: Duration) -> bool {
+        self.draining.cancel();
+        let deadline = tokio::time::Instant::now() + grace;
+        let busy = self.answering.count();
+        if busy > 0 {
+            tracing::info!(
+                calls = busy,
+                grace_s = grace.as_secs_f64(),
+                "stopping: waiting for the calls under way"
+            );
+        }
+        while self.answering.count() > 0 {
+            if tokio::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    calls = self.answering.count(),
+                    "stopping: the grace period ended with calls still under way"
+                );
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        true
     }
 
     /// Ends every session and waits (bounded) for their runs to close.
@@ -198,7 +231,7 @@ async fn healthz() -> &'static str {
 }
 
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
-    if state.cancel.is_cancelled() {
+    if state.draining.is_cancelled() || state.cancel.is_cancelled() {
         return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
     }
     // A router in front should send new sessions elsewhere while this one is full.
@@ -326,8 +359,12 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
             known.join(", ")
         ));
     };
-    if state.cancel.is_cancelled() {
-        return (StatusCode::SERVICE_UNAVAILABLE, "the server is stopping\n").into_response();
+    if state.draining.is_cancelled() || state.cancel.is_cancelled() {
+        let reason = "the server is stopping; open a new session on another server";
+        return match message.get("id") {
+            Some(id) => jsonrpc_refusal(StatusCode::SERVICE_UNAVAILABLE, id.clone(), reason.into()),
+            None => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")).into_response(),
+        };
     }
     let authorization = request
         .headers()
@@ -373,10 +410,11 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         let method = request.method().clone();
         if method == Method::POST {
             let busy = state.activity.begin(&id);
+            let answer = state.answering.begin();
             return service
                 .handle(request)
                 .await
-                .map(|body| BusyBody::wrap(Body::new(body), busy));
+                .map(|body| BusyBody::wrap(Body::new(body), Some(busy), answer));
         }
         state.activity.touch(&id);
         let mut response = service.handle(request).await.map(Body::new);
@@ -398,7 +436,12 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         return service.handle(request).await.map(Body::new);
     }
     if message.get("method").and_then(Value::as_str) != Some("initialize") {
-        return service.handle(request).await.map(Body::new);
+        // The sessionless protocol: the request is its own run, answered in this response.
+        let answer = state.answering.begin();
+        return service
+            .handle(request)
+            .await
+            .map(|body| BusyBody::wrap(Body::new(body), None, answer));
     }
     open_session(
         &state,

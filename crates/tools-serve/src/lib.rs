@@ -14,7 +14,11 @@
 //!   being answered is not idleness), or the server stops.
 //! - **Workspaces.** One workspace at `/mcp`, or several at `/w/NAME/mcp`.
 //! - **Limits.** At most `max_sessions` sessions; one more is refused at once with HTTP 503
-//!   and a JSON-RPC error saying so.
+//!   and a JSON-RPC error saying so. The child-process cap of each session's run is the
+//!   embedder's [`RunFactory`]'s to set (`tools_core::Run::limit_children`).
+//! - **Stopping.** When the shutdown future resolves the server drains: new requests get
+//!   HTTP 503, calls under way get up to `grace` to finish, then every session's run is
+//!   closed (every child process killed).
 //! - **Authorization** ([`AuthSettings`]): a static bearer token and/or OAuth 2.1 access tokens (JWT
 //!   checked against a JWKS), with RFC 9728 metadata at
 //!   `/.well-known/oauth-protected-resource`. Listening beyond loopback without it is refused.
@@ -81,6 +85,9 @@ pub struct ServeOptions {
     pub sessionless: bool,
     /// Credentials required of every client.
     pub auth: AuthSettings,
+    /// On stop, how long calls under way may take to finish before every session is
+    /// closed; new requests are refused with 503 meanwhile.
+    pub grace: Duration,
     /// Opens a session's run.
     pub run_factory: RunFactory,
 }
@@ -101,6 +108,7 @@ impl ServeOptions {
             idle_timeout: Duration::from_secs(1800),
             sessionless: false,
             auth: AuthSettings::default(),
+            grace: Duration::from_secs(30),
             run_factory,
         }
     }
@@ -108,6 +116,7 @@ impl ServeOptions {
 
 /// A server that is bound and ready to serve.
 pub struct BoundServer {
+    grace: Duration,
     listener: tokio::net::TcpListener,
     app: axum::Router,
     state: Arc<http::AppState>,
@@ -121,16 +130,21 @@ impl BoundServer {
             .map_err(|e| ToolError::internal(format!("no local address: {e}")))
     }
 
-    /// Serves until `shutdown` completes, then closes every session's run.
+    /// Serves until `shutdown` completes, drains (new requests refused with 503, calls under
+    /// way given up to the grace period), then closes every session's run.
     pub async fn run(
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), ToolError> {
         let state = Arc::clone(&self.state);
-        let stop = state.cancel.clone();
+        let drain_state = Arc::clone(&self.state);
+        let grace = self.grace;
+        // Until the drain ends the listener keeps accepting, so new requests are answered
+        // with 503 instead of a refused connection.
         let served = axum::serve(self.listener, self.app).with_graceful_shutdown(async move {
             shutdown.await;
-            stop.cancel();
+            drain_state.drain(grace).await;
+            drain_state.cancel.cancel();
         });
         let result = served
             .await
@@ -186,8 +200,10 @@ pub async fn bind(opts: ServeOptions) -> Result<BoundServer, ToolError> {
     let listener = tokio::net::TcpListener::bind(opts.addr)
         .await
         .map_err(|e| ToolError::not_available(format!("cannot listen on {}: {e}", opts.addr)))?;
+    let grace = opts.grace;
     let (app, state) = http::app(opts)?;
     Ok(BoundServer {
+        grace,
         listener,
         app,
         state,

@@ -55,6 +55,14 @@ pub struct ServeArgs {
     /// Seconds without a message after which a session and its run are closed.
     #[arg(long, default_value_t = 1800)]
     idle_timeout: u64,
+    /// Child processes (language servers, kernels, debug adapters, checkers, workers) one
+    /// session may have at once; one more is refused with an error saying so. 0: no cap.
+    #[arg(long, default_value_t = 16)]
+    max_children: usize,
+    /// On SIGTERM or SIGINT, seconds the calls under way may take to finish before every
+    /// session is closed (new requests get HTTP 503 meanwhile).
+    #[arg(long, default_value_t = 30)]
+    grace: u64,
     /// Also offer the newest MCP protocol (no sessions): each of its requests gets a run of
     /// its own, so kernels, debug sessions and staged edits do not persist between calls.
     #[arg(long)]
@@ -134,6 +142,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     let mut base = ToolboxOptions::new(".");
     base.config_path = args.config;
     base.approve = args.approve;
+    base.max_children = (args.max_children > 0).then_some(args.max_children);
     let auth = AuthSettings {
         static_token: args
             .token_file
@@ -159,6 +168,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
     opts.sessionless = args.sessionless;
     opts.auth = auth;
+    opts.grace = Duration::from_secs(args.grace);
     let server = tools_serve::bind(opts).await?;
     let addr = server.local_addr()?;
     for w in &workspaces {
