@@ -520,3 +520,37 @@ async def test_the_grace_period_ends_a_call_that_runs_on(tmp_path):
                 assert await anyio.to_thread.run_sync(srv.proc.wait, 60) == 0, "".join(srv.stderr_lines)
                 tg.cancel_scope.cancel()
         assert not running(kernel), "a kernel outlived the server"
+
+
+# --- warm runs ----------------------------------------------------------------------------
+
+
+async def wait_ready(srv):
+    async with httpx2.AsyncClient(timeout=10) as http:
+        with anyio.fail_after(60):
+            while (await http.get(srv.url("/readyz"))).status_code != 200:
+                await anyio.sleep(0.1)
+
+
+async def test_warm_runs_are_handed_out_bound_to_their_own_client(tmp_path):
+    from mcp import types
+
+    async def human(context, params):
+        return types.ElicitResult(action="accept", content={"choice": "Blue"})
+
+    question = {"question": "Which colour?", "context": "A test asks.", "options": [{"label": "Red"}, {"label": "Blue"}]}
+    with serve("--root", str(workspace(tmp_path, 1)), "--warm", "1") as srv:
+        await wait_ready(srv)
+        for _ in range(3):
+            # A client that can show forms gets a run with ask_user, asking that client.
+            async with client(srv.url(), mode="legacy", elicitation_callback=human) as c:
+                r = await c.call_tool("ask_user", question)
+                assert not r.is_error and "Blue" in text(r), text(r)
+                r = await c.call_tool("eval", {"code": "seen = 1", "description": DESC})
+                assert not r.is_error, text(r)
+            # One that cannot gets a run without it, and none of the other's state.
+            async with client(srv.url(), mode="legacy") as c:
+                names = {t.name for t in (await c.list_tools()).tools}
+                assert "ask_user" not in names and "read" in names, names
+                r = await c.call_tool("eval", {"code": "'seen' in globals()", "description": DESC})
+                assert text(r) == "False", text(r)

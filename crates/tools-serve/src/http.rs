@@ -21,6 +21,7 @@ use tools_core::{Surface, ToolError};
 use crate::auth::{Authenticator, Principal, Refusal, SCOPES, surface_rank};
 use crate::idle::{Activity, Answering, BusyBody};
 use crate::session::{OpenRuns, SessionHandler};
+use crate::warm::WarmPool;
 use crate::{ServeOptions, ServedWorkspace};
 
 type McpService = StreamableHttpService<SessionHandler, LocalSessionManager>;
@@ -55,6 +56,8 @@ pub(crate) struct AppState {
     max_sessions: usize,
     open_runs: Arc<OpenRuns>,
     activity: Arc<Activity>,
+    /// The warm runs of each workspace.
+    pools: Vec<Arc<WarmPool>>,
     /// Requests being answered, for the drain on stop.
     answering: Arc<Answering>,
     /// Cancelled when a stop begins: new requests are refused from then on while those
@@ -84,20 +87,22 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         config = config.disable_allowed_hosts();
     }
     let mut endpoints = HashMap::new();
+    let mut pools = Vec::new();
     for workspace in &opts.workspaces {
+        let pool = WarmPool::start(opts.warm, (opts.run_factory)(workspace), cancel.clone());
+        pools.push(Arc::clone(&pool));
         let mut services = Vec::new();
         for surface in Surface::ALL {
             if surface_rank(surface) > surface_rank(opts.surface) {
                 continue;
             }
-            let factory_for_run = Arc::clone(&opts.run_factory);
-            let ws = workspace.clone();
+            let pool = Arc::clone(&pool);
             let runs = Arc::clone(&open_runs);
             let service = StreamableHttpService::new(
                 move || {
                     Ok(SessionHandler::new(
                         surface,
-                        factory_for_run(&ws),
+                        pool.factory(),
                         Arc::clone(&runs),
                         sessionless,
                     ))
@@ -125,6 +130,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         max_sessions: opts.max_sessions,
         open_runs,
         activity: Arc::new(Activity::default()),
+        pools,
         answering: Arc::new(Answering::default()),
         draining: CancellationToken::new(),
         cancel,
@@ -204,6 +210,9 @@ impl AppState {
         for id in ids {
             let _ = self.sessions.close_session(&id).await;
         }
+        for pool in &self.pools {
+            pool.close().await;
+        }
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while self.open_runs.count() > 0 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -233,6 +242,9 @@ async fn healthz() -> &'static str {
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     if state.draining.is_cancelled() || state.cancel.is_cancelled() {
         return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
+    }
+    if !state.pools.iter().all(|p| p.filled()) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "opening warm runs\n").into_response();
     }
     // A router in front should send new sessions elsewhere while this one is full.
     if state.session_count().await >= state.max_sessions {

@@ -23,13 +23,16 @@
 //!   checked against a JWKS), with RFC 9728 metadata at
 //!   `/.well-known/oauth-protected-resource`. Listening beyond loopback without it is refused.
 //!   A session is bound to the credential and workspace that opened it.
-//! - **Probes.** `/healthz` (the process serves) and `/readyz` (it accepts new sessions: not
-//!   stopping, below the session limit).
+//! - **Warm runs** (`warm`): runs opened ahead per workspace; a new session takes one and a
+//!   replacement opens in the background (the `warm` module says what is and is not warmed).
+//! - **Probes.** `/healthz` (the process serves) and `/readyz` (it accepts new sessions: the
+//!   warm runs were opened, not stopping, below the session limit).
 
 mod auth;
 mod http;
 mod idle;
 mod session;
+mod warm;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -85,6 +88,9 @@ pub struct ServeOptions {
     pub sessionless: bool,
     /// Credentials required of every client.
     pub auth: AuthSettings,
+    /// Runs kept opened ahead per workspace (for each kind of client: with and without
+    /// elicitation), so a new session's first call does not wait for one to open.
+    pub warm: usize,
     /// On stop, how long calls under way may take to finish before every session is
     /// closed; new requests are refused with 503 meanwhile.
     pub grace: Duration,
@@ -109,6 +115,7 @@ impl ServeOptions {
             sessionless: false,
             auth: AuthSettings::default(),
             grace: Duration::from_secs(30),
+            warm: 0,
             run_factory,
         }
     }

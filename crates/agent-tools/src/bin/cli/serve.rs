@@ -63,6 +63,11 @@ pub struct ServeArgs {
     /// session is closed (new requests get HTTP 503 meanwhile).
     #[arg(long, default_value_t = 30)]
     grace: u64,
+    /// Runs kept opened ahead per workspace (for clients with and without elicitation
+    /// each), so a new session's first call does not wait for one to open; /readyz answers
+    /// 503 until they are. Language servers and kernels still start on first use.
+    #[arg(long, default_value_t = 0)]
+    warm: usize,
     /// Also offer the newest MCP protocol (no sessions): each of its requests gets a run of
     /// its own, so kernels, debug sessions and staged edits do not persist between calls.
     #[arg(long)]
@@ -169,6 +174,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.sessionless = args.sessionless;
     opts.auth = auth;
     opts.grace = Duration::from_secs(args.grace);
+    opts.warm = args.warm;
     let server = tools_serve::bind(opts).await?;
     let addr = server.local_addr()?;
     for w in &workspaces {
