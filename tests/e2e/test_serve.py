@@ -554,3 +554,86 @@ async def test_warm_runs_are_handed_out_bound_to_their_own_client(tmp_path):
                 assert "ask_user" not in names and "read" in names, names
                 r = await c.call_tool("eval", {"code": "'seen' in globals()", "description": DESC})
                 assert text(r) == "False", text(r)
+
+
+# --- metrics and logs -----------------------------------------------------------------------
+
+
+def metric(body, name, **labels):
+    """The value of one sample in a Prometheus text exposition (None when absent)."""
+    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    for line in body.splitlines():
+        if line.startswith("#"):
+            continue
+        key, _, value = line.rpartition(" ")
+        if key == (f"{name}{{{want}}}" if labels else name):
+            return float(value)
+    return None
+
+
+async def test_metrics_count_sessions_calls_children_and_need_credentials(tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text("a-static-token-of-enough-length\n")
+    token = "a-static-token-of-enough-length"
+    with serve("--root", str(workspace(tmp_path, 1)), "--token-file", str(token_file), "--warm", "1") as srv:
+        await wait_ready(srv)
+        async with httpx2.AsyncClient(timeout=10) as http:
+            r = await http.get(srv.url("/metrics"))
+            assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer "), r.text
+            auth = {"Authorization": f"Bearer {token}"}
+            before = (await http.get(srv.url("/metrics"), headers=auth)).text
+            assert metric(before, "agent_tools_warm_runs") == 2, before
+            async with client(srv.url(), token) as c:
+                assert not (await c.call_tool("read", {"path": "lib/m0.py"})).is_error
+                assert (await c.call_tool("read", {"path": "missing.txt"})).is_error
+                r = await c.call_tool("eval", {"code": "1", "description": DESC})
+                assert not r.is_error, text(r)
+                with pytest.raises(Exception):
+                    await c.call_tool("no such tool", {})
+                during = (await http.get(srv.url("/metrics"), headers=auth)).text
+                assert metric(during, "agent_tools_sessions_open") == 1, during
+                assert metric(during, "agent_tools_runs_open") == 1, during
+                assert metric(during, "agent_tools_child_processes") == 1, during
+                assert metric(during, "agent_tools_resident_memory_bytes") > 0, during
+            # The session took a warm run and a replacement was opened.
+            with anyio.fail_after(30):
+                while True:
+                    after = (await http.get(srv.url("/metrics"), headers=auth)).text
+                    if metric(after, "agent_tools_warm_runs") == 2 and metric(after, "agent_tools_runs_open") == 0:
+                        break
+                    await anyio.sleep(0.1)
+        assert metric(after, "agent_tools_sessions_total") == 1, after
+        assert metric(after, "agent_tools_calls_total", tool="read", outcome="ok") == 1, after
+        assert metric(after, "agent_tools_calls_total", tool="read", outcome="error") == 1, after
+        assert metric(after, "agent_tools_calls_total", tool="eval", outcome="ok") == 1, after
+        assert metric(after, "agent_tools_calls_total", tool="(unknown)", outcome="protocol_error") == 1, after
+        assert metric(after, "agent_tools_call_duration_seconds_count", tool="read") == 2, after
+        assert metric(after, "agent_tools_call_duration_seconds_bucket", tool="read", le="+Inf") == 2, after
+        assert metric(after, "agent_tools_child_processes") == 0, after
+    with serve("--root", str(workspace(tmp_path)), "--token-file", str(token_file), "--metrics-public") as srv:
+        async with httpx2.AsyncClient(timeout=10) as http:
+            r = await http.get(srv.url("/metrics"))
+            assert r.status_code == 200 and "agent_tools_sessions_open 0" in r.text, r.text
+
+
+async def test_json_logs_have_one_object_per_event_and_no_arguments(tmp_path):
+    secret = "an-argument-the-log-must-not-hold"
+    with serve("--root", str(workspace(tmp_path, 1)), "--log-format", "json") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("write", {"path": "w.txt", "content": secret})
+            assert not r.is_error, text(r)
+            r = await c.call_tool("read", {"path": "w.txt"})
+            assert secret in text(r)
+        with anyio.fail_after(30):
+            while not any("session closed" in line for line in srv.stderr_lines):
+                await anyio.sleep(0.1)
+    lines = [line for line in srv.stderr_lines if line.strip()]
+    events = [json.loads(line) for line in lines]  # every line is one JSON object
+    assert not any(secret in line for line in lines), lines
+    messages = [e.get("message") for e in events]
+    assert "session opened" in messages and "session closed" in messages, messages
+    ended = [e for e in events if e.get("message") == "call ended"]
+    assert [(e["tool"], e["outcome"]) for e in ended] == [("write", "ok"), ("read", "ok")], ended
+    assert all(e["duration_ms"] >= 0 and e["session"] != "-" and e["call"] for e in ended), ended
+    started = [e for e in events if e.get("message") == "call started"]
+    assert len(started) == 2 and started[0]["session"] == ended[0]["session"], started

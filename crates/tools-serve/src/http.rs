@@ -20,6 +20,7 @@ use tools_core::{Surface, ToolError};
 
 use crate::auth::{Authenticator, Principal, Refusal, SCOPES, surface_rank};
 use crate::idle::{Activity, Answering, BusyBody};
+use crate::metrics::{Gauges, Metrics};
 use crate::session::{OpenRuns, SessionHandler};
 use crate::warm::WarmPool;
 use crate::{ServeOptions, ServedWorkspace};
@@ -58,6 +59,9 @@ pub(crate) struct AppState {
     activity: Arc<Activity>,
     /// The warm runs of each workspace.
     pools: Vec<Arc<WarmPool>>,
+    metrics: Arc<Metrics>,
+    /// `/metrics` answers without credentials.
+    metrics_public: bool,
     /// Requests being answered, for the drain on stop.
     answering: Arc<Answering>,
     /// Cancelled when a stop begins: new requests are refused from then on while those
@@ -76,6 +80,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
     manager.session_config.keep_alive = None;
     let sessions = Arc::new(manager);
     let open_runs = Arc::new(OpenRuns::default());
+    let metrics = Arc::new(Metrics::default());
     let sessionless = opts.sessionless;
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.child_token())
@@ -98,12 +103,14 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
             }
             let pool = Arc::clone(&pool);
             let runs = Arc::clone(&open_runs);
+            let counters = Arc::clone(&metrics);
             let service = StreamableHttpService::new(
                 move || {
                     Ok(SessionHandler::new(
                         surface,
                         pool.factory(),
                         Arc::clone(&runs),
+                        Arc::clone(&counters),
                         sessionless,
                     ))
                 },
@@ -131,6 +138,8 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         open_runs,
         activity: Arc::new(Activity::default()),
         pools,
+        metrics,
+        metrics_public: opts.metrics_public,
         answering: Arc::new(Answering::default()),
         draining: CancellationToken::new(),
         cancel,
@@ -139,6 +148,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
     let router = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
         .route(
             "/.well-known/oauth-protected-resource",
             get(resource_metadata),
@@ -251,6 +261,35 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
         return (StatusCode::SERVICE_UNAVAILABLE, "at the session limit\n").into_response();
     }
     "ready\n".into_response()
+}
+
+/// `/metrics`: behind the same credentials as the MCP endpoints unless public.
+async fn metrics_text(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    if !state.metrics_public {
+        let authorization = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if let Err(refusal) = state.auth.authenticate(authorization, state.surface) {
+            return refusal_response(&state, &refusal);
+        }
+    }
+    let gauges = Gauges {
+        sessions_open: state.session_count().await,
+        runs_open: state.open_runs.count(),
+        warm_runs: state.pools.iter().map(|p| p.ready()).sum(),
+        children: state.open_runs.children(),
+        requests_in_flight: state.answering.count(),
+        resident_bytes: crate::metrics::resident_bytes(),
+    };
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        state.metrics.render(&gauges),
+    )
+        .into_response()
 }
 
 /// RFC 9728 protected-resource metadata; only served when OAuth is configured.
@@ -490,6 +529,7 @@ async fn open_session(
     }
     if state.session_count().await >= state.max_sessions {
         tracing::warn!(max = state.max_sessions, "session refused: limit reached");
+        state.metrics.session_refused();
         let mut response = jsonrpc_refusal(
             StatusCode::SERVICE_UNAVAILABLE,
             message.get("id").cloned().unwrap_or(Value::Null),
@@ -511,6 +551,7 @@ async fn open_session(
         .and_then(|v| v.to_str().ok())
     {
         tracing::info!(session = id, workspace = %workspace.root.display(), principal = owner.principal.id, "session opened");
+        state.metrics.session_opened();
         if let Ok(mut owners) = state.owners.lock() {
             owners.insert(id.to_string(), owner);
         }

@@ -25,12 +25,16 @@
 //!   A session is bound to the credential and workspace that opened it.
 //! - **Warm runs** (`warm`): runs opened ahead per workspace; a new session takes one and a
 //!   replacement opens in the background (the `warm` module says what is and is not warmed).
+//! - **Metrics.** `/metrics` in the Prometheus text format (sessions, calls by tool and
+//!   outcome, call latency, runs, warm runs, child processes, memory), behind the same
+//!   credentials as `/mcp` unless `metrics_public`.
 //! - **Probes.** `/healthz` (the process serves) and `/readyz` (it accepts new sessions: the
 //!   warm runs were opened, not stopping, below the session limit).
 
 mod auth;
 mod http;
 mod idle;
+mod metrics;
 mod session;
 mod warm;
 
@@ -43,7 +47,6 @@ use tools_core::{Surface, ToolError};
 use tools_mcp::RegistryFactory;
 
 pub use auth::{AuthSettings, OAuthSettings, read_token_file};
-pub use session::{OpenRuns, SessionHandler};
 
 /// Opens the registry factory for one session of a workspace (the embedder's way to build a
 /// run, e.g. the facade's `Toolbox`).
@@ -88,6 +91,8 @@ pub struct ServeOptions {
     pub sessionless: bool,
     /// Credentials required of every client.
     pub auth: AuthSettings,
+    /// `/metrics` answers without credentials (else it asks for those of `/mcp`).
+    pub metrics_public: bool,
     /// Runs kept opened ahead per workspace (for each kind of client: with and without
     /// elicitation), so a new session's first call does not wait for one to open.
     pub warm: usize,
@@ -116,6 +121,7 @@ impl ServeOptions {
             auth: AuthSettings::default(),
             grace: Duration::from_secs(30),
             warm: 0,
+            metrics_public: false,
             run_factory,
         }
     }

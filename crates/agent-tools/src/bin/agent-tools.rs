@@ -12,6 +12,9 @@ use clap::{Parser, Subcommand};
 use tools_core::{CallError, Surface, ToolError};
 
 #[cfg(feature = "serve")]
+#[path = "cli/json_log.rs"]
+mod json_log;
+#[cfg(feature = "serve")]
 #[path = "cli/serve.rs"]
 mod serve;
 
@@ -325,6 +328,13 @@ fn exit_code_for(signal: i32) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(feature = "serve")]
+    if let Command::Serve(args) = &cli.command
+        && args.json_logs()
+    {
+        json_log::init();
+        return run(cli);
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -332,6 +342,11 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error")),
         )
         .init();
+    run(cli)
+}
+
+/// Runs the command once logging is set up.
+fn run(cli: Cli) -> ExitCode {
     // Before any thread exists: the watchdog ends the run's processes even if this server
     // is killed with SIGKILL.
     if let Err(e) = tools_core::watchdog::start() {

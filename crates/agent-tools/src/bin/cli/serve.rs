@@ -68,6 +68,14 @@ pub struct ServeArgs {
     /// 503 until they are. Language servers and kernels still start on first use.
     #[arg(long, default_value_t = 0)]
     warm: usize,
+    /// /metrics answers without credentials (else it asks for those of /mcp).
+    #[arg(long)]
+    metrics_public: bool,
+    /// `json`: every log event as one JSON object on a line of stderr (session opened and
+    /// closed, call started and ended with tool, duration and outcome; never arguments or
+    /// credentials).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
     /// Also offer the newest MCP protocol (no sessions): each of its requests gets a run of
     /// its own, so kernels, debug sessions and staged edits do not persist between calls.
     #[arg(long)]
@@ -102,8 +110,16 @@ fn parse_workspace(s: &str) -> Result<ServedWorkspace, String> {
     })
 }
 
+impl ServeArgs {
+    /// Whether logs are JSON lines (`--log-format json`).
+    pub fn json_logs(&self) -> bool {
+        self.log_format == "json"
+    }
+}
+
 /// Serves until SIGINT or SIGTERM, then closes every session's run.
 pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
+    let json_logs = args.json_logs();
     let workspaces = if args.workspace.is_empty() {
         let root = match args.root {
             Some(r) => r,
@@ -175,19 +191,25 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.auth = auth;
     opts.grace = Duration::from_secs(args.grace);
     opts.warm = args.warm;
+    opts.metrics_public = args.metrics_public;
     let server = tools_serve::bind(opts).await?;
     let addr = server.local_addr()?;
     for w in &workspaces {
-        eprintln!(
-            "agent-tools: serving {} at http://{addr}{} ({})",
+        let trust = if w.trusted {
+            "trusted"
+        } else {
+            "untrusted unless your own config trusts it"
+        };
+        let line = format!(
+            "serving {} at http://{addr}{} ({trust})",
             w.root.display(),
-            w.path(),
-            if w.trusted {
-                "trusted"
-            } else {
-                "untrusted unless your own config trusts it"
-            }
+            w.path()
         );
+        if json_logs {
+            tracing::info!(root = %w.root.display(), trusted = w.trusted, "{line}");
+        } else {
+            eprintln!("agent-tools: {line}");
+        }
     }
     server.run(stop_signal()).await?;
     Ok(ExitCode::SUCCESS)
