@@ -637,3 +637,30 @@ async def test_json_logs_have_one_object_per_event_and_no_arguments(tmp_path):
     assert all(e["duration_ms"] >= 0 and e["session"] != "-" and e["call"] for e in ended), ended
     started = [e for e in events if e.get("message") == "call started"]
     assert len(started) == 2 and started[0]["session"] == ended[0]["session"], started
+
+
+# --- long calls ---------------------------------------------------------------------------
+
+
+async def test_a_quiet_long_call_reports_that_it_is_still_running(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--progress-interval", "1") as srv:
+        async with client(srv.url()) as c:
+            seen = []
+
+            async def on_progress(progress, total, message):
+                seen.append((progress, message))
+
+            r = await c.call_tool(
+                "eval",
+                {"code": "import time\ntime.sleep(3.5)\n'done'", "description": DESC},
+                progress_callback=on_progress,
+            )
+            assert text(r) == "'done'", text(r)
+            assert len(seen) >= 2, seen
+            assert all("eval still running after" in m for _, m in seen), seen
+            values = [p for p, _ in seen]
+            assert values == sorted(values) and len(set(values)) == len(values), seen
+            # Without a progress token nothing is sent.
+            seen.clear()
+            r = await c.call_tool("eval", {"code": "import time\ntime.sleep(2.5)", "description": DESC})
+            assert not r.is_error and seen == [], seen

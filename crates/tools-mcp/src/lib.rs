@@ -12,7 +12,8 @@
 //!   with `isError: true` and the message written for the model; an unknown tool — including
 //!   one hidden by the surface's tier — is a protocol error (`-32602`, as the MCP spec asks).
 //! - Progress a tool reports while it runs becomes `notifications/progress` when the client
-//!   sent a progress token.
+//!   sent a progress token, and a call that stays quiet is reported `still running` every
+//!   [`DEFAULT_HEARTBEAT`] (the `progress` module), so clients and proxies do not time it out.
 //! - `notifications/cancelled` cancels the call's token ([`tools_core::CallCtx::cancel`]);
 //!   the tool is then given [`CANCEL_WIND_DOWN`] to stop cleanly (eval interrupts its cell
 //!   and answers pending bridged calls as cancelled) before its future is dropped, so the
@@ -38,7 +39,11 @@
 
 #![deny(clippy::print_stdout)]
 
+mod progress;
 mod stdio;
+
+pub use progress::DEFAULT_HEARTBEAT;
+use progress::PeerProgress;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,15 +53,14 @@ use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, ErrorCode, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
+    ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use tools_core::{
-    CallError, ElicitOutcome, Elicitor, Progress, ProgressSink, Registry, Surface, Tier, ToolError,
-    ToolOutput,
+    CallError, ElicitOutcome, Elicitor, Progress, Registry, Surface, Tier, ToolError, ToolOutput,
 };
 
 /// Builds the run's registry once the client is known. Receives an [`Elicitor`] when the
@@ -70,6 +74,7 @@ pub type RegistryFactory = Arc<
 /// An MCP server over one run.
 pub struct McpServer {
     surface: Surface,
+    heartbeat: Duration,
     factory: RegistryFactory,
     registry: Arc<OnceCell<Arc<Registry>>>,
     pending: std::sync::Mutex<PendingCalls>,
@@ -161,6 +166,7 @@ impl McpServer {
     pub fn new(surface: Surface, factory: RegistryFactory) -> Self {
         McpServer {
             surface,
+            heartbeat: DEFAULT_HEARTBEAT,
             factory,
             registry: Arc::new(OnceCell::new()),
             pending: Default::default(),
@@ -173,10 +179,18 @@ impl McpServer {
         let _ = cell.set(Arc::clone(&registry));
         McpServer {
             surface,
+            heartbeat: DEFAULT_HEARTBEAT,
             factory: Arc::new(move |_| Box::pin(std::future::ready(Ok(Arc::clone(&registry))))),
             registry: Arc::new(cell),
             pending: Default::default(),
         }
+    }
+
+    /// Sends a quiet call's client a `still running` progress notification every
+    /// `interval` (when it sent a progress token); [`DEFAULT_HEARTBEAT`] otherwise.
+    pub fn with_heartbeat(mut self, interval: Duration) -> Self {
+        self.heartbeat = interval.max(Duration::from_millis(100));
+        self
     }
 
     /// The registry, if it has been built.
@@ -350,30 +364,6 @@ impl Elicitor for PeerElicitor {
             ElicitationAction::Decline => ElicitOutcome::Decline,
             _ => ElicitOutcome::Cancel,
         })
-    }
-}
-
-struct PeerProgress {
-    peer: Peer<RoleServer>,
-    token: rmcp::model::ProgressToken,
-}
-
-impl ProgressSink for PeerProgress {
-    fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let mut notification = json!({"progressToken": self.token, "progress": progress});
-        if let Some(total) = total {
-            notification["total"] = json!(total);
-        }
-        if let Some(message) = message {
-            notification["message"] = json!(message);
-        }
-        let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(notification) else {
-            return;
-        };
-        let peer = self.peer.clone();
-        tokio::spawn(async move {
-            let _ = peer.notify_progress(param).await;
-        });
     }
 }
 
@@ -604,11 +594,15 @@ impl ServerHandler for McpServer {
             .clone()
             .map(Value::Object)
             .unwrap_or(Value::Null);
-        let progress = match ctx.meta.get_progress_token() {
-            Some(token) => Progress::new(Arc::new(PeerProgress {
-                peer: ctx.peer.clone(),
-                token,
-            })),
+        let sink = ctx
+            .meta
+            .get_progress_token()
+            .map(|token| PeerProgress::new(ctx.peer.clone(), token));
+        let _heartbeat = sink
+            .as_ref()
+            .map(|s| s.heartbeat(&request.name, self.heartbeat));
+        let progress = match sink {
+            Some(sink) => Progress::new(sink),
             None => Progress::none(),
         };
         let tool_cancel = reg.run().cancellation().child_token();

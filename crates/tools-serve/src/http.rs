@@ -82,6 +82,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
     let open_runs = Arc::new(OpenRuns::default());
     let metrics = Arc::new(Metrics::default());
     let sessionless = opts.sessionless;
+    let heartbeat = opts.heartbeat;
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.child_token())
         .with_sse_keep_alive(Some(Duration::from_secs(15)));
@@ -112,6 +113,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
                         Arc::clone(&runs),
                         Arc::clone(&counters),
                         sessionless,
+                        heartbeat,
                     ))
                 },
                 Arc::clone(&sessions),

@@ -91,6 +91,9 @@ pub struct ServeOptions {
     pub sessionless: bool,
     /// Credentials required of every client.
     pub auth: AuthSettings,
+    /// A call that reports no progress for this long sends its client (when it gave a
+    /// progress token) a `still running` notification.
+    pub heartbeat: Duration,
     /// `/metrics` answers without credentials (else it asks for those of `/mcp`).
     pub metrics_public: bool,
     /// Runs kept opened ahead per workspace (for each kind of client: with and without
@@ -121,6 +124,7 @@ impl ServeOptions {
             auth: AuthSettings::default(),
             grace: Duration::from_secs(30),
             warm: 0,
+            heartbeat: tools_mcp::DEFAULT_HEARTBEAT,
             metrics_public: false,
             run_factory,
         }

@@ -78,16 +78,17 @@ pub(crate) struct SessionHandler {
 impl SessionHandler {
     /// A handler for `surface` whose run `factory` opens on first use. With `sessionless`,
     /// the newest protocol (no sessions; a run per request) is offered besides the
-    /// handshake versions.
+    /// handshake versions. A quiet call is reported still running every `heartbeat`.
     pub(crate) fn new(
         surface: Surface,
         factory: RegistryFactory,
         open_runs: Arc<OpenRuns>,
         metrics: Arc<Metrics>,
         sessionless: bool,
+        heartbeat: std::time::Duration,
     ) -> Self {
         SessionHandler {
-            server: McpServer::new(surface, factory),
+            server: McpServer::new(surface, factory).with_heartbeat(heartbeat),
             open_runs,
             metrics,
             counted: Default::default(),

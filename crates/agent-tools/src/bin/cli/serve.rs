@@ -68,6 +68,10 @@ pub struct ServeArgs {
     /// 503 until they are. Language servers and kernels still start on first use.
     #[arg(long, default_value_t = 0)]
     warm: usize,
+    /// Seconds a call may stay quiet before its client (when it sent a progress token) is
+    /// told it is still running; keeps clients and proxies from timing long calls out.
+    #[arg(long, default_value_t = 10)]
+    progress_interval: u64,
     /// /metrics answers without credentials (else it asks for those of /mcp).
     #[arg(long)]
     metrics_public: bool,
@@ -192,6 +196,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.grace = Duration::from_secs(args.grace);
     opts.warm = args.warm;
     opts.metrics_public = args.metrics_public;
+    opts.heartbeat = Duration::from_secs(args.progress_interval.max(1));
     let server = tools_serve::bind(opts).await?;
     let addr = server.local_addr()?;
     for w in &workspaces {
