@@ -51,9 +51,9 @@ use std::time::Duration;
 use base64::Engine;
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, ErrorCode, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, ErrorCode, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
@@ -311,13 +311,19 @@ fn is_round_trip_protocol(version: &ProtocolVersion) -> bool {
     version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
 }
 
-/// The client's answer in `inputResponses` (an `ElicitResult`).
+/// The client's answer in `inputResponses` (an `ElicitResult`); anything else cancels.
 fn parse_answer(answer: &Value) -> ElicitOutcome {
-    match answer.get("action").and_then(Value::as_str) {
-        Some("accept") => {
-            ElicitOutcome::Accept(answer.get("content").cloned().unwrap_or(Value::Null))
-        }
-        Some("decline") => ElicitOutcome::Decline,
+    match serde_json::from_value::<ElicitResult>(answer.clone()) {
+        Ok(r) => elicit_outcome(r),
+        Err(_) => ElicitOutcome::Cancel,
+    }
+}
+
+/// What the human did, from the client's typed answer.
+fn elicit_outcome(result: ElicitResult) -> ElicitOutcome {
+    match result.action {
+        ElicitationAction::Accept => ElicitOutcome::Accept(result.content.unwrap_or(Value::Null)),
+        ElicitationAction::Decline => ElicitOutcome::Decline,
         _ => ElicitOutcome::Cancel,
     }
 }
@@ -357,13 +363,7 @@ impl Elicitor for PeerElicitor {
                     "the client could not show the question: {other}"
                 )),
             })?;
-        Ok(match result.action {
-            ElicitationAction::Accept => {
-                ElicitOutcome::Accept(result.content.unwrap_or(Value::Null))
-            }
-            ElicitationAction::Decline => ElicitOutcome::Decline,
-            _ => ElicitOutcome::Cancel,
-        })
+        Ok(elicit_outcome(result))
     }
 }
 
@@ -377,64 +377,68 @@ fn to_mcp_tool(info: &tools_core::ToolInfo) -> Option<rmcp::model::Tool> {
         // A read tool that starts a process (a language server, a worker CLI) is not
         // read-only in MCP's sense: it reaches beyond the conversation.
         Tier::Read if READ_TOOLS_THAT_START_PROCESSES.contains(&info.name.as_str()) => {
-            json!({"destructiveHint": false, "openWorldHint": true})
+            ToolAnnotations::new().destructive(false).open_world(true)
         }
-        Tier::Read => json!({"readOnlyHint": true, "destructiveHint": false}),
-        Tier::Write => {
-            json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false})
-        }
-        Tier::Exec => {
-            json!({"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true})
-        }
+        Tier::Read => ToolAnnotations::new().read_only(true).destructive(false),
+        Tier::Write => ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false),
+        Tier::Exec => ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .open_world(true),
     };
-    let v = json!({
-        "name": info.name,
-        "description": info.description,
-        "inputSchema": info.input_schema,
-        "annotations": annotations,
-        "_meta": {"agent-tools/tier": info.tier.as_str(), "agent-tools/parallelSafe": info.parallel_safe},
-    });
-    serde_json::from_value(v)
-        .map_err(|e| tracing::error!("tool {} has an unusable schema: {e}", info.name))
-        .ok()
+    let Value::Object(schema) = &info.input_schema else {
+        tracing::error!(
+            "tool {} has an input schema that is not an object",
+            info.name
+        );
+        return None;
+    };
+    let mut meta = rmcp::model::JsonObject::new();
+    meta.insert("agent-tools/tier".into(), info.tier.as_str().into());
+    meta.insert("agent-tools/parallelSafe".into(), info.parallel_safe.into());
+    Some(
+        rmcp::model::Tool::new(
+            info.name.clone(),
+            info.description.clone(),
+            Arc::new(schema.clone()),
+        )
+        .with_annotations(annotations)
+        .with_meta(rmcp::model::MetaObject(meta)),
+    )
 }
 
 /// Maps a tool result to MCP content.
 pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
-    let encoded = match result {
+    match result {
         Ok(out) => {
-            let mut content = vec![json!({"type": "text", "text": out.full_text()})];
-            for img in &out.images {
-                content.push(json!({
-                    "type": "image",
-                    "data": base64::engine::general_purpose::STANDARD.encode(&img.png),
-                    "mimeType": "image/png",
-                }));
-            }
-            let mut complete =
-                json!({"resultType": "complete", "content": content, "isError": false});
-            if let Some(structured) = out.full_structured() {
-                // structuredContent must be an object.
-                complete["structuredContent"] = if structured.is_object() {
-                    structured
+            let mut content = vec![ContentBlock::text(out.full_text())];
+            content.extend(out.images.iter().map(|img| {
+                ContentBlock::image(
+                    base64::engine::general_purpose::STANDARD.encode(&img.png),
+                    "image/png",
+                )
+            }));
+            let mut result = CallToolResult::success(content);
+            // structuredContent must be an object.
+            result.structured_content = out.full_structured().map(|s| {
+                if s.is_object() {
+                    s
                 } else {
-                    json!({"result": structured})
-                };
-            }
-            complete
+                    json!({ "result": s })
+                }
+            });
+            result
         }
-        Err(e) => json!({
-            "resultType": "complete",
-            "content": [{"type": "text", "text": e.to_string()}],
-            "isError": true,
-            "structuredContent": {"error": {"kind": e.kind(), "message": e.to_string()}},
-        }),
-    };
-    serde_json::from_value(encoded).unwrap_or_else(|e| {
-        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
-            "internal error: the result could not be encoded: {e}"
-        ))])
-    })
+        Err(e) => {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
+            result.structured_content =
+                Some(json!({"error": {"kind": e.kind(), "message": e.to_string()}}));
+            result
+        }
+    }
 }
 
 fn finish(result: Result<ToolOutput, CallError>) -> Result<CallToolResponse, McpError> {
@@ -456,6 +460,7 @@ impl McpServer {
         &self,
         reg: &Arc<Registry>,
         request: CallToolRequestParams,
+        args: Value,
         opts: tools_core::CallOptions,
         tool_cancel: tokio_util::sync::CancellationToken,
         cancel: tokio_util::sync::CancellationToken,
@@ -488,11 +493,6 @@ impl McpServer {
                 let reg = Arc::clone(reg);
                 let surface = self.surface;
                 let name = request.name.to_string();
-                let args = request
-                    .arguments
-                    .clone()
-                    .map(Value::Object)
-                    .unwrap_or(Value::Null);
                 let task = tokio::spawn(QUESTIONS.scope(tx, async move {
                     reg.call_with(surface, &name, args, opts).await
                 }));
@@ -585,13 +585,14 @@ impl ServerHandler for McpServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let reg = self.registry_for(&ctx).await?;
+        // Built once: the arguments move into the call (or its background task).
         let args = request
             .arguments
-            .clone()
+            .take()
             .map(Value::Object)
             .unwrap_or(Value::Null);
         let sink = ctx
@@ -617,7 +618,7 @@ impl ServerHandler for McpServer {
             .is_some_and(|v| is_round_trip_protocol(&v));
         let result = if round_trip {
             return self
-                .call_round_trip(reg, request, opts, tool_cancel, cancel)
+                .call_round_trip(reg, request, args, opts, tool_cancel, cancel)
                 .await;
         } else {
             let call = reg.call_with(self.surface, &request.name, args, opts);
@@ -641,4 +642,90 @@ impl ServerHandler for McpServer {
 
 fn cancelled_error() -> ToolError {
     ToolError::rejected("the client cancelled the call")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_maps_to_text_images_and_structured_content() {
+        let mut out = ToolOutput::text("two files").with_structured(json!(["a", "b"]));
+        out.images.push(tools_core::Image { png: vec![1, 2, 3] });
+        let encoded = serde_json::to_value(to_call_result(Ok(out))).unwrap();
+        assert_eq!(
+            encoded,
+            json!({
+                "resultType": "complete",
+                "content": [
+                    {"type": "text", "text": "two files"},
+                    {"type": "image", "data": "AQID", "mimeType": "image/png"},
+                ],
+                "structuredContent": {"result": ["a", "b"]},
+                "isError": false,
+            })
+        );
+        let encoded =
+            serde_json::to_value(to_call_result(Err(ToolError::timed_out("too slow")))).unwrap();
+        let text = ToolError::timed_out("too slow").to_string();
+        assert_eq!(
+            encoded,
+            json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": {"error": {"kind": "timed_out", "message": text}},
+                "isError": true,
+            })
+        );
+    }
+
+    #[test]
+    fn a_tool_entry_carries_its_tier_as_annotations_and_meta() {
+        let info = |name: &str, tier| tools_core::ToolInfo {
+            name: name.into(),
+            tier,
+            description: "does things".into(),
+            input_schema: json!({"type": "object"}),
+            parallel_safe: true,
+        };
+        let entry = |i| serde_json::to_value(to_mcp_tool(&i).unwrap()).unwrap();
+        assert_eq!(
+            entry(info("write", Tier::Write)),
+            json!({
+                "name": "write",
+                "description": "does things",
+                "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false},
+                "_meta": {"agent-tools/tier": "write", "agent-tools/parallelSafe": true},
+            })
+        );
+        assert_eq!(
+            entry(info("lsp", Tier::Read))["annotations"],
+            json!({"destructiveHint": false, "openWorldHint": true})
+        );
+        assert_eq!(
+            entry(info("ast_grep", Tier::Read))["annotations"],
+            json!({"readOnlyHint": true, "destructiveHint": false})
+        );
+        let mut bad = info("odd", Tier::Read);
+        bad.input_schema = json!(true);
+        assert!(to_mcp_tool(&bad).is_none());
+    }
+
+    #[test]
+    fn an_answer_that_is_not_an_elicit_result_cancels() {
+        assert!(matches!(
+            parse_answer(&json!({"action": "accept", "content": {"x": 1}})),
+            ElicitOutcome::Accept(v) if v == json!({"x": 1})
+        ));
+        assert!(matches!(
+            parse_answer(&json!({"action": "decline"})),
+            ElicitOutcome::Decline
+        ));
+        assert!(matches!(
+            parse_answer(&json!({"action": "shrug"})),
+            ElicitOutcome::Cancel
+        ));
+        assert!(matches!(parse_answer(&json!(7)), ElicitOutcome::Cancel));
+    }
 }
