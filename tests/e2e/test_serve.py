@@ -664,3 +664,123 @@ async def test_a_quiet_long_call_reports_that_it_is_still_running(tmp_path):
             seen.clear()
             r = await c.call_tool("eval", {"code": "import time\ntime.sleep(2.5)", "description": DESC})
             assert not r.is_error and seen == [], seen
+
+
+# --- JWKS by URL ------------------------------------------------------------------------------
+
+
+def tls_files(tmp_path):
+    """A private CA and a certificate for 127.0.0.1 it signed, as PEM files."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agent-tools test CA")])
+    ca = (
+        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+        .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = lambda c: c.public_bytes(serialization.Encoding.PEM)
+    (tmp_path / "ca.pem").write_bytes(pem(ca))
+    (tmp_path / "server.pem").write_bytes(pem(cert))
+    (tmp_path / "server.key").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return tmp_path / "ca.pem", tmp_path / "server.pem", tmp_path / "server.key"
+
+
+@contextlib.contextmanager
+def jwks_https_server(tmp_path, jwks):
+    """Serves `jwks["body"]` over HTTPS with `Cache-Control: max-age=3600`, counting GETs."""
+    import http.server
+    import ssl
+
+    ca, cert, key = tls_files(tmp_path)
+    hits = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            body = json.dumps(jwks["body"]).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Cache-Control", "public, max-age=3600")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"https://127.0.0.1:{httpd.server_address[1]}/keys/jwks.json", ca, hits
+    finally:
+        httpd.shutdown()
+
+
+def rsa_jwk(key, kid):
+    pub = key.public_key().public_numbers()
+    return {"kty": "RSA", "kid": kid, "alg": "RS256", "n": b64(pub.n), "e": b64(pub.e)}
+
+
+async def test_a_jwks_url_is_cached_refetched_for_a_new_key_and_its_ca_trusted(tmp_path):
+    resource = "http://127.0.0.1/mcp"
+    k1 = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    k2 = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    def token(key, kid):
+        claims = {"iss": ISSUER, "sub": "agent", "aud": resource, "exp": int(time.time()) + 300, "scope": "agent-tools:full"}
+        return jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
+
+    jwks = {"body": {"keys": [rsa_jwk(k1, "k1")]}}
+    with jwks_https_server(tmp_path, jwks) as (url, ca, hits):
+        common = ["--root", str(workspace(tmp_path)), "--jwks-url", url, "--issuer", ISSUER, "--resource", resource]
+        # The test's CA is not one of the public roots: without --jwks-ca-file, no start.
+        r = subprocess.run([agent_tools_bin(), "serve", "--http", "127.0.0.1:0", *common], capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and "--jwks-url" in r.stderr and "TLS" in r.stderr, r.stderr
+        hits.clear()
+        with serve(*common, "--jwks-ca-file", str(ca), "--jwks-min-refresh", "3") as srv:
+            assert hits == ["/keys/jwks.json"], hits  # fetched once at start
+            for _ in range(3):
+                assert (await post_init(srv, token(k1, "k1"))).status_code == 200
+            assert len(hits) == 1, hits  # served from the cache (max-age=3600)
+            jwks["body"] = {"keys": [rsa_jwk(k2, "k2")]}
+            await anyio.sleep(3.2)
+            # An unknown key id sends the server back to the URL once the interval allows.
+            r = await post_init(srv, token(k2, "k2"))
+            assert r.status_code == 200, r.text
+            assert len(hits) == 2, hits
+            # Made-up key ids right after do not make it fetch again.
+            for kid in ("k7", "k8", "k9"):
+                r = await post_init(srv, token(k2, kid))
+                assert r.status_code == 401 and f"`{kid}`" in r.json()["error_description"], r.text
+            r = await post_init(srv, token(k1, "k1"))
+            assert r.status_code == 401 and "`k1`" in r.json()["error_description"], r.text
+            assert len(hits) == 2, hits
+            async with client(srv.url(), token(k2, "k2")) as c:
+                assert "write" in {t.name for t in (await c.list_tools()).tools}

@@ -52,7 +52,7 @@ pub(crate) struct AppState {
     owners: std::sync::Mutex<HashMap<String, SessionOwner>>,
     /// Serialises session creation so the limit cannot be overshot by a burst.
     opening: tokio::sync::Mutex<()>,
-    auth: Authenticator,
+    pub(crate) auth: Authenticator,
     surface: Surface,
     max_sessions: usize,
     open_runs: Arc<OpenRuns>,
@@ -272,7 +272,7 @@ async fn metrics_text(State(state): State<Arc<AppState>>, request: Request) -> R
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        if let Err(refusal) = state.auth.authenticate(authorization, state.surface) {
+        if let Err(refusal) = state.auth.authenticate(authorization, state.surface).await {
             return refusal_response(&state, &refusal);
         }
     }
@@ -423,7 +423,7 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let principal = match state.auth.authenticate(authorization, state.surface) {
+    let principal = match state.auth.authenticate(authorization, state.surface).await {
         Ok(p) => p,
         Err(refusal) => {
             tracing::info!(path, reason = refusal.reason, "request refused");

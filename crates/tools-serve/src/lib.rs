@@ -34,6 +34,7 @@
 mod auth;
 mod http;
 mod idle;
+mod jwks_url;
 mod metrics;
 mod session;
 mod warm;
@@ -46,7 +47,7 @@ use std::time::Duration;
 use tools_core::{Surface, ToolError};
 use tools_mcp::RegistryFactory;
 
-pub use auth::{AuthSettings, OAuthSettings, read_token_file};
+pub use auth::{AuthSettings, JwksSource, OAuthSettings, read_token_file};
 
 /// Opens the registry factory for one session of a workspace (the embedder's way to build a
 /// run, e.g. the facade's `Toolbox`).
@@ -179,7 +180,7 @@ pub async fn bind(opts: ServeOptions) -> Result<BoundServer, ToolError> {
             "--http",
             format!(
                 "{} is reachable from other machines; serving it needs authorization \
-                 (--token-file, or --jwks-file with --issuer and --resource). \
+                 (--token-file, or --jwks-file or --jwks-url with --issuer and --resource). \
                  Listen on 127.0.0.1 to serve this machine alone without it.",
                 opts.addr
             ),
@@ -219,6 +220,7 @@ pub async fn bind(opts: ServeOptions) -> Result<BoundServer, ToolError> {
         .map_err(|e| ToolError::not_available(format!("cannot listen on {}: {e}", opts.addr)))?;
     let grace = opts.grace;
     let (app, state) = http::app(opts)?;
+    state.auth.fetch_keys_now().await?;
     Ok(BoundServer {
         grace,
         listener,

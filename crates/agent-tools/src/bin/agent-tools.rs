@@ -65,7 +65,7 @@ enum Command {
     /// Serve many MCP clients over streamable HTTP, one run per session.
     #[cfg(feature = "serve")]
     #[command(after_help = serve::UNTRUSTED_HELP)]
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// List the tools a surface sees, with tiers and schemas, as JSON.
     Tools {
         #[command(flatten)]
@@ -180,7 +180,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             ))
         }
         #[cfg(feature = "serve")]
-        Command::Serve(args) => serve::serve(args).await,
+        Command::Serve(args) => serve::serve(*args).await,
         Command::Tools { run, surface } => {
             let toolbox = Toolbox::open(cli_options(&run)?).await?;
             let list: Vec<_> = toolbox

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agent_tools::{ApproveMode, ToolboxOptions};
 use tools_core::{Surface, ToolError};
-use tools_serve::{AuthSettings, OAuthSettings, ServeOptions, ServedWorkspace};
+use tools_serve::{AuthSettings, JwksSource, OAuthSettings, ServeOptions, ServedWorkspace};
 
 /// What `serve --help` says about sessions of untrusted workspaces.
 pub const UNTRUSTED_HELP: &str = "An untrusted workspace's sessions (the default) cannot run \
@@ -88,14 +88,25 @@ pub struct ServeArgs {
     #[arg(long)]
     token_file: Option<PathBuf>,
     /// JSON Web Key Set of the authorization server, to accept OAuth 2.1 access tokens
-    /// (JWT); needs --issuer and --resource.
-    #[arg(long, requires_all = ["issuer", "resource"])]
+    /// (JWT); re-read when it changes. Needs --issuer and --resource.
+    #[arg(long, requires_all = ["issuer", "resource"], conflicts_with = "jwks_url")]
     jwks_file: Option<PathBuf>,
+    /// The authorization server's JSON Web Key Set at an https URL: cached as its
+    /// Cache-Control allows, fetched again when a token names an unknown key. Needs
+    /// --issuer and --resource.
+    #[arg(long, value_name = "URL", requires_all = ["issuer", "resource"])]
+    jwks_url: Option<String>,
+    /// PEM certificates to trust for --jwks-url besides the public roots (a private CA).
+    #[arg(long, requires = "jwks_url")]
+    jwks_ca_file: Option<PathBuf>,
+    /// The shortest time, in seconds, between two fetches of --jwks-url.
+    #[arg(long, default_value_t = 60, requires = "jwks_url")]
+    jwks_min_refresh: u64,
     /// The issuer (`iss`) access tokens must name.
-    #[arg(long, requires = "jwks_file")]
+    #[arg(long)]
     issuer: Option<String>,
     /// This server's resource URI, the audience (`aud`) access tokens must name.
-    #[arg(long, requires = "jwks_file")]
+    #[arg(long)]
     resource: Option<String>,
 }
 
@@ -168,19 +179,34 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     base.config_path = args.config;
     base.approve = args.approve;
     base.max_children = (args.max_children > 0).then_some(args.max_children);
+    let jwks = match (args.jwks_file, args.jwks_url) {
+        (Some(file), _) => Some(JwksSource::File(file)),
+        (None, Some(url)) => Some(JwksSource::Url {
+            url,
+            ca_file: args.jwks_ca_file,
+            min_refresh: Duration::from_secs(args.jwks_min_refresh),
+        }),
+        (None, None) => None,
+    };
     let auth = AuthSettings {
         static_token: args
             .token_file
             .as_deref()
             .map(tools_serve::read_token_file)
             .transpose()?,
-        oauth: match (args.jwks_file, args.issuer, args.resource) {
-            (Some(jwks_file), Some(issuer), Some(resource)) => Some(OAuthSettings {
-                jwks_file,
+        oauth: match (jwks, args.issuer, args.resource) {
+            (Some(jwks), Some(issuer), Some(resource)) => Some(OAuthSettings {
+                jwks,
                 issuer,
                 resource,
             }),
-            _ => None,
+            (None, None, None) => None,
+            _ => {
+                return Err(ToolError::invalid(
+                    "--issuer",
+                    "--issuer and --resource go with --jwks-file or --jwks-url",
+                ));
+            }
         },
     };
     let mut opts = ServeOptions::new(
