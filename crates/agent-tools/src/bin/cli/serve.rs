@@ -224,6 +224,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.metrics_public = args.metrics_public;
     opts.heartbeat = Duration::from_secs(args.progress_interval.max(1));
     let server = tools_serve::bind(opts).await?;
+    let stop = stop_signal();
     let addr = server.local_addr()?;
     for w in &workspaces {
         let trust = if w.trusted {
@@ -242,21 +243,33 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
             eprintln!("agent-tools: {line}");
         }
     }
-    server.run(stop_signal()).await?;
+    server.run(stop).await?;
     Ok(ExitCode::SUCCESS)
 }
 
-async fn stop_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!("cannot watch SIGTERM: {e}");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+/// Resolves on SIGINT or SIGTERM. The handlers are installed when this is called, not
+/// when the future is first polled: a signal right after the "serving" line must drain
+/// the server, not kill it with the default action.
+fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate())
+        .map_err(|e| tracing::error!("cannot watch SIGTERM: {e}"))
+        .ok();
+    let int = signal(SignalKind::interrupt())
+        .map_err(|e| tracing::error!("cannot watch SIGINT: {e}"))
+        .ok();
+    async move {
+        async fn next(s: Option<tokio::signal::unix::Signal>) {
+            match s {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
+        tokio::select! {
+            _ = next(term) => {}
+            _ = next(int) => {}
+        }
     }
 }
