@@ -556,6 +556,35 @@ async def test_warm_runs_are_handed_out_bound_to_their_own_client(tmp_path):
                 assert text(r) == "False", text(r)
 
 
+async def test_warm_lsp_starts_a_warm_runs_language_server_ahead(tmp_path):
+    import shutil
+
+    if shutil.which("pyright-langserver") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("pyright-langserver is not on PATH")
+        pytest.skip("pyright-langserver is not on PATH")
+    root = workspace(tmp_path)
+    (root / "pyproject.toml").write_text('[project]\nname = "w"\nversion = "0"\n')
+    (root / "lib" / "area.py").write_text('def area(r: float) -> float:\n    """Disc area."""\n    return 3.14 * r * r\n')
+    with serve("--root", str(root), "--warm", "1", "--warm-lsp", "lib/area.py") as srv:
+        await wait_ready(srv)
+        async with httpx2.AsyncClient(timeout=10) as http:
+            with anyio.fail_after(120):
+                while metric((await http.get(srv.url("/metrics"))).text, "agent_tools_warm_runs") != 2:
+                    await anyio.sleep(0.2)
+        async with client(srv.url()) as c:
+            # Before this session asked anything of it, its run's server is up.
+            r = await c.call_tool("lsp", {"action": "status"})
+            assert "python: running" in text(r), text(r)
+            r = await c.call_tool("lsp", {"action": "hover", "file": "lib/area.py", "line": 1, "symbol": "area"})
+            assert "Disc area" in text(r), text(r)
+    with serve("--root", str(root), "--warm", "1") as srv:
+        await wait_ready(srv)
+        async with client(srv.url()) as c:
+            r = await c.call_tool("lsp", {"action": "status"})
+            assert "python: not started yet" in text(r), text(r)
+
+
 # --- metrics and logs -----------------------------------------------------------------------
 
 

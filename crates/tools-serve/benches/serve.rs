@@ -3,7 +3,8 @@
 //!
 //! Measures, on a generated Python workspace:
 //! - the first call of a new session (`read`, and `lsp hover` when a Python language server
-//!   is on PATH) with and without `--warm 1`;
+//!   is on PATH): cold, with `--warm 1`, and with `--warm 1 --warm-lsp` (the warm run's
+//!   language server started ahead);
 //! - sessions opened per second, and `read` calls per second with their p50/p99 latency at
 //!   1, 10 and 50 concurrent sessions;
 //! - the server's resident memory per idle session (each with its run open).
@@ -45,6 +46,8 @@ fn binary() -> PathBuf {
 struct Server {
     child: Child,
     port: u16,
+    /// Warm runs the server keeps when full (two per `--warm`).
+    warm_target: usize,
 }
 
 impl Server {
@@ -73,7 +76,16 @@ impl Server {
             }
         };
         std::thread::spawn(move || for _ in lines {});
-        Server { child, port }
+        let warm = extra
+            .iter()
+            .position(|a| *a == "--warm")
+            .and_then(|i| extra.get(i + 1))
+            .map_or(0, |n| n.parse::<usize>().unwrap());
+        Server {
+            child,
+            port,
+            warm_target: 2 * warm,
+        }
     }
 
     fn rss_bytes(&self) -> u64 {
@@ -88,9 +100,17 @@ impl Server {
     }
 
     async fn wait_ready(&self) {
-        for _ in 0..600 {
+        for _ in 0..1200 {
             let mut s = Session::connect(self.port).await;
-            if s.get("/readyz").await == 200 {
+            let (status, _) = s.get("/readyz").await;
+            let (_, metrics) = s.get("/metrics").await;
+            // Ready, and every warm run taken by an earlier round replaced.
+            let warm = metrics
+                .lines()
+                .find_map(|l| l.strip_prefix("agent_tools_warm_runs "))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if status == 200 && warm >= self.warm_target {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -148,15 +168,15 @@ impl Session {
         self.sender.send_request(req).await.unwrap()
     }
 
-    async fn get(&mut self, path: &str) -> u16 {
+    async fn get(&mut self, path: &str) -> (u16, String) {
         let req = Request::get(path)
             .header("host", format!("127.0.0.1:{}", self.port))
             .body(Full::new(Bytes::new()))
             .unwrap();
         let resp = self.send(req).await;
         let status = resp.status().as_u16();
-        let _ = resp.into_body().collect().await;
-        status
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
     }
 
     /// Posts one message; returns the answer to it (None for a notification).
@@ -339,7 +359,15 @@ fn main() {
     println!("agent-tools serve bench ({})", binary().display());
     rt.block_on(async {
         let rounds = if quick { 2 } else { 5 };
-        for (label, extra) in [("cold", &[][..]), ("--warm 1", &["--warm", "1"][..])] {
+        let variants: [(&str, &[&str]); 3] = [
+            ("cold", &[]),
+            ("--warm 1", &["--warm", "1"]),
+            (
+                "--warm 1 --warm-lsp pkg/m0.py",
+                &["--warm", "1", "--warm-lsp", "pkg/m0.py"],
+            ),
+        ];
+        for (label, extra) in variants {
             let server = Server::start(ws.path(), extra);
             let (mut reads, mut hovers, hover_ok) = first_calls(&server, rounds).await;
             reads.sort();

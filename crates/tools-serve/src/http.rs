@@ -95,7 +95,12 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
     let mut endpoints = HashMap::new();
     let mut pools = Vec::new();
     for workspace in &opts.workspaces {
-        let pool = WarmPool::start(opts.warm, (opts.run_factory)(workspace), cancel.clone());
+        let pool = WarmPool::start(
+            opts.warm,
+            opts.warm_lsp_files.clone(),
+            (opts.run_factory)(workspace),
+            cancel.clone(),
+        );
         pools.push(Arc::clone(&pool));
         let mut services = Vec::new();
         for surface in Surface::ALL {

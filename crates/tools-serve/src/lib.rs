@@ -100,6 +100,9 @@ pub struct ServeOptions {
     /// Runs kept opened ahead per workspace (for each kind of client: with and without
     /// elicitation), so a new session's first call does not wait for one to open.
     pub warm: usize,
+    /// Workspace-relative files whose language servers every warm run starts before a
+    /// session takes it, so the session's first `lsp` call finds its server up.
+    pub warm_lsp_files: Vec<String>,
     /// On stop, how long calls under way may take to finish before every session is
     /// closed; new requests are refused with 503 meanwhile.
     pub grace: Duration,
@@ -125,6 +128,7 @@ impl ServeOptions {
             auth: AuthSettings::default(),
             grace: Duration::from_secs(30),
             warm: 0,
+            warm_lsp_files: Vec::new(),
             heartbeat: tools_mcp::DEFAULT_HEARTBEAT,
             metrics_public: false,
             run_factory,

@@ -9,9 +9,12 @@
 //! a replacement is opened in the background at once. Nothing is shared between runs: a
 //! taken run belongs to its session alone, exactly as a run opened for it would.
 //!
-//! No language server, kernel or adapter is started for a warm run: they would hold memory
-//! and processes for sessions that may never come, and each starts on the first call that
-//! needs it, as in any run.
+//! By default no language server, kernel or adapter is started for a warm run: they would
+//! hold memory and processes for sessions that may never come, and each starts on the first
+//! call that needs it, as in any run. An operator who wants a new session's first `lsp`
+//! answer to cost what a warm query costs names files (`warm_lsp_files`): each warm run then
+//! asks for their symbols before it is shelved, which starts and initializes the language
+//! server of each file's language in that run (and only in that run).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -70,6 +73,8 @@ struct WarmRun {
 /// The warm runs of one workspace.
 pub(crate) struct WarmPool {
     target: usize,
+    /// Files whose language servers each warm run starts before it is shelved.
+    lsp_files: Vec<String>,
     cold: RegistryFactory,
     /// Runs for clients without elicitation.
     plain: Mutex<VecDeque<WarmRun>>,
@@ -82,14 +87,17 @@ pub(crate) struct WarmPool {
 }
 
 impl WarmPool {
-    /// A pool keeping `target` runs of each kind, opened by `cold`; starts filling at once.
+    /// A pool keeping `target` runs of each kind, opened by `cold`, with the language
+    /// servers of `lsp_files` started; starts filling at once.
     pub(crate) fn start(
         target: usize,
+        lsp_files: Vec<String>,
         cold: RegistryFactory,
         stop: CancellationToken,
     ) -> Arc<Self> {
         let pool = Arc::new(WarmPool {
             target,
+            lsp_files,
             cold,
             plain: Default::default(),
             asking: Default::default(),
@@ -158,6 +166,7 @@ impl WarmPool {
                     let elicitor = late.clone().map(|l| l as Arc<dyn Elicitor>);
                     match (self.cold)(elicitor).await {
                         Ok(registry) => {
+                            self.start_servers(&registry).await;
                             if let Ok(mut shelf) = self.shelf(asking).lock() {
                                 shelf.push_back(WarmRun { registry, late });
                             }
@@ -176,6 +185,21 @@ impl WarmPool {
             tokio::select! {
                 _ = self.stop.cancelled() => return,
                 _ = self.refill.notified() => {}
+            }
+        }
+    }
+
+    /// Starts the language servers of `lsp_files` in a warm run; a file no server can
+    /// answer for is logged and skipped (the run is shelved all the same).
+    async fn start_servers(&self, registry: &Arc<Registry>) {
+        for file in &self.lsp_files {
+            let args = serde_json::json!({"action": "symbols", "file": file});
+            match registry
+                .call(tools_core::Surface::READ_ONLY, "lsp", args)
+                .await
+            {
+                Ok(_) => tracing::debug!(file, "a warm run's language server is up"),
+                Err(e) => tracing::warn!(file, "a warm run could not start a language server: {e}"),
             }
         }
     }
@@ -229,6 +253,7 @@ mod tests {
         let stop = CancellationToken::new();
         let pool = WarmPool::start(
             1,
+            Vec::new(),
             counting(dir.path().into(), Arc::clone(&opened)),
             stop.clone(),
         );
@@ -245,7 +270,12 @@ mod tests {
         pool.close().await;
         assert_eq!(pool.ready(), 0);
         // Without a target nothing is opened ahead.
-        let idle = WarmPool::start(0, counting(dir.path().into(), Arc::clone(&opened)), stop);
+        let idle = WarmPool::start(
+            0,
+            Vec::new(),
+            counting(dir.path().into(), Arc::clone(&opened)),
+            stop,
+        );
         let before = opened.load(Ordering::SeqCst);
         idle.factory()(None).await.unwrap();
         assert!(idle.filled());

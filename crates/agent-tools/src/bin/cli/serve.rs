@@ -68,6 +68,11 @@ pub struct ServeArgs {
     /// 503 until they are. Language servers and kernels still start on first use.
     #[arg(long, default_value_t = 0)]
     warm: usize,
+    /// A workspace file whose language server every warm run starts ahead (repeatable; one
+    /// per language is enough), so a session's first lsp answer costs what a warm query
+    /// costs. Each warm run then holds its own servers' memory.
+    #[arg(long, value_name = "FILE", requires = "warm")]
+    warm_lsp: Vec<String>,
     /// Seconds a call may stay quiet before its client (when it sent a progress token) is
     /// told it is still running; keeps clients and proxies from timing long calls out.
     #[arg(long, default_value_t = 10)]
@@ -221,6 +226,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.auth = auth;
     opts.grace = Duration::from_secs(args.grace);
     opts.warm = args.warm;
+    opts.warm_lsp_files = args.warm_lsp;
     opts.metrics_public = args.metrics_public;
     opts.heartbeat = Duration::from_secs(args.progress_interval.max(1));
     let server = tools_serve::bind(opts).await?;
