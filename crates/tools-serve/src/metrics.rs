@@ -28,6 +28,8 @@ pub(crate) enum Outcome {
     InputRequired,
     /// A protocol error: unknown tool, or the run could not be opened.
     ProtocolError,
+    /// The call was dropped before it answered (the client went away, the server stopped).
+    Abandoned,
 }
 
 impl Outcome {
@@ -38,6 +40,7 @@ impl Outcome {
             Outcome::Error => "error",
             Outcome::InputRequired => "input_required",
             Outcome::ProtocolError => "protocol_error",
+            Outcome::Abandoned => "abandoned",
         }
     }
 }

@@ -194,34 +194,57 @@ impl ServerHandler for SessionHandler {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let started = Instant::now();
-        let request_id = ctx.id.clone();
-        let name = request.name.to_string();
         if let Some(id) = session_id(&ctx) {
             let _ = self.session.set(id);
         }
-        // The name as the client sent it is not trusted in a log line either.
-        let logged: String = name.chars().take(64).collect();
-        tracing::info!(session = self.session(), call = %request_id, tool = logged, "call started");
+        let mut record = CallRecord {
+            handler: self,
+            started: Instant::now(),
+            call: ctx.id.to_string(),
+            // The name as the client sent it is not trusted in a log line either.
+            name: request.name.chars().take(64).collect(),
+            outcome: Outcome::Abandoned,
+        };
+        tracing::info!(
+            session = self.session(),
+            call = record.call,
+            tool = record.name,
+            "call started"
+        );
         let result = self.server.call_tool(request, ctx.clone()).await;
         self.note_open(&ctx);
-        let outcome = match &result {
+        record.outcome = match &result {
             Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::Error,
             Ok(CallToolResponse::Complete(_)) => Outcome::Ok,
             Ok(_) => Outcome::InputRequired,
             Err(_) => Outcome::ProtocolError,
         };
-        let took = started.elapsed();
-        let tool = self.tool_label(&name);
-        self.metrics.call(&tool, outcome, took);
+        result
+    }
+}
+
+/// One call being answered: counted and logged when it ends, also when its future is
+/// dropped before it answered (then as abandoned).
+struct CallRecord<'a> {
+    handler: &'a SessionHandler,
+    started: Instant,
+    call: String,
+    name: String,
+    outcome: Outcome,
+}
+
+impl Drop for CallRecord<'_> {
+    fn drop(&mut self) {
+        let took = self.started.elapsed();
+        let tool = self.handler.tool_label(&self.name);
+        self.handler.metrics.call(&tool, self.outcome, took);
         tracing::info!(
-            session = self.session(),
-            call = %request_id,
-            tool = logged,
+            session = self.handler.session(),
+            call = self.call,
+            tool = self.name,
             duration_ms = took.as_secs_f64() * 1000.0,
-            outcome = outcome.as_str(),
+            outcome = self.outcome.as_str(),
             "call ended"
         );
-        result
     }
 }
