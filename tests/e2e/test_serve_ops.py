@@ -58,6 +58,8 @@ async def test_warm_lsp_starts_a_warm_runs_language_server_ahead(tmp_path):
             with anyio.fail_after(120):
                 while metric((await http.get(srv.url("/metrics"))).text, "agent_tools_warm_runs") != 2:
                     await anyio.sleep(0.2)
+            # Each warm run (one per kind of client) holds its language server.
+            assert metric((await http.get(srv.url("/metrics"))).text, "agent_tools_child_processes") == 2
         async with client(srv.url()) as c:
             # Before this session asked anything of it, its run's server is up.
             r = await c.call_tool("lsp", {"action": "status"})

@@ -285,7 +285,8 @@ async fn metrics_text(State(state): State<Arc<AppState>>, request: Request) -> R
         sessions_open: state.session_count().await,
         runs_open: state.open_runs.count(),
         warm_runs: state.pools.iter().map(|p| p.ready()).sum(),
-        children: state.open_runs.children(),
+        children: state.open_runs.children()
+            + state.pools.iter().map(|p| p.children()).sum::<usize>(),
         requests_in_flight: state.answering.count(),
         resident_bytes: crate::metrics::resident_bytes(),
     };

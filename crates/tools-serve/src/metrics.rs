@@ -125,7 +125,7 @@ impl Metrics {
         );
         gauge(
             "agent_tools_child_processes",
-            "Child processes (servers, kernels, adapters, workers) of open runs.",
+            "Child processes (servers, kernels, adapters, workers) of open and warm runs.",
             g.children.to_string(),
         );
         gauge(

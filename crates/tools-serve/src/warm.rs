@@ -122,6 +122,19 @@ impl WarmPool {
         len(&self.plain) + len(&self.asking)
     }
 
+    /// Child processes of the runs waiting on the shelves (language servers started ahead).
+    pub(crate) fn children(&self) -> usize {
+        [&self.plain, &self.asking]
+            .iter()
+            .filter_map(|s| s.lock().ok())
+            .map(|s| {
+                s.iter()
+                    .map(|w| w.registry.run().child_count())
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+
     /// A registry factory for one session: a warm run of the matching kind when one
     /// waits, else a run opened now.
     pub(crate) fn factory(self: &Arc<Self>) -> RegistryFactory {
