@@ -1,5 +1,6 @@
 """`agent-tools serve` operations: warm runs (handed out, refilled, bound to their own client;
-language servers started ahead), /metrics, JSON logs, and progress for long calls."""
+language servers and kernels started ahead), /metrics, JSON logs, and progress for long
+calls."""
 
 import json
 import os
@@ -71,6 +72,35 @@ async def test_warm_lsp_starts_a_warm_runs_language_server_ahead(tmp_path):
         async with client(srv.url()) as c:
             r = await c.call_tool("lsp", {"action": "status"})
             assert "python: not started yet" in text(r), text(r)
+
+
+def children_of(pid):
+    """The pids whose parent is `pid`."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.add(int(entry))
+            except (FileNotFoundError, IndexError, ValueError):
+                pass
+    return found
+
+
+async def test_warm_kernel_starts_a_warm_runs_kernel_ahead(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--warm", "1", "--warm-kernel", "python") as srv:
+        await wait_ready(srv)
+        async with httpx2.AsyncClient(timeout=10) as http:
+            with anyio.fail_after(60):
+                while metric((await http.get(srv.url("/metrics"))).text, "agent_tools_child_processes") != 2:
+                    await anyio.sleep(0.2)
+        before = children_of(srv.proc.pid)
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+        # The session's first cell ran in a kernel started before the session existed.
+        assert kernel in before, (kernel, before)
 
 
 # --- metrics and logs -----------------------------------------------------------------------

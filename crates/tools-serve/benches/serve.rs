@@ -3,8 +3,8 @@
 //!
 //! Measures, on a generated Python workspace:
 //! - the first call of a new session (`read`, and `lsp hover` when a Python language server
-//!   is on PATH): cold, with `--warm 1`, and with `--warm 1 --warm-lsp` (the warm run's
-//!   language server started ahead);
+//!   is on PATH, and `eval`): cold, with `--warm 1`, and with `--warm 1 --warm-lsp …
+//!   --warm-kernel python` (the warm run's language server and kernel started ahead);
 //! - sessions opened per second, and `read` calls per second with their p50/p99 latency at
 //!   1, 10 and 50 concurrent sessions;
 //! - the server's resident memory per idle session (each with its run open).
@@ -271,8 +271,11 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 /// The first `read` and the first `lsp hover` of `rounds` new sessions, one after another.
-async fn first_calls(server: &Server, rounds: usize) -> (Vec<Duration>, Vec<Duration>, bool) {
-    let (mut reads, mut hovers, mut hover_ok) = (Vec::new(), Vec::new(), true);
+async fn first_calls(server: &Server, rounds: usize) -> FirstCalls {
+    let mut first = FirstCalls {
+        hover_ok: true,
+        ..Default::default()
+    };
     for i in 0..rounds {
         server.wait_ready().await;
         let mut s = Session::open(server.port).await;
@@ -281,19 +284,40 @@ async fn first_calls(server: &Server, rounds: usize) -> (Vec<Duration>, Vec<Dura
             s.call("read", json!({"path": format!("pkg/m{i}.py")}))
                 .await
         );
-        reads.push(t.elapsed());
+        first.reads.push(t.elapsed());
         let t = Instant::now();
-        hover_ok &= s
+        first.hover_ok &= s
             .call(
                 "lsp",
                 json!({"action": "hover", "file": format!("pkg/m{i}.py"),
                 "line": 1, "symbol": format!("double_{i}")}),
             )
             .await;
-        hovers.push(t.elapsed());
+        first.hovers.push(t.elapsed());
+        let t = Instant::now();
+        assert!(
+            s.call(
+                "eval",
+                json!({"code": "1 + 1", "description": "add two numbers for the bench"})
+            )
+            .await
+        );
+        first.evals.push(t.elapsed());
         s.close().await;
     }
-    (reads, hovers, hover_ok)
+    for list in [&mut first.reads, &mut first.hovers, &mut first.evals] {
+        list.sort();
+    }
+    first
+}
+
+/// The first calls of new sessions, sorted.
+#[derive(Default)]
+struct FirstCalls {
+    reads: Vec<Duration>,
+    hovers: Vec<Duration>,
+    evals: Vec<Duration>,
+    hover_ok: bool,
 }
 
 async fn load(server: &Server, sessions: usize, calls: usize) {
@@ -363,20 +387,26 @@ fn main() {
             ("cold", &[]),
             ("--warm 1", &["--warm", "1"]),
             (
-                "--warm 1 --warm-lsp pkg/m0.py",
-                &["--warm", "1", "--warm-lsp", "pkg/m0.py"],
+                "--warm 1 --warm-lsp pkg/m0.py --warm-kernel python",
+                &[
+                    "--warm",
+                    "1",
+                    "--warm-lsp",
+                    "pkg/m0.py",
+                    "--warm-kernel",
+                    "python",
+                ],
             ),
         ];
         for (label, extra) in variants {
             let server = Server::start(ws.path(), extra);
-            let (mut reads, mut hovers, hover_ok) = first_calls(&server, rounds).await;
-            reads.sort();
-            hovers.sort();
+            let first = first_calls(&server, rounds).await;
             println!(
-                "first call of a new session, {label}: read p50 {:.1} ms; lsp hover p50 {:.0} ms{}",
-                ms(percentile(&reads, 0.5)),
-                ms(percentile(&hovers, 0.5)),
-                if hover_ok { "" } else { " (no Python language server answered)" },
+                "first calls of a new session, {label}:\n  read p50 {:.1} ms; lsp hover p50 {:.0} ms{}; eval p50 {:.0} ms",
+                ms(percentile(&first.reads, 0.5)),
+                ms(percentile(&first.hovers, 0.5)),
+                if first.hover_ok { "" } else { " (no Python language server answered)" },
+                ms(percentile(&first.evals, 0.5)),
             );
         }
         let server = Server::start(ws.path(), &[]);

@@ -97,7 +97,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
     for workspace in &opts.workspaces {
         let pool = WarmPool::start(
             opts.warm,
-            opts.warm_lsp_files.clone(),
+            opts.warm_ahead.clone(),
             (opts.run_factory)(workspace),
             cancel.clone(),
         );

@@ -48,6 +48,7 @@ use tools_core::{Surface, ToolError};
 use tools_mcp::RegistryFactory;
 
 pub use auth::{AuthSettings, JwksSource, OAuthSettings, read_token_file};
+pub use warm::WarmAhead;
 
 /// Opens the registry factory for one session of a workspace (the embedder's way to build a
 /// run, e.g. the facade's `Toolbox`).
@@ -100,9 +101,9 @@ pub struct ServeOptions {
     /// Runs kept opened ahead per workspace (for each kind of client: with and without
     /// elicitation), so a new session's first call does not wait for one to open.
     pub warm: usize,
-    /// Workspace-relative files whose language servers every warm run starts before a
-    /// session takes it, so the session's first `lsp` call finds its server up.
-    pub warm_lsp_files: Vec<String>,
+    /// What every warm run starts before a session takes it (language servers, kernels),
+    /// so the session's first `lsp` or `eval` call finds them up.
+    pub warm_ahead: WarmAhead,
     /// On stop, how long calls under way may take to finish before every session is
     /// closed; new requests are refused with 503 meanwhile.
     pub grace: Duration,
@@ -128,7 +129,7 @@ impl ServeOptions {
             auth: AuthSettings::default(),
             grace: Duration::from_secs(30),
             warm: 0,
-            warm_lsp_files: Vec::new(),
+            warm_ahead: WarmAhead::default(),
             heartbeat: tools_mcp::DEFAULT_HEARTBEAT,
             metrics_public: false,
             run_factory,

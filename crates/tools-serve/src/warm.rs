@@ -14,7 +14,10 @@
 //! call that needs it, as in any run. An operator who wants a new session's first `lsp`
 //! answer to cost what a warm query costs names files (`warm_lsp_files`): each warm run then
 //! asks for their symbols before it is shelved, which starts and initializes the language
-//! server of each file's language in that run (and only in that run).
+//! server of each file's language in that run (and only in that run). Likewise kernels
+//! (`warm_kernels`): each warm run evaluates an empty cell in each named language, so the
+//! session's first `eval` finds its interpreter up. Both go through the run's own registry,
+//! guard chain included (an approver that refuses exec calls refuses the kernel too).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -63,6 +66,15 @@ impl Elicitor for LateElicitor {
     }
 }
 
+/// What each warm run starts before it is shelved.
+#[derive(Debug, Clone, Default)]
+pub struct WarmAhead {
+    /// Workspace-relative files whose language servers are started (`lsp symbols`).
+    pub lsp_files: Vec<String>,
+    /// `eval` languages (`python`, `javascript`) whose kernels are started.
+    pub kernels: Vec<String>,
+}
+
 /// One run opened ahead.
 struct WarmRun {
     registry: Arc<Registry>,
@@ -75,6 +87,8 @@ pub(crate) struct WarmPool {
     target: usize,
     /// Files whose language servers each warm run starts before it is shelved.
     lsp_files: Vec<String>,
+    /// Languages whose `eval` kernels each warm run starts before it is shelved.
+    kernels: Vec<String>,
     cold: RegistryFactory,
     /// Runs for clients without elicitation.
     plain: Mutex<VecDeque<WarmRun>>,
@@ -87,17 +101,18 @@ pub(crate) struct WarmPool {
 }
 
 impl WarmPool {
-    /// A pool keeping `target` runs of each kind, opened by `cold`, with the language
-    /// servers of `lsp_files` started; starts filling at once.
+    /// A pool keeping `target` runs of each kind, opened by `cold`, with what `ahead`
+    /// names started; starts filling at once.
     pub(crate) fn start(
         target: usize,
-        lsp_files: Vec<String>,
+        ahead: WarmAhead,
         cold: RegistryFactory,
         stop: CancellationToken,
     ) -> Arc<Self> {
         let pool = Arc::new(WarmPool {
             target,
-            lsp_files,
+            lsp_files: ahead.lsp_files,
+            kernels: ahead.kernels,
             cold,
             plain: Default::default(),
             asking: Default::default(),
@@ -215,6 +230,17 @@ impl WarmPool {
                 Err(e) => tracing::warn!(file, "a warm run could not start a language server: {e}"),
             }
         }
+        for language in &self.kernels {
+            let args = serde_json::json!({
+                "code": "None",
+                "language": language,
+                "description": "start the kernel ahead of the session",
+            });
+            match registry.call(tools_core::Surface::FULL, "eval", args).await {
+                Ok(_) => tracing::debug!(language, "a warm run's kernel is up"),
+                Err(e) => tracing::warn!(language, "a warm run could not start a kernel: {e}"),
+            }
+        }
     }
 
     /// Closes every run still waiting (their processes, if any, are killed).
@@ -266,7 +292,7 @@ mod tests {
         let stop = CancellationToken::new();
         let pool = WarmPool::start(
             1,
-            Vec::new(),
+            WarmAhead::default(),
             counting(dir.path().into(), Arc::clone(&opened)),
             stop.clone(),
         );
@@ -285,7 +311,7 @@ mod tests {
         // Without a target nothing is opened ahead.
         let idle = WarmPool::start(
             0,
-            Vec::new(),
+            WarmAhead::default(),
             counting(dir.path().into(), Arc::clone(&opened)),
             stop,
         );

@@ -73,6 +73,10 @@ pub struct ServeArgs {
     /// costs. Each warm run then holds its own servers' memory.
     #[arg(long, value_name = "FILE", requires = "warm")]
     warm_lsp: Vec<String>,
+    /// An eval language (python, javascript) whose kernel every warm run starts ahead
+    /// (repeatable), so a session's first eval does not wait for an interpreter.
+    #[arg(long, value_name = "LANGUAGE", requires = "warm", value_parser = ["python", "javascript"])]
+    warm_kernel: Vec<String>,
     /// Seconds a call may stay quiet before its client (when it sent a progress token) is
     /// told it is still running; keeps clients and proxies from timing long calls out.
     #[arg(long, default_value_t = 10)]
@@ -226,7 +230,10 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.auth = auth;
     opts.grace = Duration::from_secs(args.grace);
     opts.warm = args.warm;
-    opts.warm_lsp_files = args.warm_lsp;
+    opts.warm_ahead = tools_serve::WarmAhead {
+        lsp_files: args.warm_lsp,
+        kernels: args.warm_kernel,
+    };
     opts.metrics_public = args.metrics_public;
     opts.heartbeat = Duration::from_secs(args.progress_interval.max(1));
     let server = tools_serve::bind(opts).await?;
