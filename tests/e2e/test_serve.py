@@ -237,6 +237,38 @@ async def test_approve_deny_refuses_writes_in_every_session(tmp_path):
     assert not (tmp_path / "w.txt").exists()
 
 
+async def test_approve_ask_shows_each_sessions_own_client_a_card_warm_or_cold(tmp_path):
+    from mcp import types
+
+    class Human:
+        def __init__(self, *replies):
+            self.replies, self.forms = list(replies), []
+
+        async def __call__(self, context, params):
+            self.forms.append(params.message)
+            action, content = self.replies.pop(0)
+            return types.ElicitResult(action=action, content=content)
+
+    root = workspace(tmp_path)
+    for extra in ([], ["--warm", "1"]):
+        with serve("--root", str(root), "--approve", "ask", *extra) as srv:
+            yes, no = Human(("accept", {"allow": True})), Human(("decline", None))
+            async with client(srv.url(), mode="legacy", elicitation_callback=yes) as a, \
+                    client(srv.url(), mode="legacy", elicitation_callback=no) as b:
+                r = await a.call_tool("write", {"path": f"yes{len(extra)}.txt", "content": "y\n"})
+                assert not r.is_error, text(r)
+                r = await b.call_tool("write", {"path": f"no{len(extra)}.txt", "content": "n\n"})
+                assert r.is_error and "did not approve" in text(r), text(r)
+            # Each card went to the client of the session that asked.
+            assert len(yes.forms) == 1 and "`write`" in yes.forms[0], yes.forms
+            assert len(no.forms) == 1, no.forms
+            async with client(srv.url(), mode="legacy") as c:
+                r = await c.call_tool("write", {"path": "nobody.txt", "content": "x\n"})
+                assert r.is_error and "no human is attached" in text(r), text(r)
+        assert (root / f"yes{len(extra)}.txt").exists() and not (root / f"no{len(extra)}.txt").exists()
+    assert not (root / "nobody.txt").exists()
+
+
 # --- limits and stopping ----------------------------------------------------------------
 
 
