@@ -329,3 +329,27 @@ async def test_the_grace_period_ends_a_call_that_runs_on(tmp_path):
                 assert await anyio.to_thread.run_sync(srv.proc.wait, 60) == 0, "".join(srv.stderr_lines)
                 tg.cancel_scope.cancel()
         assert not running(kernel), "a kernel outlived the server"
+
+
+async def test_a_second_sigterm_cuts_the_drain_short(tmp_path):
+    import signal
+
+    with serve("--root", str(workspace(tmp_path)), "--grace", "600") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+
+            async def endless():
+                with contextlib.suppress(Exception):
+                    await c.call_tool("eval", {"code": "import time\ntime.sleep(600)", "description": DESC})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(endless)
+                await anyio.sleep(1)
+                srv.proc.send_signal(signal.SIGTERM)
+                await anyio.sleep(1)
+                assert srv.proc.poll() is None, "the first signal must drain, not stop"
+                srv.proc.send_signal(signal.SIGTERM)
+                assert await anyio.to_thread.run_sync(srv.proc.wait, 60) == 0, "".join(srv.stderr_lines)
+                tg.cancel_scope.cancel()
+        assert not running(kernel), "a kernel outlived the server"

@@ -67,6 +67,8 @@ pub(crate) struct AppState {
     /// Cancelled when a stop begins: new requests are refused from then on while those
     /// under way finish (up to the grace period).
     pub(crate) draining: CancellationToken,
+    /// Cancelled to end a drain at once (a second signal).
+    pub(crate) cut_drain: CancellationToken,
     /// Cancelled when the server stops: rmcp then ends every session.
     pub(crate) cancel: CancellationToken,
 }
@@ -149,6 +151,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         metrics_public: opts.metrics_public,
         answering: Arc::new(Answering::default()),
         draining: CancellationToken::new(),
+        cut_drain: CancellationToken::new(),
         cancel,
     });
     tokio::spawn(reap_idle(Arc::clone(&state), opts.idle_timeout));
@@ -201,6 +204,13 @@ impl AppState {
             );
         }
         while self.answering.count() > 0 {
+            if self.cut_drain.is_cancelled() {
+                tracing::warn!(
+                    calls = self.answering.count(),
+                    "stopping now: the drain was cut short"
+                );
+                return false;
+            }
             if tokio::time::Instant::now() >= deadline {
                 tracing::warn!(
                     calls = self.answering.count(),

@@ -153,6 +153,12 @@ impl BoundServer {
             .map_err(|e| ToolError::internal(format!("no local address: {e}")))
     }
 
+    /// A token that, cancelled, ends the drain at once: calls still under way are given up
+    /// and every run closed (for a second SIGTERM or SIGINT from an impatient operator).
+    pub fn drain_cutter(&self) -> tokio_util::sync::CancellationToken {
+        self.state.cut_drain.clone()
+    }
+
     /// Serves until `shutdown` completes, drains (new requests refused with 503, calls under
     /// way given up to the grace period), then closes every session's run.
     pub async fn run(

@@ -60,7 +60,8 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 16)]
     max_children: usize,
     /// On SIGTERM or SIGINT, seconds the calls under way may take to finish before every
-    /// session is closed (new requests get HTTP 503 meanwhile).
+    /// session is closed (new requests get HTTP 503 meanwhile); a second signal closes
+    /// them at once.
     #[arg(long, default_value_t = 30)]
     grace: u64,
     /// Runs kept opened ahead per workspace (for clients with and without elicitation
@@ -237,7 +238,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.metrics_public = args.metrics_public;
     opts.heartbeat = Duration::from_secs(args.progress_interval.max(1));
     let server = tools_serve::bind(opts).await?;
-    let stop = stop_signal();
+    let (stop, stop_now) = stop_signals();
     let addr = server.local_addr()?;
     for w in &workspaces {
         let trust = if w.trusted {
@@ -256,33 +257,54 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
             eprintln!("agent-tools: {line}");
         }
     }
+    let cut = server.drain_cutter();
+    tokio::spawn(async move {
+        stop_now.await;
+        cut.cancel();
+    });
     server.run(stop).await?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Resolves on SIGINT or SIGTERM. The handlers are installed when this is called, not
-/// when the future is first polled: a signal right after the "serving" line must drain
-/// the server, not kill it with the default action.
-fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
-    use tokio::signal::unix::{SignalKind, signal};
-    let term = signal(SignalKind::terminate())
-        .map_err(|e| tracing::error!("cannot watch SIGTERM: {e}"))
-        .ok();
-    let int = signal(SignalKind::interrupt())
-        .map_err(|e| tracing::error!("cannot watch SIGINT: {e}"))
-        .ok();
-    async move {
-        async fn next(s: Option<tokio::signal::unix::Signal>) {
+/// Two futures over SIGINT and SIGTERM: the first resolves on the first signal, the second
+/// on the one after. The handlers are installed when this is called, not when a future is
+/// first polled: a signal right after the "serving" line must drain the server, not kill
+/// it with the default action.
+fn stop_signals() -> (
+    impl std::future::Future<Output = ()> + Send + 'static,
+    impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let install = |kind: SignalKind, name: &str| {
+        signal(kind)
+            .map_err(|e| tracing::error!("cannot watch {name}: {e}"))
+            .ok()
+    };
+    let mut term = install(SignalKind::terminate(), "SIGTERM");
+    let mut int = install(SignalKind::interrupt(), "SIGINT");
+    let (count, seen) = tokio::sync::watch::channel(0u32);
+    tokio::spawn(async move {
+        async fn next(s: &mut Option<Signal>) {
             match s {
-                Some(mut s) => {
+                Some(s) => {
                     s.recv().await;
                 }
                 None => std::future::pending().await,
             }
         }
-        tokio::select! {
-            _ = next(term) => {}
-            _ = next(int) => {}
+        loop {
+            tokio::select! {
+                _ = next(&mut term) => {}
+                _ = next(&mut int) => {}
+            }
+            count.send_modify(|n| *n += 1);
         }
-    }
+    });
+    let wait_for = |n: u32| {
+        let mut seen = seen.clone();
+        async move {
+            let _ = seen.wait_for(|c| *c >= n).await;
+        }
+    };
+    (wait_for(1), wait_for(2))
 }
