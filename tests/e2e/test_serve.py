@@ -1,113 +1,21 @@
 """`agent-tools serve --http`: many MCP clients over streamable HTTP, driven by the official
 MCP Python SDK's streamable HTTP client — one run per session and nothing shared between
-them, the session limit, idle sessions closed with their kernels, several workspaces,
-authorization (static token; OAuth 2.1 access tokens checked against a JWKS), probes."""
+them, the session limit, idle sessions closed with their kernels, several workspaces, the
+sessionless protocol, trust and approval, the child cap, and stopping (SIGTERM, --grace)."""
 
-import base64
 import contextlib
-import json
 import os
-import re
 import subprocess
-import threading
 import time
 
 import anyio
 import httpx2
-import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from conftest import agent_tools_bin, text
+from serve_support import DESC, INIT, MCP_HEADERS, client, post_init, running, serve, workspace
 
 pytestmark = pytest.mark.anyio
-
-DESC = "a cell from the HTTP serving suite"
-ISSUER = "https://auth.example.test"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-class Server:
-    """A running `agent-tools serve` process and the base URL it printed."""
-
-    def __init__(self, proc, base):
-        self.proc = proc
-        self.base = base
-        self.stderr_lines = []
-
-    def url(self, path="/mcp"):
-        return self.base + path
-
-
-@contextlib.contextmanager
-def serve(*args):
-    """Starts `agent-tools serve --http 127.0.0.1:0 ARGS...` and waits for its address."""
-    proc = subprocess.Popen(
-        [agent_tools_bin(), "serve", "--http", "127.0.0.1:0", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines = []
-    found = threading.Event()
-
-    def drain():
-        for line in proc.stderr:
-            lines.append(line)
-            if "serving" in line:
-                found.set()
-        found.set()
-
-    threading.Thread(target=drain, daemon=True).start()
-    found.wait(60)
-    match = next((re.search(r"at (http://[0-9.:]+)/", ln) for ln in lines if "serving" in ln), None)
-    try:
-        assert match, f"the server did not start: {''.join(lines)}"
-        server = Server(proc, match.group(1))
-        server.stderr_lines = lines
-        yield server
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def client(url, token=None, **kwargs):
-    headers = {"Authorization": f"Bearer {token}"} if token else None
-    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)), **kwargs)
-
-
-def workspace(tmp_path, n_files=0):
-    (tmp_path / "lib").mkdir(exist_ok=True)
-    for i in range(n_files):
-        (tmp_path / "lib" / f"m{i}.py").write_text(f"dispose(x{i})\n")
-    return tmp_path
 
 
 async def session_round(url, i):
@@ -239,114 +147,6 @@ async def test_probes_answer_without_credentials(tmp_path):
             assert r.status_code == 200 and r.text.strip() == "ready"
 
 
-# --- authorization ----------------------------------------------------------------------
-
-
-def b64(n: int) -> str:
-    raw = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-class Issuer:
-    """A signing key of a test authorization server and its JWKS file."""
-
-    def __init__(self, tmp_path):
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        self.other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        pub = self.key.public_key().public_numbers()
-        self.jwks = tmp_path / "jwks.json"
-        self.jwks.write_text(
-            json.dumps({"keys": [{"kty": "RSA", "kid": "k1", "alg": "RS256", "use": "sig", "n": b64(pub.n), "e": b64(pub.e)}]})
-        )
-
-    def token(self, resource, scope="agent-tools:full", exp_in=300, aud=None, key=None, **extra):
-        claims = {"iss": ISSUER, "sub": "agent-1", "aud": aud or resource, "exp": int(time.time()) + exp_in, **extra}
-        if scope is not None:
-            claims["scope"] = scope
-        return jwt.encode(claims, key or self.key, algorithm="RS256", headers={"kid": "k1"})
-
-
-@contextlib.contextmanager
-def oauth_server(tmp_path):
-    issuer = Issuer(tmp_path)
-    token_file = tmp_path / "token"
-    token_file.write_text("a-static-token-of-enough-length\n")
-    root = workspace(tmp_path)
-    with serve(
-        "--root", str(root), "--token-file", str(token_file),
-        "--jwks-file", str(issuer.jwks), "--issuer", ISSUER, "--resource", "http://127.0.0.1/mcp",
-    ) as srv:
-        yield srv, issuer, "http://127.0.0.1/mcp"
-
-
-async def post_init(srv, token=None):
-    headers = dict(MCP_HEADERS)
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    async with httpx2.AsyncClient(timeout=10) as http:
-        return await http.post(srv.url(), json=INIT, headers=headers)
-
-
-async def test_bad_tokens_are_refused_with_401_and_a_reason(tmp_path):
-    with oauth_server(tmp_path) as (srv, issuer, resource):
-        cases = {
-            None: "no access token",
-            "not-a-jwt": "neither this server's token nor a JWT",
-            issuer.token(resource, exp_in=-3600): "expired",
-            issuer.token(resource, aud="https://elsewhere.test/mcp"): "audience must be http://127.0.0.1/mcp",
-            issuer.token(resource, key=issuer.other): "signature",
-            issuer.token(resource, iss="https://rogue.test"): "another authorization server",
-        }
-        for token, reason in cases.items():
-            r = await post_init(srv, token)
-            assert r.status_code == 401, (token, r.status_code, r.text)
-            assert reason in r.json()["error_description"], (token, r.text)
-            challenge = r.headers["www-authenticate"]
-            assert challenge.startswith("Bearer ")
-            assert 'resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"' in challenge
-        r = await post_init(srv, issuer.token(resource, scope="email"))
-        assert r.status_code == 403 and "insufficient_scope" in r.headers["www-authenticate"]
-        async with httpx2.AsyncClient(timeout=10) as http:
-            meta = (await http.get(srv.url("/.well-known/oauth-protected-resource/mcp"))).json()
-        assert meta["resource"] == resource
-        assert meta["authorization_servers"] == [ISSUER]
-        assert "agent-tools:read-only" in meta["scopes_supported"]
-
-
-async def test_scopes_choose_the_surface(tmp_path):
-    with oauth_server(tmp_path) as (srv, issuer, resource):
-        async with client(srv.url(), issuer.token(resource, scope="openid agent-tools:read-only")) as c:
-            names = {t.name for t in (await c.list_tools()).tools}
-        assert "read" in names and "ast_grep" in names
-        assert not names & {"write", "edit", "ast_edit", "eval", "debug"}, names
-        async with client(srv.url(), issuer.token(resource, scope="agent-tools:full")) as c:
-            names = {t.name for t in (await c.list_tools()).tools}
-        assert {"write", "eval"} <= names
-        async with client(srv.url(), "a-static-token-of-enough-length") as c:
-            r = await c.call_tool("write", {"path": "w.txt", "content": "w\n"})
-            assert not r.is_error, text(r)
-
-
-async def test_a_session_answers_only_to_the_credential_that_opened_it(tmp_path):
-    with oauth_server(tmp_path) as (srv, issuer, resource):
-        r = await post_init(srv, "a-static-token-of-enough-length")
-        assert r.status_code == 200, r.text
-        session = r.headers["mcp-session-id"]
-        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-        other = issuer.token(resource)
-        async with httpx2.AsyncClient(timeout=10) as http:
-            headers = {**MCP_HEADERS, "Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
-            r = await http.post(srv.url(), json=listing, headers={**headers, "Authorization": f"Bearer {other}"})
-            assert r.status_code == 404, r.text
-            r = await http.post(srv.url(), json=listing, headers=headers)
-            assert r.status_code == 401, r.text
-            owner = {**headers, "Authorization": "Bearer a-static-token-of-enough-length"}
-            r = await http.delete(srv.url(), headers=owner)
-            assert r.status_code == 204, r.text
-            r = await http.post(srv.url(), json=listing, headers=owner)
-            assert r.status_code == 404, r.text
-
-
 async def test_the_sessionless_protocol_gets_a_run_per_request_only_when_asked(tmp_path):
     root = workspace(tmp_path, 1)
     with serve("--root", str(root), "--sessionless") as srv:
@@ -378,24 +178,178 @@ async def test_sigterm_closes_every_run(tmp_path):
             assert not running(kernel), "a kernel outlived the server"
 
 
-async def test_a_rotated_jwks_file_is_picked_up_without_a_restart(tmp_path):
-    with oauth_server(tmp_path) as (srv, issuer, resource):
-        new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        pub = new_key.public_key().public_numbers()
-        token = jwt.encode(
-            {"iss": ISSUER, "sub": "agent-2", "aud": resource, "exp": int(time.time()) + 300, "scope": "agent-tools:plan"},
-            new_key,
-            algorithm="RS256",
-            headers={"kid": "k2"},
-        )
-        r = await post_init(srv, token)
-        assert r.status_code == 401 and "`k2`" in r.json()["error_description"], r.text
-        issuer.jwks.write_text(
-            json.dumps({"keys": [{"kty": "RSA", "kid": "k2", "alg": "RS256", "n": b64(pub.n), "e": b64(pub.e)}]})
-        )
-        os.utime(issuer.jwks, (time.time() + 5, time.time() + 5))
-        r = await post_init(srv, token)
-        assert r.status_code == 200, r.text
-        # The retired key no longer verifies.
-        r = await post_init(srv, issuer.token(resource))
-        assert r.status_code == 401 and "`k1`" in r.json()["error_description"], r.text
+# --- trust and approval -----------------------------------------------------------------
+
+
+def planted_interpreter(root, markers):
+    """A workspace whose agent-tools.toml names its own `.venv/bin/python`, which leaves a
+    marker (outside the workspace) when it runs."""
+    import sys
+
+    root.mkdir()
+    venv_python = root / ".venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.write_text(f'#!/bin/sh\ntouch "{markers / root.name}"\nexec "{os.path.realpath(sys.executable)}" "$@"\n')
+    venv_python.chmod(0o755)
+    (root / "agent-tools.toml").write_text('[eval]\npython = ".venv/bin/python"\n')
+
+
+async def test_trust_is_per_workspace_and_untrusted_sessions_run_no_repository_program(tmp_path, monkeypatch):
+    # The user's own configuration must not trust these roots behind the test's back.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    a, b = tmp_path / "a", tmp_path / "b"
+    planted_interpreter(a, markers)
+    planted_interpreter(b, markers)
+    with serve("--workspace", f"a={a}", "--workspace", f"b={b}", "--trust-workspace", "a") as srv:
+        for name in ("a", "b"):
+            async with client(srv.url(f"/w/{name}/mcp")) as c:
+                r = await c.call_tool("eval", {"code": "import sys\nsys.executable", "description": DESC})
+                assert not r.is_error, text(r)
+        assert sorted(p.name for p in markers.iterdir()) == ["a"]
+    assert any("untrusted" in line and str(b) in line for line in srv.stderr_lines), srv.stderr_lines
+    with serve("--root", str(b), "--trust") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "1", "description": DESC})
+            assert not r.is_error, text(r)
+    assert sorted(p.name for p in markers.iterdir()) == ["a", "b"]
+
+
+def test_serve_help_says_what_an_untrusted_session_cannot_do():
+    out = subprocess.run([agent_tools_bin(), "serve", "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "An untrusted workspace's sessions" in out.stdout and ".venv" in out.stdout, out.stdout
+    r = subprocess.run(
+        [agent_tools_bin(), "serve", "--http", "127.0.0.1:0", "--workspace", "a=/tmp", "--trust-workspace", "b"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert r.returncode != 0 and "no workspace is served as `b`" in r.stderr, r.stderr
+
+
+async def test_approve_deny_refuses_writes_in_every_session(tmp_path):
+    with serve("--root", str(workspace(tmp_path, 1)), "--approve", "deny") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("write", {"path": "w.txt", "content": "w\n"})
+            assert r.is_error and "--approve deny" in text(r), text(r)
+            r = await c.call_tool("read", {"path": "lib/m0.py"})
+            assert not r.is_error, text(r)
+    assert not (tmp_path / "w.txt").exists()
+
+
+async def test_approve_ask_shows_each_sessions_own_client_a_card_warm_or_cold(tmp_path):
+    from mcp import types
+
+    class Human:
+        def __init__(self, *replies):
+            self.replies, self.forms = list(replies), []
+
+        async def __call__(self, context, params):
+            self.forms.append(params.message)
+            action, content = self.replies.pop(0)
+            return types.ElicitResult(action=action, content=content)
+
+    root = workspace(tmp_path)
+    for extra in ([], ["--warm", "1"]):
+        with serve("--root", str(root), "--approve", "ask", *extra) as srv:
+            yes, no = Human(("accept", {"allow": True})), Human(("decline", None))
+            async with client(srv.url(), mode="legacy", elicitation_callback=yes) as a, \
+                    client(srv.url(), mode="legacy", elicitation_callback=no) as b:
+                r = await a.call_tool("write", {"path": f"yes{len(extra)}.txt", "content": "y\n"})
+                assert not r.is_error, text(r)
+                r = await b.call_tool("write", {"path": f"no{len(extra)}.txt", "content": "n\n"})
+                assert r.is_error and "did not approve" in text(r), text(r)
+            # Each card went to the client of the session that asked.
+            assert len(yes.forms) == 1 and "`write`" in yes.forms[0], yes.forms
+            assert len(no.forms) == 1, no.forms
+            async with client(srv.url(), mode="legacy") as c:
+                r = await c.call_tool("write", {"path": "nobody.txt", "content": "x\n"})
+                assert r.is_error and "no human is attached" in text(r), text(r)
+        assert (root / f"yes{len(extra)}.txt").exists() and not (root / f"no{len(extra)}.txt").exists()
+    assert not (root / "nobody.txt").exists()
+
+
+# --- limits and stopping ----------------------------------------------------------------
+
+
+async def test_a_session_over_its_child_cap_is_refused_with_a_reason(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--max-children", "1") as srv:
+        async with client(srv.url()) as c, client(srv.url()) as other:
+            r = await c.call_tool("eval", {"code": "1 + 1", "description": DESC})
+            assert text(r) == "2", text(r)
+            r = await c.call_tool("eval", {"code": "1 + 1", "language": "javascript", "description": DESC})
+            assert r.is_error and "child processes" in text(r) and "--max-children" in text(r), text(r)
+            # The session's kernel still answers, and the cap is per session.
+            r = await c.call_tool("eval", {"code": "3 * 3", "description": DESC})
+            assert text(r) == "9", text(r)
+            r = await other.call_tool("eval", {"code": "4 * 4", "description": DESC})
+            assert text(r) == "16", text(r)
+
+
+async def test_sigterm_lets_a_call_under_way_finish_and_refuses_new_requests(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--grace", "60") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+            results = {}
+
+            async def long_call():
+                results["r"] = await c.call_tool(
+                    "eval", {"code": "import time\ntime.sleep(4)\n'finished'", "description": DESC}
+                )
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(long_call)
+                await anyio.sleep(1.5)
+                srv.proc.terminate()
+                await anyio.sleep(0.5)
+                r = await post_init(srv)
+                assert r.status_code == 503 and "stopping" in r.json()["error"]["message"], r.text
+                async with httpx2.AsyncClient(timeout=10) as http:
+                    assert (await http.get(srv.url("/readyz"))).status_code == 503
+            assert text(results["r"]) == "'finished'", text(results["r"])
+        assert srv.proc.wait(30) == 0, "".join(srv.stderr_lines)
+        assert not running(kernel), "a kernel outlived the server"
+
+
+async def test_the_grace_period_ends_a_call_that_runs_on(tmp_path):
+    with serve("--root", str(workspace(tmp_path)), "--grace", "1") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+
+            async def endless():
+                with contextlib.suppress(Exception):
+                    await c.call_tool("eval", {"code": "import time\ntime.sleep(600)", "description": DESC})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(endless)
+                await anyio.sleep(1)
+                srv.proc.terminate()
+                assert await anyio.to_thread.run_sync(srv.proc.wait, 60) == 0, "".join(srv.stderr_lines)
+                tg.cancel_scope.cancel()
+        assert not running(kernel), "a kernel outlived the server"
+
+
+async def test_a_second_sigterm_cuts_the_drain_short(tmp_path):
+    import signal
+
+    with serve("--root", str(workspace(tmp_path)), "--grace", "600") as srv:
+        async with client(srv.url()) as c:
+            r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": DESC})
+            kernel = int(text(r))
+
+            async def endless():
+                with contextlib.suppress(Exception):
+                    await c.call_tool("eval", {"code": "import time\ntime.sleep(600)", "description": DESC})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(endless)
+                await anyio.sleep(1)
+                srv.proc.send_signal(signal.SIGTERM)
+                await anyio.sleep(1)
+                assert srv.proc.poll() is None, "the first signal must drain, not stop"
+                srv.proc.send_signal(signal.SIGTERM)
+                assert await anyio.to_thread.run_sync(srv.proc.wait, 60) == 0, "".join(srv.stderr_lines)
+                tg.cancel_scope.cancel()
+        assert not running(kernel), "a kernel outlived the server"

@@ -72,6 +72,9 @@ pub struct ToolboxOptions {
     /// run is trusted only when the user's own configuration lists the root (see
     /// [`tools_core::trust`]).
     pub trusted: bool,
+    /// At most this many child processes (servers, kernels, adapters, workers) at once in
+    /// the run; `None` for no cap. A server of many sessions sets it per session.
+    pub max_children: Option<usize>,
     /// The user's own configuration (trusted roots, environment pass-through); read from
     /// `$XDG_CONFIG_HOME/agent-tools/config.toml` when absent.
     pub user_config: Option<UserConfig>,
@@ -105,6 +108,7 @@ impl ToolboxOptions {
             #[cfg(feature = "ask")]
             question_gate: None,
             trusted: false,
+            max_children: None,
             user_config: None,
         }
     }
@@ -134,6 +138,9 @@ impl Toolbox {
             run_opts.conversation_id = id.clone();
         }
         let run = Run::new(run_opts)?;
+        if let Some(max) = opts.max_children {
+            run.limit_children(max);
+        }
         // Every child of this run gets the minimal environment plus the user's `[env]`.
         run.state(|| EnvPolicy::new(&user.env));
         let mut builder = RegistryBuilder::new(Arc::clone(&run));

@@ -16,13 +16,15 @@ pub fn mcp_registry_factory(opts: ToolboxOptions) -> tools_mcp::RegistryFactory 
 }
 
 /// The run factory for `tools-serve`: each session of a workspace opens a toolbox from
-/// `base` at that workspace's root (with a fresh conversation id).
+/// `base` at that workspace's root (with a fresh conversation id), trusted when `base` or
+/// the workspace is.
 #[cfg(feature = "serve")]
 pub fn serve_run_factory(base: ToolboxOptions) -> tools_serve::RunFactory {
     Arc::new(move |workspace| {
         let mut opts = base.clone();
         opts.root = workspace.root.clone();
         opts.conversation_id = None;
+        opts.trusted = base.trusted || workspace.trusted;
         mcp_registry_factory(opts)
     })
 }

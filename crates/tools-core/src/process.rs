@@ -224,6 +224,8 @@ impl ChildProcess {
             cmd.pre_exec(move || own_session_dying_with(parent));
         }
         let spawning = crate::sweep::spawning();
+        // Checked under the spawn lock, so two calls of one run cannot both pass the cap.
+        run.check_child_cap(&program)?;
         let mut child = spawn_from_spawner(cmd)
             .map_err(|e| ToolError::not_available(format!("cannot start {program}: {e}")))?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
@@ -374,5 +376,34 @@ mod tests {
         });
         std::thread::sleep(std::time::Duration::from_millis(100));
         assert!(!matches!(state(pid), Some('S' | 'R')), "{:?}", state(pid));
+    }
+
+    #[tokio::test]
+    async fn a_run_at_its_child_cap_refuses_one_more_until_one_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::new(RunOptions {
+            root: dir.path().into(),
+            conversation_id: "cap".into(),
+            config: Config::empty(),
+            trusted: false,
+        })
+        .unwrap();
+        run.limit_children(1);
+        let sleeper = || {
+            let mut cmd = Command::new("sleep");
+            cmd.arg("30");
+            cmd
+        };
+        let mut first = ChildProcess::spawn(&run, sleeper(), Pipes::None).unwrap();
+        let err = ChildProcess::spawn(&run, sleeper(), Pipes::None).unwrap_err();
+        assert!(
+            err.to_string().contains("already has 1 child processes"),
+            "{err}"
+        );
+        first.kill();
+        assert_eq!(run.child_count(), 0);
+        let second = ChildProcess::spawn(&run, sleeper(), Pipes::None).unwrap();
+        drop(second);
+        run.close().await;
     }
 }

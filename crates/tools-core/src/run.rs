@@ -70,6 +70,8 @@ pub struct Run {
     trusted: bool,
     cancel: CancellationToken,
     groups: Mutex<Vec<i32>>,
+    /// At most this many child processes at once; 0 means no cap.
+    child_cap: std::sync::atomic::AtomicUsize,
     hooks: Mutex<Vec<CloseHook>>,
     state: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
     state_dir: Mutex<Option<PathBuf>>,
@@ -95,6 +97,7 @@ impl Run {
             trusted: opts.trusted,
             cancel: CancellationToken::new(),
             groups: Mutex::new(Vec::new()),
+            child_cap: std::sync::atomic::AtomicUsize::new(0),
             hooks: Mutex::new(Vec::new()),
             state: Mutex::new(HashMap::new()),
             state_dir: Mutex::new(None),
@@ -183,6 +186,34 @@ impl Run {
             g.push(pgid);
         }
     }
+    /// Caps the child processes this run may have at once (language servers, kernels,
+    /// adapters, checkers, workers); one more is refused with a clear error. A server that
+    /// serves many sessions sets it so one session cannot exhaust the machine. `0` lifts
+    /// the cap (the default).
+    pub fn limit_children(&self, max: usize) {
+        self.child_cap.store(max, Ordering::SeqCst);
+    }
+
+    /// How many child processes of this run are alive (started and not yet reaped).
+    pub fn child_count(&self) -> usize {
+        self.groups.lock().map(|g| g.len()).unwrap_or(0)
+    }
+
+    /// Refuses to start `program` when the run is at its child cap.
+    pub(crate) fn check_child_cap(&self, program: &str) -> Result<(), ToolError> {
+        let cap = self.child_cap.load(Ordering::SeqCst);
+        let running = self.child_count();
+        if cap > 0 && running >= cap {
+            return Err(ToolError::not_available(format!(
+                "cannot start {program}: this run already has {running} child processes, the \
+                 most it may have at once (the server's per-session cap). End one first \
+                 (debug disconnect, vibe_kill), start a new session, or ask the operator to \
+                 raise --max-children"
+            )));
+        }
+        Ok(())
+    }
+
     /// Forgets a process group that its owner has already reaped.
     pub fn forget_process_group(&self, pgid: i32) {
         if let Ok(mut g) = self.groups.lock() {

@@ -12,7 +12,8 @@
 //!   with `isError: true` and the message written for the model; an unknown tool — including
 //!   one hidden by the surface's tier — is a protocol error (`-32602`, as the MCP spec asks).
 //! - Progress a tool reports while it runs becomes `notifications/progress` when the client
-//!   sent a progress token.
+//!   sent a progress token, and a call that stays quiet is reported `still running` every
+//!   [`DEFAULT_HEARTBEAT`] (the `progress` module), so clients and proxies do not time it out.
 //! - `notifications/cancelled` cancels the call's token ([`tools_core::CallCtx::cancel`]);
 //!   the tool is then given [`CANCEL_WIND_DOWN`] to stop cleanly (eval interrupts its cell
 //!   and answers pending bridged calls as cancelled) before its future is dropped, so the
@@ -38,7 +39,11 @@
 
 #![deny(clippy::print_stdout)]
 
+mod progress;
 mod stdio;
+
+pub use progress::DEFAULT_HEARTBEAT;
+use progress::PeerProgress;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,17 +51,16 @@ use std::time::Duration;
 use base64::Engine;
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, ErrorCode, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, ErrorCode, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use tools_core::{
-    CallError, ElicitOutcome, Elicitor, Progress, ProgressSink, Registry, Surface, Tier, ToolError,
-    ToolOutput,
+    CallError, ElicitOutcome, Elicitor, Progress, Registry, Surface, Tier, ToolError, ToolOutput,
 };
 
 /// Builds the run's registry once the client is known. Receives an [`Elicitor`] when the
@@ -70,6 +74,7 @@ pub type RegistryFactory = Arc<
 /// An MCP server over one run.
 pub struct McpServer {
     surface: Surface,
+    heartbeat: Duration,
     factory: RegistryFactory,
     registry: Arc<OnceCell<Arc<Registry>>>,
     pending: std::sync::Mutex<PendingCalls>,
@@ -161,6 +166,7 @@ impl McpServer {
     pub fn new(surface: Surface, factory: RegistryFactory) -> Self {
         McpServer {
             surface,
+            heartbeat: DEFAULT_HEARTBEAT,
             factory,
             registry: Arc::new(OnceCell::new()),
             pending: Default::default(),
@@ -173,10 +179,18 @@ impl McpServer {
         let _ = cell.set(Arc::clone(&registry));
         McpServer {
             surface,
+            heartbeat: DEFAULT_HEARTBEAT,
             factory: Arc::new(move |_| Box::pin(std::future::ready(Ok(Arc::clone(&registry))))),
             registry: Arc::new(cell),
             pending: Default::default(),
         }
+    }
+
+    /// Sends a quiet call's client a `still running` progress notification every
+    /// `interval` (when it sent a progress token); [`DEFAULT_HEARTBEAT`] otherwise.
+    pub fn with_heartbeat(mut self, interval: Duration) -> Self {
+        self.heartbeat = interval.max(Duration::from_millis(100));
+        self
     }
 
     /// The registry, if it has been built.
@@ -297,13 +311,19 @@ fn is_round_trip_protocol(version: &ProtocolVersion) -> bool {
     version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
 }
 
-/// The client's answer in `inputResponses` (an `ElicitResult`).
+/// The client's answer in `inputResponses` (an `ElicitResult`); anything else cancels.
 fn parse_answer(answer: &Value) -> ElicitOutcome {
-    match answer.get("action").and_then(Value::as_str) {
-        Some("accept") => {
-            ElicitOutcome::Accept(answer.get("content").cloned().unwrap_or(Value::Null))
-        }
-        Some("decline") => ElicitOutcome::Decline,
+    match serde_json::from_value::<ElicitResult>(answer.clone()) {
+        Ok(r) => elicit_outcome(r),
+        Err(_) => ElicitOutcome::Cancel,
+    }
+}
+
+/// What the human did, from the client's typed answer.
+fn elicit_outcome(result: ElicitResult) -> ElicitOutcome {
+    match result.action {
+        ElicitationAction::Accept => ElicitOutcome::Accept(result.content.unwrap_or(Value::Null)),
+        ElicitationAction::Decline => ElicitOutcome::Decline,
         _ => ElicitOutcome::Cancel,
     }
 }
@@ -343,37 +363,7 @@ impl Elicitor for PeerElicitor {
                     "the client could not show the question: {other}"
                 )),
             })?;
-        Ok(match result.action {
-            ElicitationAction::Accept => {
-                ElicitOutcome::Accept(result.content.unwrap_or(Value::Null))
-            }
-            ElicitationAction::Decline => ElicitOutcome::Decline,
-            _ => ElicitOutcome::Cancel,
-        })
-    }
-}
-
-struct PeerProgress {
-    peer: Peer<RoleServer>,
-    token: rmcp::model::ProgressToken,
-}
-
-impl ProgressSink for PeerProgress {
-    fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let mut notification = json!({"progressToken": self.token, "progress": progress});
-        if let Some(total) = total {
-            notification["total"] = json!(total);
-        }
-        if let Some(message) = message {
-            notification["message"] = json!(message);
-        }
-        let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(notification) else {
-            return;
-        };
-        let peer = self.peer.clone();
-        tokio::spawn(async move {
-            let _ = peer.notify_progress(param).await;
-        });
+        Ok(elicit_outcome(result))
     }
 }
 
@@ -387,64 +377,68 @@ fn to_mcp_tool(info: &tools_core::ToolInfo) -> Option<rmcp::model::Tool> {
         // A read tool that starts a process (a language server, a worker CLI) is not
         // read-only in MCP's sense: it reaches beyond the conversation.
         Tier::Read if READ_TOOLS_THAT_START_PROCESSES.contains(&info.name.as_str()) => {
-            json!({"destructiveHint": false, "openWorldHint": true})
+            ToolAnnotations::new().destructive(false).open_world(true)
         }
-        Tier::Read => json!({"readOnlyHint": true, "destructiveHint": false}),
-        Tier::Write => {
-            json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false})
-        }
-        Tier::Exec => {
-            json!({"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true})
-        }
+        Tier::Read => ToolAnnotations::new().read_only(true).destructive(false),
+        Tier::Write => ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false),
+        Tier::Exec => ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .open_world(true),
     };
-    let v = json!({
-        "name": info.name,
-        "description": info.description,
-        "inputSchema": info.input_schema,
-        "annotations": annotations,
-        "_meta": {"agent-tools/tier": info.tier.as_str(), "agent-tools/parallelSafe": info.parallel_safe},
-    });
-    serde_json::from_value(v)
-        .map_err(|e| tracing::error!("tool {} has an unusable schema: {e}", info.name))
-        .ok()
+    let Value::Object(schema) = &info.input_schema else {
+        tracing::error!(
+            "tool {} has an input schema that is not an object",
+            info.name
+        );
+        return None;
+    };
+    let mut meta = rmcp::model::JsonObject::new();
+    meta.insert("agent-tools/tier".into(), info.tier.as_str().into());
+    meta.insert("agent-tools/parallelSafe".into(), info.parallel_safe.into());
+    Some(
+        rmcp::model::Tool::new(
+            info.name.clone(),
+            info.description.clone(),
+            Arc::new(schema.clone()),
+        )
+        .with_annotations(annotations)
+        .with_meta(rmcp::model::MetaObject(meta)),
+    )
 }
 
 /// Maps a tool result to MCP content.
 pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
-    let encoded = match result {
+    match result {
         Ok(out) => {
-            let mut content = vec![json!({"type": "text", "text": out.full_text()})];
-            for img in &out.images {
-                content.push(json!({
-                    "type": "image",
-                    "data": base64::engine::general_purpose::STANDARD.encode(&img.png),
-                    "mimeType": "image/png",
-                }));
-            }
-            let mut complete =
-                json!({"resultType": "complete", "content": content, "isError": false});
-            if let Some(structured) = out.full_structured() {
-                // structuredContent must be an object.
-                complete["structuredContent"] = if structured.is_object() {
-                    structured
+            let mut content = vec![ContentBlock::text(out.full_text())];
+            content.extend(out.images.iter().map(|img| {
+                ContentBlock::image(
+                    base64::engine::general_purpose::STANDARD.encode(&img.png),
+                    "image/png",
+                )
+            }));
+            let mut result = CallToolResult::success(content);
+            // structuredContent must be an object.
+            result.structured_content = out.full_structured().map(|s| {
+                if s.is_object() {
+                    s
                 } else {
-                    json!({"result": structured})
-                };
-            }
-            complete
+                    json!({ "result": s })
+                }
+            });
+            result
         }
-        Err(e) => json!({
-            "resultType": "complete",
-            "content": [{"type": "text", "text": e.to_string()}],
-            "isError": true,
-            "structuredContent": {"error": {"kind": e.kind(), "message": e.to_string()}},
-        }),
-    };
-    serde_json::from_value(encoded).unwrap_or_else(|e| {
-        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
-            "internal error: the result could not be encoded: {e}"
-        ))])
-    })
+        Err(e) => {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
+            result.structured_content =
+                Some(json!({"error": {"kind": e.kind(), "message": e.to_string()}}));
+            result
+        }
+    }
 }
 
 fn finish(result: Result<ToolOutput, CallError>) -> Result<CallToolResponse, McpError> {
@@ -466,6 +460,7 @@ impl McpServer {
         &self,
         reg: &Arc<Registry>,
         request: CallToolRequestParams,
+        args: Value,
         opts: tools_core::CallOptions,
         tool_cancel: tokio_util::sync::CancellationToken,
         cancel: tokio_util::sync::CancellationToken,
@@ -498,11 +493,6 @@ impl McpServer {
                 let reg = Arc::clone(reg);
                 let surface = self.surface;
                 let name = request.name.to_string();
-                let args = request
-                    .arguments
-                    .clone()
-                    .map(Value::Object)
-                    .unwrap_or(Value::Null);
                 let task = tokio::spawn(QUESTIONS.scope(tx, async move {
                     reg.call_with(surface, &name, args, opts).await
                 }));
@@ -595,20 +585,25 @@ impl ServerHandler for McpServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let reg = self.registry_for(&ctx).await?;
+        // Built once: the arguments move into the call (or its background task).
         let args = request
             .arguments
-            .clone()
+            .take()
             .map(Value::Object)
             .unwrap_or(Value::Null);
-        let progress = match ctx.meta.get_progress_token() {
-            Some(token) => Progress::new(Arc::new(PeerProgress {
-                peer: ctx.peer.clone(),
-                token,
-            })),
+        let sink = ctx
+            .meta
+            .get_progress_token()
+            .map(|token| PeerProgress::new(ctx.peer.clone(), token));
+        let _heartbeat = sink
+            .as_ref()
+            .map(|s| s.heartbeat(&request.name, self.heartbeat));
+        let progress = match sink {
+            Some(sink) => Progress::new(sink),
             None => Progress::none(),
         };
         let tool_cancel = reg.run().cancellation().child_token();
@@ -623,7 +618,7 @@ impl ServerHandler for McpServer {
             .is_some_and(|v| is_round_trip_protocol(&v));
         let result = if round_trip {
             return self
-                .call_round_trip(reg, request, opts, tool_cancel, cancel)
+                .call_round_trip(reg, request, args, opts, tool_cancel, cancel)
                 .await;
         } else {
             let call = reg.call_with(self.surface, &request.name, args, opts);
@@ -647,4 +642,90 @@ impl ServerHandler for McpServer {
 
 fn cancelled_error() -> ToolError {
     ToolError::rejected("the client cancelled the call")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_maps_to_text_images_and_structured_content() {
+        let mut out = ToolOutput::text("two files").with_structured(json!(["a", "b"]));
+        out.images.push(tools_core::Image { png: vec![1, 2, 3] });
+        let encoded = serde_json::to_value(to_call_result(Ok(out))).unwrap();
+        assert_eq!(
+            encoded,
+            json!({
+                "resultType": "complete",
+                "content": [
+                    {"type": "text", "text": "two files"},
+                    {"type": "image", "data": "AQID", "mimeType": "image/png"},
+                ],
+                "structuredContent": {"result": ["a", "b"]},
+                "isError": false,
+            })
+        );
+        let encoded =
+            serde_json::to_value(to_call_result(Err(ToolError::timed_out("too slow")))).unwrap();
+        let text = ToolError::timed_out("too slow").to_string();
+        assert_eq!(
+            encoded,
+            json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": {"error": {"kind": "timed_out", "message": text}},
+                "isError": true,
+            })
+        );
+    }
+
+    #[test]
+    fn a_tool_entry_carries_its_tier_as_annotations_and_meta() {
+        let info = |name: &str, tier| tools_core::ToolInfo {
+            name: name.into(),
+            tier,
+            description: "does things".into(),
+            input_schema: json!({"type": "object"}),
+            parallel_safe: true,
+        };
+        let entry = |i| serde_json::to_value(to_mcp_tool(&i).unwrap()).unwrap();
+        assert_eq!(
+            entry(info("write", Tier::Write)),
+            json!({
+                "name": "write",
+                "description": "does things",
+                "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false},
+                "_meta": {"agent-tools/tier": "write", "agent-tools/parallelSafe": true},
+            })
+        );
+        assert_eq!(
+            entry(info("lsp", Tier::Read))["annotations"],
+            json!({"destructiveHint": false, "openWorldHint": true})
+        );
+        assert_eq!(
+            entry(info("ast_grep", Tier::Read))["annotations"],
+            json!({"readOnlyHint": true, "destructiveHint": false})
+        );
+        let mut bad = info("odd", Tier::Read);
+        bad.input_schema = json!(true);
+        assert!(to_mcp_tool(&bad).is_none());
+    }
+
+    #[test]
+    fn an_answer_that_is_not_an_elicit_result_cancels() {
+        assert!(matches!(
+            parse_answer(&json!({"action": "accept", "content": {"x": 1}})),
+            ElicitOutcome::Accept(v) if v == json!({"x": 1})
+        ));
+        assert!(matches!(
+            parse_answer(&json!({"action": "decline"})),
+            ElicitOutcome::Decline
+        ));
+        assert!(matches!(
+            parse_answer(&json!({"action": "shrug"})),
+            ElicitOutcome::Cancel
+        ));
+        assert!(matches!(parse_answer(&json!(7)), ElicitOutcome::Cancel));
+    }
 }

@@ -19,6 +19,8 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde::Deserialize;
 use tools_core::{Surface, ToolError};
 
+use crate::jwks_url::RemoteJwks;
+
 /// The scope that grants each surface, strongest first.
 pub const SCOPES: [(&str, Surface); 3] = [
     ("agent-tools:full", Surface::FULL),
@@ -44,12 +46,28 @@ pub fn weaker(a: Surface, b: Surface) -> Surface {
     }
 }
 
+/// Where the authorization server's signing keys come from.
+#[derive(Debug, Clone)]
+pub enum JwksSource {
+    /// A JSON Web Key Set file, re-read when it changes (keys rotate without a restart).
+    File(PathBuf),
+    /// A JSON Web Key Set at an https URL, cached as its headers allow and fetched again
+    /// when a token names an unknown key, at most every `min_refresh`.
+    Url {
+        /// The https URL.
+        url: String,
+        /// PEM certificates trusted besides the public roots (a private CA).
+        ca_file: Option<PathBuf>,
+        /// The shortest time between two fetches.
+        min_refresh: std::time::Duration,
+    },
+}
+
 /// Settings of the OAuth 2.1 resource server.
 #[derive(Debug, Clone)]
 pub struct OAuthSettings {
-    /// The JSON Web Key Set the authorization server signs with (a file; re-read when it
-    /// changes, so keys can be rotated without a restart).
-    pub jwks_file: PathBuf,
+    /// The JSON Web Key Set the authorization server signs with.
+    pub jwks: JwksSource,
     /// The `iss` every token must carry; also announced as the authorization server.
     pub issuer: String,
     /// This server's resource URI: the `aud` every token must carry.
@@ -145,19 +163,44 @@ struct CachedKeys {
 pub struct Authenticator {
     settings: AuthSettings,
     keys: Mutex<Option<CachedKeys>>,
+    remote: Option<RemoteJwks>,
 }
 
 impl Authenticator {
-    /// An authenticator; reads the JWKS once now so a bad file fails at start-up.
+    /// An authenticator; reads a JWKS file once now so a bad file fails at start-up (a
+    /// JWKS URL is fetched by [`Authenticator::fetch_keys_now`]).
     pub fn new(settings: AuthSettings) -> Result<Self, ToolError> {
+        let remote = match settings.oauth.as_ref().map(|o| &o.jwks) {
+            Some(JwksSource::Url {
+                url,
+                ca_file,
+                min_refresh,
+            }) => Some(RemoteJwks::new(url, ca_file.as_deref(), *min_refresh)?),
+            _ => None,
+        };
         let auth = Authenticator {
             settings,
             keys: Mutex::new(None),
+            remote,
         };
-        if auth.settings.oauth.is_some() {
-            auth.keys()?;
+        if matches!(
+            auth.settings.oauth.as_ref().map(|o| &o.jwks),
+            Some(JwksSource::File(_))
+        ) {
+            auth.file_keys()?;
         }
         Ok(auth)
+    }
+
+    /// Fetches a JWKS URL once, so an unreachable or wrong URL fails at start-up.
+    pub async fn fetch_keys_now(&self) -> Result<(), ToolError> {
+        if let Some(remote) = &self.remote {
+            remote
+                .keys(None)
+                .await
+                .map_err(|e| ToolError::not_available(format!("--jwks-url: {e}")))?;
+        }
+        Ok(())
     }
 
     /// The settings.
@@ -167,7 +210,7 @@ impl Authenticator {
 
     /// Decides a request from its `Authorization` header value, for a server whose own
     /// surface is `server_surface`.
-    pub fn authenticate(
+    pub async fn authenticate(
         &self,
         authorization: Option<&str>,
         server_surface: Surface,
@@ -204,7 +247,7 @@ impl Authenticator {
             });
         }
         match &self.settings.oauth {
-            Some(oauth) => self.check_jwt(oauth, token, server_surface),
+            Some(oauth) => self.check_jwt(oauth, token, server_surface).await,
             None => Err(Refusal::unauthorized(
                 "invalid_token",
                 "the bearer token does not match this server's token",
@@ -212,7 +255,7 @@ impl Authenticator {
         }
     }
 
-    fn check_jwt(
+    async fn check_jwt(
         &self,
         oauth: &OAuthSettings,
         token: &str,
@@ -246,6 +289,7 @@ impl Authenticator {
         }
         let key = self
             .decoding_key(header.kid.as_deref())
+            .await
             .map_err(|reason| Refusal::unauthorized("invalid_token", reason))?;
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[oauth.issuer.as_str()]);
@@ -301,11 +345,10 @@ impl Authenticator {
         })
     }
 
-    fn keys(&self) -> Result<JwkSet, ToolError> {
-        let Some(oauth) = &self.settings.oauth else {
-            return Err(ToolError::internal("no JWKS is configured"));
+    fn file_keys(&self) -> Result<JwkSet, ToolError> {
+        let Some(JwksSource::File(path)) = self.settings.oauth.as_ref().map(|o| &o.jwks) else {
+            return Err(ToolError::internal("no JWKS file is configured"));
         };
-        let path = &oauth.jwks_file;
         let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
         let mut cache = self
             .keys
@@ -336,10 +379,13 @@ impl Authenticator {
         Ok(keys)
     }
 
-    fn decoding_key(&self, kid: Option<&str>) -> Result<DecodingKey, String> {
-        let keys = self
-            .keys()
-            .map_err(|e| format!("the server cannot read its signing keys: {e}"))?;
+    async fn decoding_key(&self, kid: Option<&str>) -> Result<DecodingKey, String> {
+        let keys = match &self.remote {
+            Some(remote) => remote.keys(kid).await?,
+            None => self
+                .file_keys()
+                .map_err(|e| format!("the server cannot read its signing keys: {e}"))?,
+        };
         let jwk = match kid {
             Some(kid) => keys.find(kid).ok_or_else(|| {
                 format!("the access token names key `{kid}`, which the server's JWKS does not hold")
@@ -367,15 +413,15 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn no_settings_means_anonymous_with_the_server_surface() {
+    #[tokio::test]
+    async fn no_settings_means_anonymous_with_the_server_surface() {
         let a = Authenticator::new(AuthSettings::default()).unwrap();
-        let p = a.authenticate(None, Surface::PLAN).unwrap();
+        let p = a.authenticate(None, Surface::PLAN).await.unwrap();
         assert_eq!(p.surface, Surface::PLAN);
     }
 
-    #[test]
-    fn static_token_must_match_exactly() {
+    #[tokio::test]
+    async fn static_token_must_match_exactly() {
         let a = Authenticator::new(AuthSettings {
             static_token: Some("0123456789abcdef-secret".into()),
             oauth: None,
@@ -383,16 +429,19 @@ mod tests {
         .unwrap();
         assert!(
             a.authenticate(Some("Bearer 0123456789abcdef-secret"), Surface::FULL)
+                .await
                 .is_ok()
         );
         let r = a
             .authenticate(Some("Bearer 0123456789abcdef-secreT"), Surface::FULL)
+            .await
             .unwrap_err();
         assert_eq!((r.status, r.code), (401, "invalid_token"));
-        let r = a.authenticate(None, Surface::FULL).unwrap_err();
+        let r = a.authenticate(None, Surface::FULL).await.unwrap_err();
         assert!(r.reason.contains("no access token"), "{r:?}");
         let r = a
             .authenticate(Some("Basic dXNlcjpwYXNz"), Surface::FULL)
+            .await
             .unwrap_err();
         assert!(r.reason.contains("not a bearer token"), "{r:?}");
     }

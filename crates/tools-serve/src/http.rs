@@ -19,8 +19,10 @@ use tokio_util::sync::CancellationToken;
 use tools_core::{Surface, ToolError};
 
 use crate::auth::{Authenticator, Principal, Refusal, SCOPES, surface_rank};
-use crate::idle::{Activity, BusyBody};
+use crate::idle::{Activity, Answering, BusyBody};
+use crate::metrics::{Gauges, Metrics};
 use crate::session::{OpenRuns, SessionHandler};
+use crate::warm::WarmPool;
 use crate::{ServeOptions, ServedWorkspace};
 
 type McpService = StreamableHttpService<SessionHandler, LocalSessionManager>;
@@ -50,11 +52,23 @@ pub(crate) struct AppState {
     owners: std::sync::Mutex<HashMap<String, SessionOwner>>,
     /// Serialises session creation so the limit cannot be overshot by a burst.
     opening: tokio::sync::Mutex<()>,
-    auth: Authenticator,
+    pub(crate) auth: Authenticator,
     surface: Surface,
     max_sessions: usize,
     open_runs: Arc<OpenRuns>,
     activity: Arc<Activity>,
+    /// The warm runs of each workspace.
+    pools: Vec<Arc<WarmPool>>,
+    metrics: Arc<Metrics>,
+    /// `/metrics` answers without credentials.
+    metrics_public: bool,
+    /// Requests being answered, for the drain on stop.
+    answering: Arc<Answering>,
+    /// Cancelled when a stop begins: new requests are refused from then on while those
+    /// under way finish (up to the grace period).
+    pub(crate) draining: CancellationToken,
+    /// Cancelled to end a drain at once (a second signal).
+    pub(crate) cut_drain: CancellationToken,
     /// Cancelled when the server stops: rmcp then ends every session.
     pub(crate) cancel: CancellationToken,
 }
@@ -68,7 +82,9 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
     manager.session_config.keep_alive = None;
     let sessions = Arc::new(manager);
     let open_runs = Arc::new(OpenRuns::default());
+    let metrics = Arc::new(Metrics::default());
     let sessionless = opts.sessionless;
+    let heartbeat = opts.heartbeat;
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.child_token())
         .with_sse_keep_alive(Some(Duration::from_secs(15)));
@@ -79,22 +95,32 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         config = config.disable_allowed_hosts();
     }
     let mut endpoints = HashMap::new();
+    let mut pools = Vec::new();
     for workspace in &opts.workspaces {
+        let pool = WarmPool::start(
+            opts.warm,
+            opts.warm_ahead.clone(),
+            (opts.run_factory)(workspace),
+            cancel.clone(),
+        );
+        pools.push(Arc::clone(&pool));
         let mut services = Vec::new();
         for surface in Surface::ALL {
             if surface_rank(surface) > surface_rank(opts.surface) {
                 continue;
             }
-            let factory_for_run = Arc::clone(&opts.run_factory);
-            let ws = workspace.clone();
+            let pool = Arc::clone(&pool);
             let runs = Arc::clone(&open_runs);
+            let counters = Arc::clone(&metrics);
             let service = StreamableHttpService::new(
                 move || {
                     Ok(SessionHandler::new(
                         surface,
-                        factory_for_run(&ws),
+                        pool.factory(),
                         Arc::clone(&runs),
+                        Arc::clone(&counters),
                         sessionless,
+                        heartbeat,
                     ))
                 },
                 Arc::clone(&sessions),
@@ -120,12 +146,19 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         max_sessions: opts.max_sessions,
         open_runs,
         activity: Arc::new(Activity::default()),
+        pools,
+        metrics,
+        metrics_public: opts.metrics_public,
+        answering: Arc::new(Answering::default()),
+        draining: CancellationToken::new(),
+        cut_drain: CancellationToken::new(),
         cancel,
     });
     tokio::spawn(reap_idle(Arc::clone(&state), opts.idle_timeout));
     let router = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
         .route(
             "/.well-known/oauth-protected-resource",
             get(resource_metadata),
@@ -157,6 +190,39 @@ impl AppState {
         self.owners.lock().ok()?.get(id).cloned()
     }
 
+    /// Refuses new requests from now on and waits until no request is being answered, or
+    /// `grace` has passed; says which.
+    pub(crate) async fn drain(&self, grace: Duration) -> bool {
+        self.draining.cancel();
+        let deadline = tokio::time::Instant::now() + grace;
+        let busy = self.answering.count();
+        if busy > 0 {
+            tracing::info!(
+                calls = busy,
+                grace_s = grace.as_secs_f64(),
+                "stopping: waiting for the calls under way"
+            );
+        }
+        while self.answering.count() > 0 {
+            if self.cut_drain.is_cancelled() {
+                tracing::warn!(
+                    calls = self.answering.count(),
+                    "stopping now: the drain was cut short"
+                );
+                return false;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    calls = self.answering.count(),
+                    "stopping: the grace period ended with calls still under way"
+                );
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        true
+    }
+
     /// Ends every session and waits (bounded) for their runs to close.
     pub(crate) async fn close_all(&self) {
         self.cancel.cancel();
@@ -170,6 +236,9 @@ impl AppState {
             .collect();
         for id in ids {
             let _ = self.sessions.close_session(&id).await;
+        }
+        for pool in &self.pools {
+            pool.close().await;
         }
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while self.open_runs.count() > 0 && tokio::time::Instant::now() < deadline {
@@ -198,14 +267,47 @@ async fn healthz() -> &'static str {
 }
 
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
-    if state.cancel.is_cancelled() {
+    if state.draining.is_cancelled() || state.cancel.is_cancelled() {
         return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
+    }
+    if !state.pools.iter().all(|p| p.filled()) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "opening warm runs\n").into_response();
     }
     // A router in front should send new sessions elsewhere while this one is full.
     if state.session_count().await >= state.max_sessions {
         return (StatusCode::SERVICE_UNAVAILABLE, "at the session limit\n").into_response();
     }
     "ready\n".into_response()
+}
+
+/// `/metrics`: behind the same credentials as the MCP endpoints unless public.
+async fn metrics_text(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    if !state.metrics_public {
+        let authorization = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if let Err(refusal) = state.auth.authenticate(authorization, state.surface).await {
+            return refusal_response(&state, &refusal);
+        }
+    }
+    let gauges = Gauges {
+        sessions_open: state.session_count().await,
+        runs_open: state.open_runs.count(),
+        warm_runs: state.pools.iter().map(|p| p.ready()).sum(),
+        children: state.open_runs.children()
+            + state.pools.iter().map(|p| p.children()).sum::<usize>(),
+        requests_in_flight: state.answering.count(),
+        resident_bytes: crate::metrics::resident_bytes(),
+    };
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        state.metrics.render(&gauges),
+    )
+        .into_response()
 }
 
 /// RFC 9728 protected-resource metadata; only served when OAuth is configured.
@@ -326,14 +428,18 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
             known.join(", ")
         ));
     };
-    if state.cancel.is_cancelled() {
-        return (StatusCode::SERVICE_UNAVAILABLE, "the server is stopping\n").into_response();
+    if state.draining.is_cancelled() || state.cancel.is_cancelled() {
+        let reason = "the server is stopping; open a new session on another server";
+        return match message.get("id") {
+            Some(id) => jsonrpc_refusal(StatusCode::SERVICE_UNAVAILABLE, id.clone(), reason.into()),
+            None => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")).into_response(),
+        };
     }
     let authorization = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let principal = match state.auth.authenticate(authorization, state.surface) {
+    let principal = match state.auth.authenticate(authorization, state.surface).await {
         Ok(p) => p,
         Err(refusal) => {
             tracing::info!(path, reason = refusal.reason, "request refused");
@@ -373,10 +479,11 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         let method = request.method().clone();
         if method == Method::POST {
             let busy = state.activity.begin(&id);
+            let answer = state.answering.begin();
             return service
                 .handle(request)
                 .await
-                .map(|body| BusyBody::wrap(Body::new(body), busy));
+                .map(|body| BusyBody::wrap(Body::new(body), Some(busy), answer));
         }
         state.activity.touch(&id);
         let mut response = service.handle(request).await.map(Body::new);
@@ -398,7 +505,12 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         return service.handle(request).await.map(Body::new);
     }
     if message.get("method").and_then(Value::as_str) != Some("initialize") {
-        return service.handle(request).await.map(Body::new);
+        // The sessionless protocol: the request is its own run, answered in this response.
+        let answer = state.answering.begin();
+        return service
+            .handle(request)
+            .await
+            .map(|body| BusyBody::wrap(Body::new(body), None, answer));
     }
     open_session(
         &state,
@@ -435,6 +547,7 @@ async fn open_session(
     }
     if state.session_count().await >= state.max_sessions {
         tracing::warn!(max = state.max_sessions, "session refused: limit reached");
+        state.metrics.session_refused();
         let mut response = jsonrpc_refusal(
             StatusCode::SERVICE_UNAVAILABLE,
             message.get("id").cloned().unwrap_or(Value::Null),
@@ -456,6 +569,7 @@ async fn open_session(
         .and_then(|v| v.to_str().ok())
     {
         tracing::info!(session = id, workspace = %workspace.root.display(), principal = owner.principal.id, "session opened");
+        state.metrics.session_opened();
         if let Ok(mut owners) = state.owners.lock() {
             owners.insert(id.to_string(), owner);
         }

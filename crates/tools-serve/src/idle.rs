@@ -91,16 +91,48 @@ impl Drop for InFlight {
     }
 }
 
+/// Requests being answered across the whole server, sessions or not: a stopping server
+/// waits for them (up to its grace period) before it closes the sessions.
+#[derive(Debug, Default)]
+pub(crate) struct Answering(std::sync::atomic::AtomicUsize);
+
+impl Answering {
+    /// Notes a request being answered until the guard drops.
+    pub(crate) fn begin(self: &Arc<Self>) -> Answer {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Answer(Arc::clone(self))
+    }
+
+    /// How many requests are being answered now.
+    pub(crate) fn count(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// One request being answered (see [`Answering`]).
+pub(crate) struct Answer(Arc<Answering>);
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// A response body that keeps its request in flight until it is sent or dropped.
 pub(crate) struct BusyBody {
     inner: Body,
-    _busy: InFlight,
+    _busy: Option<InFlight>,
+    _answer: Answer,
 }
 
 impl BusyBody {
-    /// Wraps `inner`.
-    pub(crate) fn wrap(inner: Body, busy: InFlight) -> Body {
-        Body::new(BusyBody { inner, _busy: busy })
+    /// Wraps `inner`; `busy` is the session's in-flight mark, when the request has one.
+    pub(crate) fn wrap(inner: Body, busy: Option<InFlight>, answer: Answer) -> Body {
+        Body::new(BusyBody {
+            inner,
+            _busy: busy,
+            _answer: answer,
+        })
     }
 }
 

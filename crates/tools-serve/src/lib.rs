@@ -14,18 +14,30 @@
 //!   being answered is not idleness), or the server stops.
 //! - **Workspaces.** One workspace at `/mcp`, or several at `/w/NAME/mcp`.
 //! - **Limits.** At most `max_sessions` sessions; one more is refused at once with HTTP 503
-//!   and a JSON-RPC error saying so.
+//!   and a JSON-RPC error saying so. The child-process cap of each session's run is the
+//!   embedder's [`RunFactory`]'s to set (`tools_core::Run::limit_children`).
+//! - **Stopping.** When the shutdown future resolves the server drains: new requests get
+//!   HTTP 503, calls under way get up to `grace` to finish, then every session's run is
+//!   closed (every child process killed).
 //! - **Authorization** ([`AuthSettings`]): a static bearer token and/or OAuth 2.1 access tokens (JWT
 //!   checked against a JWKS), with RFC 9728 metadata at
 //!   `/.well-known/oauth-protected-resource`. Listening beyond loopback without it is refused.
 //!   A session is bound to the credential and workspace that opened it.
-//! - **Probes.** `/healthz` (the process serves) and `/readyz` (it accepts new sessions: not
-//!   stopping, below the session limit).
+//! - **Warm runs** (`warm`): runs opened ahead per workspace; a new session takes one and a
+//!   replacement opens in the background (the `warm` module says what is and is not warmed).
+//! - **Metrics.** `/metrics` in the Prometheus text format (sessions, calls by tool and
+//!   outcome, call latency, runs, warm runs, child processes, memory), behind the same
+//!   credentials as `/mcp` unless `metrics_public`.
+//! - **Probes.** `/healthz` (the process serves) and `/readyz` (it accepts new sessions: the
+//!   warm runs were opened, not stopping, below the session limit).
 
 mod auth;
 mod http;
 mod idle;
+mod jwks_url;
+mod metrics;
 mod session;
+mod warm;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -35,8 +47,8 @@ use std::time::Duration;
 use tools_core::{Surface, ToolError};
 use tools_mcp::RegistryFactory;
 
-pub use auth::{AuthSettings, OAuthSettings, read_token_file};
-pub use session::{OpenRuns, SessionHandler};
+pub use auth::{AuthSettings, JwksSource, OAuthSettings, read_token_file};
+pub use warm::WarmAhead;
 
 /// Opens the registry factory for one session of a workspace (the embedder's way to build a
 /// run, e.g. the facade's `Toolbox`).
@@ -49,6 +61,9 @@ pub struct ServedWorkspace {
     pub name: Option<String>,
     /// The workspace root.
     pub root: PathBuf,
+    /// The operator trusts this workspace (`--trust`): its configuration may name programs
+    /// and its own binaries, interpreters and build scripts may run in every session's run.
+    pub trusted: bool,
 }
 
 impl ServedWorkspace {
@@ -78,12 +93,53 @@ pub struct ServeOptions {
     pub sessionless: bool,
     /// Credentials required of every client.
     pub auth: AuthSettings,
+    /// A call that reports no progress for this long sends its client (when it gave a
+    /// progress token) a `still running` notification.
+    pub heartbeat: Duration,
+    /// `/metrics` answers without credentials (else it asks for those of `/mcp`).
+    pub metrics_public: bool,
+    /// Runs kept opened ahead per workspace (for each kind of client: with and without
+    /// elicitation), so a new session's first call does not wait for one to open.
+    pub warm: usize,
+    /// What every warm run starts before a session takes it (language servers, kernels),
+    /// so the session's first `lsp` or `eval` call finds them up.
+    pub warm_ahead: WarmAhead,
+    /// On stop, how long calls under way may take to finish before every session is
+    /// closed; new requests are refused with 503 meanwhile.
+    pub grace: Duration,
     /// Opens a session's run.
     pub run_factory: RunFactory,
 }
 
+impl ServeOptions {
+    /// Options with the defaults of `agent-tools serve`: the full surface, 32 sessions, a
+    /// 30-minute idle timeout, session protocols only, no credentials.
+    pub fn new(
+        addr: SocketAddr,
+        workspaces: Vec<ServedWorkspace>,
+        run_factory: RunFactory,
+    ) -> Self {
+        ServeOptions {
+            addr,
+            workspaces,
+            surface: Surface::FULL,
+            max_sessions: 32,
+            idle_timeout: Duration::from_secs(1800),
+            sessionless: false,
+            auth: AuthSettings::default(),
+            grace: Duration::from_secs(30),
+            warm: 0,
+            warm_ahead: WarmAhead::default(),
+            heartbeat: tools_mcp::DEFAULT_HEARTBEAT,
+            metrics_public: false,
+            run_factory,
+        }
+    }
+}
+
 /// A server that is bound and ready to serve.
 pub struct BoundServer {
+    grace: Duration,
     listener: tokio::net::TcpListener,
     app: axum::Router,
     state: Arc<http::AppState>,
@@ -97,16 +153,34 @@ impl BoundServer {
             .map_err(|e| ToolError::internal(format!("no local address: {e}")))
     }
 
-    /// Serves until `shutdown` completes, then closes every session's run.
+    /// A token that, cancelled, ends the drain at once: calls still under way are given up
+    /// and every run closed (for a second SIGTERM or SIGINT from an impatient operator).
+    pub fn drain_cutter(&self) -> tokio_util::sync::CancellationToken {
+        self.state.cut_drain.clone()
+    }
+
+    /// Serves until `shutdown` completes, drains (new requests refused with 503, calls under
+    /// way given up to the grace period), then closes every session's run.
     pub async fn run(
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), ToolError> {
         let state = Arc::clone(&self.state);
-        let stop = state.cancel.clone();
-        let served = axum::serve(self.listener, self.app).with_graceful_shutdown(async move {
+        let drain_state = Arc::clone(&self.state);
+        let grace = self.grace;
+        // Until the drain ends the listener keeps accepting, so new requests are answered
+        // with 503 instead of a refused connection.
+        // Answers are small and written in pieces (headers, then SSE events); with Nagle's
+        // algorithm each would wait for the client's delayed ACK, about 40 ms a call.
+        let listener = axum::serve::ListenerExt::tap_io(self.listener, |tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("TCP_NODELAY not set: {e}");
+            }
+        });
+        let served = axum::serve(listener, self.app).with_graceful_shutdown(async move {
             shutdown.await;
-            stop.cancel();
+            drain_state.drain(grace).await;
+            drain_state.cancel.cancel();
         });
         let result = served
             .await
@@ -124,7 +198,7 @@ pub async fn bind(opts: ServeOptions) -> Result<BoundServer, ToolError> {
             "--http",
             format!(
                 "{} is reachable from other machines; serving it needs authorization \
-                 (--token-file, or --jwks-file with --issuer and --resource). \
+                 (--token-file, or --jwks-file or --jwks-url with --issuer and --resource). \
                  Listen on 127.0.0.1 to serve this machine alone without it.",
                 opts.addr
             ),
@@ -162,8 +236,11 @@ pub async fn bind(opts: ServeOptions) -> Result<BoundServer, ToolError> {
     let listener = tokio::net::TcpListener::bind(opts.addr)
         .await
         .map_err(|e| ToolError::not_available(format!("cannot listen on {}: {e}", opts.addr)))?;
+    let grace = opts.grace;
     let (app, state) = http::app(opts)?;
+    state.auth.fetch_keys_now().await?;
     Ok(BoundServer {
+        grace,
         listener,
         app,
         state,
@@ -190,19 +267,17 @@ mod tests {
     }
 
     fn options(addr: &str, root: &std::path::Path) -> ServeOptions {
-        ServeOptions {
-            addr: addr.parse().unwrap(),
-            workspaces: vec![ServedWorkspace {
+        let mut opts = ServeOptions::new(
+            addr.parse().unwrap(),
+            vec![ServedWorkspace {
                 name: None,
                 root: root.into(),
+                trusted: false,
             }],
-            surface: Surface::FULL,
-            max_sessions: 4,
-            idle_timeout: Duration::from_secs(60),
-            sessionless: false,
-            auth: AuthSettings::default(),
-            run_factory: empty_runs(),
-        }
+            empty_runs(),
+        );
+        opts.max_sessions = 4;
+        opts
     }
 
     #[tokio::test]
@@ -223,6 +298,7 @@ mod tests {
         let named = |n: &str| ServedWorkspace {
             name: Some(n.into()),
             root: dir.path().into(),
+            trusted: false,
         };
         opts.workspaces = vec![named("a"), named("a")];
         let err = bind(opts).await.err().unwrap();

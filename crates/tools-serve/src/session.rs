@@ -10,10 +10,15 @@
 //! The newest protocol has no sessions, so a run cannot outlive one request there; it is
 //! offered only when the operator asks for it (`sessionless`), since kernels, debug sessions
 //! and staged edits would not persist from one call to the next.
+//!
+//! Every call is counted for `/metrics` and logged as two events, `call started` and `call
+//! ended` (session, request id, tool, duration, outcome) — never its arguments: they hold
+//! the user's code and data.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
@@ -21,52 +26,114 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
-use tools_core::Surface;
+use tools_core::{Run, Surface};
 use tools_mcp::{McpServer, RegistryFactory};
 
-/// Counts the runs that are open, across all sessions of the server.
+use crate::metrics::{Metrics, Outcome};
+
+/// The runs that are open, across all sessions of the server.
 #[derive(Debug, Default)]
-pub struct OpenRuns(AtomicUsize);
+pub(crate) struct OpenRuns {
+    count: AtomicUsize,
+    runs: Mutex<Vec<Weak<Run>>>,
+}
 
 impl OpenRuns {
     /// How many runs are open now.
-    pub fn count(&self) -> usize {
-        self.0.load(Ordering::SeqCst)
+    pub(crate) fn count(&self) -> usize {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Child processes of every open run.
+    pub(crate) fn children(&self) -> usize {
+        let Ok(mut runs) = self.runs.lock() else {
+            return 0;
+        };
+        runs.retain(|r| r.upgrade().is_some_and(|r| !r.is_closed()));
+        runs.iter()
+            .filter_map(Weak::upgrade)
+            .map(|r| r.child_count())
+            .sum()
+    }
+
+    fn add(&self, run: &Arc<Run>) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut runs) = self.runs.lock() {
+            runs.push(Arc::downgrade(run));
+        }
     }
 }
 
 /// The handler rmcp runs for one session.
-pub struct SessionHandler {
+pub(crate) struct SessionHandler {
     server: McpServer,
     open_runs: Arc<OpenRuns>,
+    metrics: Arc<Metrics>,
     counted: std::sync::atomic::AtomicBool,
     sessionless: bool,
+    /// The session id, learnt from the first request that names it (for the logs).
+    session: OnceLock<String>,
 }
 
 impl SessionHandler {
     /// A handler for `surface` whose run `factory` opens on first use. With `sessionless`,
     /// the newest protocol (no sessions; a run per request) is offered besides the
-    /// handshake versions.
-    pub fn new(
+    /// handshake versions. A quiet call is reported still running every `heartbeat`.
+    pub(crate) fn new(
         surface: Surface,
         factory: RegistryFactory,
         open_runs: Arc<OpenRuns>,
+        metrics: Arc<Metrics>,
         sessionless: bool,
+        heartbeat: std::time::Duration,
     ) -> Self {
         SessionHandler {
-            server: McpServer::new(surface, factory),
+            server: McpServer::new(surface, factory).with_heartbeat(heartbeat),
             open_runs,
+            metrics,
             counted: Default::default(),
             sessionless,
+            session: OnceLock::new(),
         }
     }
 
-    /// Notes that this session's run is open (once).
-    fn note_open(&self) {
-        if self.server.registry().is_some() && !self.counted.swap(true, Ordering::SeqCst) {
-            self.open_runs.0.fetch_add(1, Ordering::SeqCst);
+    /// Notes that this session's run is open (once), and which session it serves.
+    fn note_open(&self, ctx: &RequestContext<RoleServer>) {
+        if self.session.get().is_none()
+            && let Some(id) = session_id(ctx)
+        {
+            let _ = self.session.set(id);
+        }
+        if let Some(registry) = self.server.registry()
+            && !self.counted.swap(true, Ordering::SeqCst)
+        {
+            self.open_runs.add(registry.run());
         }
     }
+
+    fn session(&self) -> &str {
+        self.session.get().map_or("-", String::as_str)
+    }
+
+    /// The tool's name as a metric label: a client cannot invent label values.
+    fn tool_label(&self, name: &str) -> String {
+        let known = self
+            .server
+            .registry()
+            .is_some_and(|r| r.list(Surface::FULL).iter().any(|t| t.name == name));
+        if known {
+            name.to_string()
+        } else {
+            "(unknown)".to_string()
+        }
+    }
+}
+
+/// The MCP session id of the HTTP request behind `ctx`, if it names one.
+fn session_id(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    let parts = ctx.extensions.get::<axum::http::request::Parts>()?;
+    let id = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+    Some(id.chars().take(64).collect())
 }
 
 impl Drop for SessionHandler {
@@ -75,8 +142,13 @@ impl Drop for SessionHandler {
             return;
         };
         if self.counted.load(Ordering::SeqCst) {
-            self.open_runs.0.fetch_sub(1, Ordering::SeqCst);
+            self.open_runs.count.fetch_sub(1, Ordering::SeqCst);
         }
+        tracing::info!(
+            session = self.session(),
+            run = registry.run().conversation_id(),
+            "session closed"
+        );
         // Closing waits for servers to shut down; the run's own Drop still kills the
         // process groups should the runtime stop before this finishes.
         match tokio::runtime::Handle::try_current() {
@@ -112,8 +184,8 @@ impl ServerHandler for SessionHandler {
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let result = self.server.list_tools(request, ctx).await;
-        self.note_open();
+        let result = self.server.list_tools(request, ctx.clone()).await;
+        self.note_open(&ctx);
         result
     }
 
@@ -122,8 +194,57 @@ impl ServerHandler for SessionHandler {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let result = self.server.call_tool(request, ctx).await;
-        self.note_open();
+        if let Some(id) = session_id(&ctx) {
+            let _ = self.session.set(id);
+        }
+        let mut record = CallRecord {
+            handler: self,
+            started: Instant::now(),
+            call: ctx.id.to_string(),
+            // The name as the client sent it is not trusted in a log line either.
+            name: request.name.chars().take(64).collect(),
+            outcome: Outcome::Abandoned,
+        };
+        tracing::info!(
+            session = self.session(),
+            call = record.call,
+            tool = record.name,
+            "call started"
+        );
+        let result = self.server.call_tool(request, ctx.clone()).await;
+        self.note_open(&ctx);
+        record.outcome = match &result {
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::Error,
+            Ok(CallToolResponse::Complete(_)) => Outcome::Ok,
+            Ok(_) => Outcome::InputRequired,
+            Err(_) => Outcome::ProtocolError,
+        };
         result
+    }
+}
+
+/// One call being answered: counted and logged when it ends, also when its future is
+/// dropped before it answered (then as abandoned).
+struct CallRecord<'a> {
+    handler: &'a SessionHandler,
+    started: Instant,
+    call: String,
+    name: String,
+    outcome: Outcome,
+}
+
+impl Drop for CallRecord<'_> {
+    fn drop(&mut self) {
+        let took = self.started.elapsed();
+        let tool = self.handler.tool_label(&self.name);
+        self.handler.metrics.call(&tool, self.outcome, took);
+        tracing::info!(
+            session = self.handler.session(),
+            call = self.call,
+            tool = self.name,
+            duration_ms = took.as_secs_f64() * 1000.0,
+            outcome = self.outcome.as_str(),
+            "call ended"
+        );
     }
 }

@@ -12,6 +12,9 @@ use clap::{Parser, Subcommand};
 use tools_core::{CallError, Surface, ToolError};
 
 #[cfg(feature = "serve")]
+#[path = "cli/json_log.rs"]
+mod json_log;
+#[cfg(feature = "serve")]
 #[path = "cli/serve.rs"]
 mod serve;
 
@@ -65,7 +68,8 @@ enum Command {
     },
     /// Serve many MCP clients over streamable HTTP, one run per session.
     #[cfg(feature = "serve")]
-    Serve(serve::ServeArgs),
+    #[command(after_help = serve::UNTRUSTED_HELP)]
+    Serve(Box<serve::ServeArgs>),
     /// List the tools a surface sees, with tiers and schemas, as JSON.
     Tools {
         #[command(flatten)]
@@ -193,7 +197,7 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             ))
         }
         #[cfg(feature = "serve")]
-        Command::Serve(args) => serve::serve(args).await,
+        Command::Serve(args) => serve::serve(*args).await,
         Command::Tools { run, surface } => {
             let toolbox = Toolbox::open(cli_options(&run)?).await?;
             let list: Vec<_> = toolbox
@@ -343,6 +347,13 @@ fn exit_code_for(signal: i32) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(feature = "serve")]
+    if let Command::Serve(args) = &cli.command
+        && args.json_logs()
+    {
+        json_log::init();
+        return run(cli);
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -350,6 +361,11 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error")),
         )
         .init();
+    run(cli)
+}
+
+/// Runs the command once logging is set up.
+fn run(cli: Cli) -> ExitCode {
     // Before any thread exists: the watchdog ends the run's processes even if this server
     // is killed with SIGKILL.
     if let Err(e) = tools_core::watchdog::start() {

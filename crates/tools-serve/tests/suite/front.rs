@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+use tools_core::{RegistryBuilder, Run, RunOptions};
 use tools_mcp::RegistryFactory;
 use tools_serve::{AuthSettings, RunFactory, ServeOptions, ServedWorkspace};
 
@@ -29,21 +29,19 @@ async fn start(
     max_sessions: usize,
     auth: AuthSettings,
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let server = tools_serve::bind(ServeOptions {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        workspaces: vec![ServedWorkspace {
+    let mut opts = ServeOptions::new(
+        "127.0.0.1:0".parse().unwrap(),
+        vec![ServedWorkspace {
             name: None,
             root: root.into(),
+            trusted: false,
         }],
-        surface: Surface::FULL,
-        max_sessions,
-        idle_timeout: Duration::from_secs(60),
-        sessionless: false,
-        auth,
-        run_factory: empty_runs(),
-    })
-    .await
-    .unwrap();
+        empty_runs(),
+    );
+    opts.max_sessions = max_sessions;
+    opts.idle_timeout = Duration::from_secs(60);
+    opts.auth = auth;
+    let server = tools_serve::bind(opts).await.unwrap();
     let addr = server.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(server.run(async move {

@@ -6,9 +6,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_tools::ToolboxOptions;
+use agent_tools::{ApproveMode, ToolboxOptions};
 use tools_core::{Surface, ToolError};
-use tools_serve::{AuthSettings, OAuthSettings, ServeOptions, ServedWorkspace};
+use tools_serve::{AuthSettings, JwksSource, OAuthSettings, ServeOptions, ServedWorkspace};
+
+/// What `serve --help` says about sessions of untrusted workspaces.
+pub const UNTRUSTED_HELP: &str = "An untrusted workspace's sessions (the default) cannot run \
+the programs, arguments or environment its agent-tools.toml names, its own binaries and \
+interpreters (.venv, node_modules/.bin), or its build scripts and proc macros; servers, \
+kernels and adapters come from this machine instead. --trust or --trust-workspace NAME lifts \
+that, as does listing the root under [trust] roots in ~/.config/agent-tools/config.toml.";
 
 /// The flags of `serve`.
 #[derive(clap::Args)]
@@ -26,6 +33,18 @@ pub struct ServeArgs {
     /// Configuration file for every run (default: agent-tools.toml at each workspace root).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Trust every served workspace: let its agent-tools.toml name programs and let its own
+    /// binaries, interpreters and build scripts run (what an untrusted session cannot do is
+    /// listed at the end of this help).
+    #[arg(long)]
+    trust: bool,
+    /// Trust only the workspace served as NAME (repeatable; see --trust).
+    #[arg(long, value_name = "NAME", conflicts_with = "trust")]
+    trust_workspace: Vec<String>,
+    /// Write and exec calls: `auto` runs them, `deny` refuses them, `ask` shows a yes/no
+    /// card through the client's elicitation (refused when the client cannot show it).
+    #[arg(long, default_value = "auto", value_parser = super::parse_approve)]
+    approve: ApproveMode,
     /// The strongest surface a session gets: full, plan or read-only (a token's scopes can
     /// only lower it).
     #[arg(long, default_value = "full", value_parser = parse_surface)]
@@ -36,6 +55,41 @@ pub struct ServeArgs {
     /// Seconds without a message after which a session and its run are closed.
     #[arg(long, default_value_t = 1800)]
     idle_timeout: u64,
+    /// Child processes (language servers, kernels, debug adapters, checkers, workers) one
+    /// session may have at once; one more is refused with an error saying so. 0: no cap.
+    #[arg(long, default_value_t = 16)]
+    max_children: usize,
+    /// On SIGTERM or SIGINT, seconds the calls under way may take to finish before every
+    /// session is closed (new requests get HTTP 503 meanwhile); a second signal closes
+    /// them at once.
+    #[arg(long, default_value_t = 30)]
+    grace: u64,
+    /// Runs kept opened ahead per workspace (for clients with and without elicitation
+    /// each), so a new session's first call does not wait for one to open; /readyz answers
+    /// 503 until they are. Language servers and kernels still start on first use.
+    #[arg(long, default_value_t = 0)]
+    warm: usize,
+    /// A workspace file whose language server every warm run starts ahead (repeatable; one
+    /// per language is enough), so a session's first lsp answer costs what a warm query
+    /// costs. Each warm run then holds its own servers' memory.
+    #[arg(long, value_name = "FILE", requires = "warm")]
+    warm_lsp: Vec<String>,
+    /// An eval language (python, javascript) whose kernel every warm run starts ahead
+    /// (repeatable), so a session's first eval does not wait for an interpreter.
+    #[arg(long, value_name = "LANGUAGE", requires = "warm", value_parser = ["python", "javascript"])]
+    warm_kernel: Vec<String>,
+    /// Seconds a call may stay quiet before its client (when it sent a progress token) is
+    /// told it is still running; keeps clients and proxies from timing long calls out.
+    #[arg(long, default_value_t = 10)]
+    progress_interval: u64,
+    /// /metrics answers without credentials (else it asks for those of /mcp).
+    #[arg(long)]
+    metrics_public: bool,
+    /// `json`: every log event as one JSON object on a line of stderr (session opened and
+    /// closed, call started and ended with tool, duration and outcome; never arguments or
+    /// credentials).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
     /// Also offer the newest MCP protocol (no sessions): each of its requests gets a run of
     /// its own, so kernels, debug sessions and staged edits do not persist between calls.
     #[arg(long)]
@@ -44,14 +98,25 @@ pub struct ServeArgs {
     #[arg(long)]
     token_file: Option<PathBuf>,
     /// JSON Web Key Set of the authorization server, to accept OAuth 2.1 access tokens
-    /// (JWT); needs --issuer and --resource.
-    #[arg(long, requires_all = ["issuer", "resource"])]
+    /// (JWT); re-read when it changes. Needs --issuer and --resource.
+    #[arg(long, requires_all = ["issuer", "resource"], conflicts_with = "jwks_url")]
     jwks_file: Option<PathBuf>,
+    /// The authorization server's JSON Web Key Set at an https URL: cached as its
+    /// Cache-Control allows, fetched again when a token names an unknown key. Needs
+    /// --issuer and --resource.
+    #[arg(long, value_name = "URL", requires_all = ["issuer", "resource"])]
+    jwks_url: Option<String>,
+    /// PEM certificates to trust for --jwks-url besides the public roots (a private CA).
+    #[arg(long, requires = "jwks_url")]
+    jwks_ca_file: Option<PathBuf>,
+    /// The shortest time, in seconds, between two fetches of --jwks-url.
+    #[arg(long, default_value_t = 60, requires = "jwks_url")]
+    jwks_min_refresh: u64,
     /// The issuer (`iss`) access tokens must name.
-    #[arg(long, requires = "jwks_file")]
+    #[arg(long)]
     issuer: Option<String>,
     /// This server's resource URI, the audience (`aud`) access tokens must name.
-    #[arg(long, requires = "jwks_file")]
+    #[arg(long)]
     resource: Option<String>,
 }
 
@@ -66,20 +131,55 @@ fn parse_workspace(s: &str) -> Result<ServedWorkspace, String> {
     Ok(ServedWorkspace {
         name: Some(name.to_string()),
         root: PathBuf::from(dir),
+        trusted: false,
     })
+}
+
+impl ServeArgs {
+    /// Whether logs are JSON lines (`--log-format json`).
+    pub fn json_logs(&self) -> bool {
+        self.log_format == "json"
+    }
 }
 
 /// Serves until SIGINT or SIGTERM, then closes every session's run.
 pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
+    let json_logs = args.json_logs();
     let workspaces = if args.workspace.is_empty() {
         let root = match args.root {
             Some(r) => r,
             None => std::env::current_dir()
                 .map_err(|e| ToolError::internal(format!("no current directory: {e}")))?,
         };
-        vec![ServedWorkspace { name: None, root }]
+        if !args.trust_workspace.is_empty() {
+            return Err(ToolError::invalid(
+                "--trust-workspace",
+                "names a workspace served with --workspace NAME=DIR; with --root use --trust",
+            ));
+        }
+        vec![ServedWorkspace {
+            name: None,
+            root,
+            trusted: args.trust,
+        }]
     } else {
-        args.workspace
+        let mut workspaces = args.workspace;
+        for name in &args.trust_workspace {
+            let Some(w) = workspaces
+                .iter_mut()
+                .find(|w| w.name.as_deref() == Some(name))
+            else {
+                return Err(ToolError::invalid(
+                    "--trust-workspace",
+                    format!("no workspace is served as `{name}`"),
+                ));
+            };
+            w.trusted = true;
+        }
+        for w in &mut workspaces {
+            w.trusted |= args.trust;
+        }
+        workspaces
     };
     for w in &workspaces {
         // Fail fast on a bad configuration, before any client connects.
@@ -87,55 +187,124 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     }
     let mut base = ToolboxOptions::new(".");
     base.config_path = args.config;
+    base.approve = args.approve;
+    base.max_children = (args.max_children > 0).then_some(args.max_children);
+    let jwks = match (args.jwks_file, args.jwks_url) {
+        (Some(file), _) => Some(JwksSource::File(file)),
+        (None, Some(url)) => Some(JwksSource::Url {
+            url,
+            ca_file: args.jwks_ca_file,
+            min_refresh: Duration::from_secs(args.jwks_min_refresh),
+        }),
+        (None, None) => None,
+    };
     let auth = AuthSettings {
         static_token: args
             .token_file
             .as_deref()
             .map(tools_serve::read_token_file)
             .transpose()?,
-        oauth: match (args.jwks_file, args.issuer, args.resource) {
-            (Some(jwks_file), Some(issuer), Some(resource)) => Some(OAuthSettings {
-                jwks_file,
+        oauth: match (jwks, args.issuer, args.resource) {
+            (Some(jwks), Some(issuer), Some(resource)) => Some(OAuthSettings {
+                jwks,
                 issuer,
                 resource,
             }),
-            _ => None,
+            (None, None, None) => None,
+            _ => {
+                return Err(ToolError::invalid(
+                    "--issuer",
+                    "--issuer and --resource go with --jwks-file or --jwks-url",
+                ));
+            }
         },
     };
-    let server = tools_serve::bind(ServeOptions {
-        addr: args.addr,
-        workspaces: workspaces.clone(),
-        surface: args.surface,
-        max_sessions: args.max_sessions,
-        idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
-        sessionless: args.sessionless,
-        auth,
-        run_factory: agent_tools::serve_run_factory(base),
-    })
-    .await?;
+    let mut opts = ServeOptions::new(
+        args.addr,
+        workspaces.clone(),
+        agent_tools::serve_run_factory(base),
+    );
+    opts.surface = args.surface;
+    opts.max_sessions = args.max_sessions;
+    opts.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
+    opts.sessionless = args.sessionless;
+    opts.auth = auth;
+    opts.grace = Duration::from_secs(args.grace);
+    opts.warm = args.warm;
+    opts.warm_ahead = tools_serve::WarmAhead {
+        lsp_files: args.warm_lsp,
+        kernels: args.warm_kernel,
+    };
+    opts.metrics_public = args.metrics_public;
+    opts.heartbeat = Duration::from_secs(args.progress_interval.max(1));
+    let server = tools_serve::bind(opts).await?;
+    let (stop, stop_now) = stop_signals();
     let addr = server.local_addr()?;
     for w in &workspaces {
-        eprintln!(
-            "agent-tools: serving {} at http://{addr}{}",
+        let trust = if w.trusted {
+            "trusted"
+        } else {
+            "untrusted unless your own config trusts it"
+        };
+        let line = format!(
+            "serving {} at http://{addr}{} ({trust})",
             w.root.display(),
             w.path()
         );
+        if json_logs {
+            tracing::info!(root = %w.root.display(), trusted = w.trusted, "{line}");
+        } else {
+            eprintln!("agent-tools: {line}");
+        }
     }
-    server.run(stop_signal()).await?;
+    let cut = server.drain_cutter();
+    tokio::spawn(async move {
+        stop_now.await;
+        cut.cancel();
+    });
+    server.run(stop).await?;
     Ok(ExitCode::SUCCESS)
 }
 
-async fn stop_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!("cannot watch SIGTERM: {e}");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+/// Two futures over SIGINT and SIGTERM: the first resolves on the first signal, the second
+/// on the one after. The handlers are installed when this is called, not when a future is
+/// first polled: a signal right after the "serving" line must drain the server, not kill
+/// it with the default action.
+fn stop_signals() -> (
+    impl std::future::Future<Output = ()> + Send + 'static,
+    impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let install = |kind: SignalKind, name: &str| {
+        signal(kind)
+            .map_err(|e| tracing::error!("cannot watch {name}: {e}"))
+            .ok()
+    };
+    let mut term = install(SignalKind::terminate(), "SIGTERM");
+    let mut int = install(SignalKind::interrupt(), "SIGINT");
+    let (count, seen) = tokio::sync::watch::channel(0u32);
+    tokio::spawn(async move {
+        async fn next(s: &mut Option<Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        loop {
+            tokio::select! {
+                _ = next(&mut term) => {}
+                _ = next(&mut int) => {}
+            }
+            count.send_modify(|n| *n += 1);
+        }
+    });
+    let wait_for = |n: u32| {
+        let mut seen = seen.clone();
+        async move {
+            let _ = seen.wait_for(|c| *c >= n).await;
         }
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
+    (wait_for(1), wait_for(2))
 }
