@@ -79,6 +79,7 @@ mod rename_refs;
 mod roots;
 mod settle;
 mod state_diff;
+mod state_dir;
 mod supervisor;
 mod table;
 mod watcher;

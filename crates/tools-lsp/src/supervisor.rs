@@ -113,7 +113,8 @@ impl ServerSupervisor {
                 known.join(", ")
             )));
         };
-        let root = crate::roots::server_root(&spec.language, &spec.markers, file, &self.workspace);
+        let root = crate::roots::server_root(&spec.language, &spec.markers, file, &self.workspace)
+            .or_else(|| spec.workspace_fallback.then(|| self.workspace.clone()));
         let probe_root = root.clone().unwrap_or_else(|| {
             file.parent()
                 .filter(|p| p.starts_with(&self.workspace))
@@ -251,7 +252,11 @@ impl ServerSupervisor {
         let launch = Launch {
             language: loc.spec.language.clone(),
             program: loc.program.clone(),
-            args: loc.candidate.command.iter().skip(1).cloned().collect(),
+            args: crate::state_dir::expand_args(
+                loc.candidate.command.get(1..).unwrap_or(&[]),
+                &loc.spec.language,
+                &loc.root,
+            ),
             root: loc.root.clone(),
             workspace: self.workspace.clone(),
             settings: loc.spec.settings.clone(),
