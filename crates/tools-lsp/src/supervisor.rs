@@ -178,6 +178,33 @@ impl ServerSupervisor {
         }
     }
 
+    /// The diagnostics-only companions that can run for `file` (ruff beside the Python
+    /// server, eslint beside tsserver): those with a root marker above it and a binary.
+    /// A companion that cannot run is left out quietly: the primary server still answers.
+    pub fn companions(&self, file: &Path) -> Vec<Located> {
+        let search = self.cfg.program_search(&self.workspace);
+        let mut out = Vec::new();
+        for spec in self.table.iter().filter(|s| s.assists(file)) {
+            let Some(root) =
+                crate::roots::server_root(&spec.language, &spec.markers, file, &self.workspace)
+                    .or_else(|| spec.workspace_fallback.then(|| self.workspace.clone()))
+            else {
+                continue;
+            };
+            if let Resolution::Found { candidate, path } =
+                discover::resolve(&spec.candidates, &root, &search)
+            {
+                out.push(Located {
+                    spec: spec.clone(),
+                    root,
+                    candidate,
+                    program: path,
+                });
+            }
+        }
+        out
+    }
+
     fn slot(&self, language: &str, root: &Path) -> Arc<Slot> {
         let mut slots = match self.slots.lock() {
             Ok(s) => s,

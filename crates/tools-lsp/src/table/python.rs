@@ -53,6 +53,7 @@ pub(super) fn entries() -> Vec<ServerSpec> {
         ])
         .extensions(&["py", "pyi"])
         .ids(&[("py", "python"), ("pyi", "python")])
+        .checker(&["ruff", "check", "--output-format=concise", "--no-fix", "."])
         .companion();
     vec![python, ruff]
 }
