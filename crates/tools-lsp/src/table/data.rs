@@ -1,5 +1,5 @@
 //! Configuration, infrastructure and document languages: YAML, TOML, Markdown, Dockerfile,
-//! SQL, Terraform, Nix, CMake, LaTeX and reStructuredText. Most of their files stand alone,
+//! SQL, Terraform, Nix, CMake, nginx, systemd units, LaTeX and reStructuredText. Most of their files stand alone,
 //! so with no marker the server serves the workspace root.
 
 use serde_json::json;
@@ -37,10 +37,6 @@ pub(super) fn entries() -> Vec<ServerSpec> {
             .anywhere(),
         ServerSpec::new("markdown")
             .candidate(&["marksman", "server"], None)
-            .candidate(
-                &["vscode-markdown-language-server", "--stdio"],
-                npm("vscode-langservers-extracted", "4.10.0"),
-            )
             .markers(&[".marksman.toml", ".git"])
             .extensions(&["md", "markdown"])
             .anywhere(),
@@ -101,6 +97,25 @@ pub(super) fn entries() -> Vec<ServerSpec> {
             ])
             .extensions(&["tex", "bib", "sty", "cls"])
             .ids(&[("bib", "bibtex")])
+            .anywhere(),
+        ServerSpec::new("nginx")
+            .candidate(
+                &["nginx-language-server"],
+                pip("nginx-language-server", "0.9.0"),
+            )
+            .markers(&["nginx.conf", ".git"])
+            .extensions(&["nginx"])
+            .file_names(&["nginx.conf"])
+            .anywhere(),
+        ServerSpec::new("systemd")
+            .candidate(
+                &["systemd-language-server"],
+                pip("systemd-language-server", "0.3.5"),
+            )
+            .markers(&[".git"])
+            .extensions(&[
+                "service", "socket", "timer", "mount", "target", "path", "slice",
+            ])
             .anywhere(),
         // Sphinx runs the project's `conf.py`: trusted runs only.
         ServerSpec::new("rst")

@@ -251,6 +251,22 @@ const ENTRIES: &[(&str, &str, &str, &str, &str, bool)] = &[
         "markdown",
         false,
     ),
+    (
+        "nginx",
+        "nginx-language-server",
+        "nginx.conf",
+        "nginx.conf",
+        "nginx",
+        true,
+    ),
+    (
+        "systemd",
+        "systemd-language-server",
+        ".git",
+        "a.service",
+        "systemd",
+        true,
+    ),
     ("nix", "nil", "flake.nix", "a.nix", "nix", false),
     (
         "ocaml",

@@ -76,11 +76,12 @@ pub(super) fn entries() -> Vec<ServerSpec> {
             .companion()
             .trust(TrustNeed::TrustedOnly),
         // The Vue server takes the TypeScript SDK folder (`typescript.tsdk`, filled in from
-        // the TypeScript installed beside it) and answers for script blocks itself.
+        // the TypeScript installed beside it) and answers for script blocks itself: the 2.x
+        // line, since 3.x hands TypeScript requests to a tsserver plugin of the editor's.
         ServerSpec::new("vue")
             .candidate(
                 &["vue-language-server", "--stdio"],
-                npm("@vue/language-server", "3.3.11"),
+                npm("@vue/language-server", "2.2.10"),
             )
             .markers(&["package.json", "vite.config.ts", "vite.config.js", "nuxt.config.ts"])
             .extensions(&["vue"])

@@ -14,6 +14,7 @@ mod project_typescript;
 mod python;
 mod rename;
 mod rename_safety;
+mod servers;
 mod typescript;
 
 use std::path::{Path, PathBuf};
