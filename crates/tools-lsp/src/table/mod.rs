@@ -15,6 +15,7 @@ mod functional;
 mod native;
 mod python;
 mod scripting;
+mod sdk;
 mod trust;
 mod web;
 

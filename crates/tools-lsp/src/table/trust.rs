@@ -4,7 +4,7 @@
 //! would load the project's own TypeScript are pointed at one installed outside it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{ServerSpec, TrustNeed, merge_json};
 
@@ -14,7 +14,7 @@ const TSDK_USERS: &[&str] = &["vue", "astro"];
 
 /// Applies the trust rules to `table`.
 pub(super) fn apply(table: &mut BTreeMap<String, ServerSpec>, trusted: bool) {
-    let tsserver = global_tsserver();
+    let tsserver = super::sdk::global_tsserver();
     if !trusted {
         table.retain(|_, spec| spec.trust != TrustNeed::TrustedOnly);
         for spec in table.values_mut() {
@@ -31,6 +31,9 @@ pub(super) fn apply(table: &mut BTreeMap<String, ServerSpec>, trusted: bool) {
         {
             pin_tsserver(ts, tsserver);
         }
+    }
+    if let Some(eslint) = table.get_mut("eslint") {
+        super::sdk::fill_eslint_node_path(eslint);
     }
     // The Vue and Astro servers need a TypeScript to start at all; an untrusted run always
     // gets the one outside the project, a trusted run keeps what its configuration named.
@@ -65,35 +68,6 @@ pub(super) fn restrict(spec: &mut ServerSpec, section: &str, off: &serde_json::V
         *slot = serde_json::json!({});
     }
     merge_json(slot, off);
-}
-
-/// The `tsserver.js` of a TypeScript installed outside any project: next to `tsc` on `PATH`,
-/// or beside `typescript-language-server` in its `node_modules`.
-fn global_tsserver() -> Option<PathBuf> {
-    let real = |name: &str| tools_core::process::which(name).and_then(|p| p.canonicalize().ok());
-    let mut candidates = Vec::new();
-    // `…/typescript/bin/tsc` → `…/typescript/lib/tsserver.js`
-    if let Some(tsc) = real("tsc")
-        && let Some(pkg) = tsc.parent().and_then(|b| b.parent())
-    {
-        candidates.push(pkg.join("lib/tsserver.js"));
-    }
-    // `…/node_modules/typescript-language-server/lib/cli.mjs` → its own or a sibling typescript
-    for server in [
-        "typescript-language-server",
-        "vue-language-server",
-        "astro-ls",
-    ] {
-        if let Some(cli) = real(server)
-            && let Some(pkg) = cli.parent().and_then(|l| l.parent())
-        {
-            candidates.push(pkg.join("node_modules/typescript/lib/tsserver.js"));
-            if let Some(modules) = pkg.parent() {
-                candidates.push(modules.join("typescript/lib/tsserver.js"));
-            }
-        }
-    }
-    candidates.into_iter().find(|p| p.is_file())
 }
 
 /// typescript-language-server in an untrusted run: it would run the workspace's own

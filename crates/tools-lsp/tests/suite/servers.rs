@@ -108,6 +108,24 @@ fn cases() -> Vec<Case> {
             definition: Some((3, "area", "web/src/util.ts:1:17")),
             breaking: ("area(2, 3)", "area(2, \"3\")", &["not assignable"]),
         },
+        // eslint beside tsserver on a JavaScript file: both servers' findings, each tagged.
+        Case {
+            component: "vscode-eslint-language-server",
+            binaries: &[
+                "vscode-eslint-language-server",
+                "eslint",
+                "typescript-language-server",
+            ],
+            config: "",
+            file: "web/src/label.js",
+            hover: Some((4, "name", "name: any")),
+            definition: Some((4, "area", "web/src/geometry.js:2:17")),
+            breaking: (
+                "export function label(name) {\n",
+                "export function label(name) {\n  const unused = 1;\n",
+                &["no-unused-vars", "(vscode-eslint-language-server)"],
+            ),
+        },
         Case {
             component: "vscode-html-language-server",
             binaries: &["vscode-html-language-server"],
@@ -571,4 +589,48 @@ async fn servers_that_cannot_be_installed_here_are_listed_as_such() {
         );
         not_installable(component, why);
     }
+}
+
+/// ruff beside pyright outside a write: `diagnostics` of a file merges both servers'
+/// findings, tagged, and `diagnostics "*"` runs ruff's own check beside pyright's.
+#[tokio::test]
+async fn a_companion_adds_its_findings_to_a_files_diagnostics_and_the_project_check() {
+    for b in ["ruff", "pyright-langserver", "pyright"] {
+        if which(b).is_none() {
+            skipped("ruff", &format!("`{b}` is not on PATH"));
+            return;
+        }
+    }
+    let p = Project::from_fixture("polyglot", CONFIG);
+    p.write(
+        "python/main.py",
+        "import os\nfrom pkg.util import area, missing\n\ntotal = area(2, 3)\nprint(total)\n",
+    );
+    let out = p
+        .ok(json!({"action": "diagnostics", "file": "python/main.py"}))
+        .await;
+    for want in ["[F401]", "(ruff)", "missing", "(pyright-langserver)"] {
+        assert!(out.contains(want), "no {want:?} in {out}");
+    }
+    let structured = p
+        .lsp(json!({"action": "diagnostics", "file": "python/main.py"}))
+        .await
+        .unwrap()
+        .structured
+        .unwrap();
+    let sources: Vec<&str> = structured["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["source"].as_str())
+        .collect();
+    assert!(
+        sources.contains(&"ruff") && sources.contains(&"pyright-langserver"),
+        "{structured}"
+    );
+    let all = p.ok(json!({"action": "diagnostics", "file": "*"})).await;
+    assert!(all.contains("ruff: `ruff check"), "{all}");
+    assert!(all.contains("F401"), "{all}");
+    exercised("ruff");
+    p.close_and_check().await;
 }
