@@ -433,6 +433,10 @@ impl ServerSupervisor {
                     roots.push(w);
                 }
             }
+            // Languages whose files stand alone are served at the workspace root.
+            if roots.is_empty() && files > 0 && spec.workspace_fallback {
+                roots.push(self.workspace.clone());
+            }
             let my_slots: Vec<_> = slots.iter().filter(|((l, _), _)| l == lang).collect();
             let only_generic = spec.markers.iter().all(|m| m == ".git");
             if files == 0 && my_slots.is_empty() && (roots.is_empty() || only_generic) {
