@@ -92,6 +92,22 @@ impl ServerSupervisor {
         &self.table
     }
 
+    /// The primary entries a companion serves beside, by name (`python`).
+    fn primaries_of(&self, companion: &ServerSpec) -> String {
+        let names: Vec<&str> = self
+            .table
+            .iter()
+            .filter(|p| {
+                !p.companion
+                    && p.extensions
+                        .iter()
+                        .any(|e| companion.extensions.contains(e))
+            })
+            .map(|p| p.language.as_str())
+            .collect();
+        names.join(", ")
+    }
+
     /// The workspace root.
     pub fn workspace(&self) -> &Path {
         &self.workspace
@@ -620,11 +636,19 @@ impl ServerSupervisor {
                     format!("binary not found (looked in {looked_in})"),
                 ),
             };
+            // A companion says whose files it lints.
+            let beside = match spec.companion {
+                true => format!(
+                    "diagnostics beside the {} server; ",
+                    self.primaries_of(spec)
+                ),
+                false => String::new(),
+            };
             out.push(DoctorEntry {
                 family: "lsp".into(),
                 resource,
                 ok: binary_ok && !roots.is_empty(),
-                detail: format!("{marker}; {bin}"),
+                detail: format!("{beside}{marker}; {bin}"),
             });
         }
         if let Some(line) =
