@@ -435,12 +435,13 @@ fn test(args: &[String]) -> Result {
     }
 }
 
-/// Prints the exercised / skipped table; returns how many promised components were skipped.
+/// Prints the exercised / skipped / not-installable table; returns how many promised components were skipped.
 fn component_table(log: &Path) -> usize {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let mut exercised = BTreeSet::new();
     let mut skipped = std::collections::BTreeMap::new();
     let mut optional = std::collections::BTreeMap::new();
+    let mut not_here = std::collections::BTreeMap::new();
     for line in text.lines() {
         let mut parts = line.splitn(3, '\t');
         match (parts.next(), parts.next(), parts.next()) {
@@ -452,6 +453,9 @@ fn component_table(log: &Path) -> usize {
             }
             (Some("optional-skip"), Some(c), Some(why)) => {
                 optional.insert(c.to_string(), why.to_string());
+            }
+            (Some("not-installable"), Some(c), Some(why)) => {
+                not_here.insert(c.to_string(), why.to_string());
             }
             _ => {}
         }
@@ -469,6 +473,9 @@ fn component_table(log: &Path) -> usize {
     }
     for (c, why) in &optional {
         eprintln!("{c:<28} skipped (best effort): {why}");
+    }
+    for (c, why) in &not_here {
+        eprintln!("{c:<28} not installable here: {why}");
     }
     promised_skips
 }

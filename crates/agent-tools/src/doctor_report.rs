@@ -26,6 +26,9 @@ pub fn entry_languages(entry: &DoctorEntry) -> Option<Vec<&'static str>> {
             // One server group answers for several languages.
             "c" => &["c", "cpp"],
             "typescript" => &["typescript", "tsx", "javascript"],
+            // Diagnostics-only companions beside the primary server.
+            "ruff" => &["python"],
+            "eslint" => &["typescript", "tsx", "javascript"],
             other => return Some(vec![known_language(other)?]),
         },
         "ast" => {
@@ -53,27 +56,53 @@ pub fn entry_languages(entry: &DoctorEntry) -> Option<Vec<&'static str>> {
 /// against the workspace (a language added in the configuration, say).
 fn known_language(name: &str) -> Option<&'static str> {
     const KNOWN: &[&str] = &[
+        "astro",
         "bash",
         "c",
+        "cmake",
         "cpp",
         "csharp",
         "css",
         "dart",
+        "dockerfile",
+        "elixir",
+        "erlang",
+        "fortran",
+        "fsharp",
         "go",
+        "graphql",
+        "haskell",
         "html",
         "java",
         "javascript",
         "json",
         "kotlin",
+        "latex",
         "lua",
+        "markdown",
+        "nginx",
+        "nix",
+        "ocaml",
         "php",
+        "prisma",
         "python",
+        "rst",
         "ruby",
         "rust",
+        "scala",
+        "solidity",
+        "sql",
+        "svelte",
         "swift",
+        "systemd",
+        "terraform",
+        "toml",
         "tsx",
         "typescript",
+        "vim",
+        "vue",
         "yaml",
+        "zig",
     ];
     KNOWN.iter().copied().find(|k| *k == name)
 }
@@ -306,6 +335,10 @@ mod tests {
             entry_languages(&entry("lsp", "typescript: tsc", true)),
             Some(vec!["typescript", "tsx", "javascript"])
         );
-        assert_eq!(entry_languages(&entry("lsp", "zig: zls", true)), None);
+        assert_eq!(
+            entry_languages(&entry("lsp", "ruff: ruff", true)),
+            Some(vec!["python"])
+        );
+        assert_eq!(entry_languages(&entry("lsp", "mylang: myls", true)), None);
     }
 }

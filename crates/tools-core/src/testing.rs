@@ -44,6 +44,12 @@ pub fn skipped_optional(component: &str, why: &str) {
     record(&format!("optional-skip\t{component}\t{why}"));
 }
 
+/// Records that `component` (an entry of a built-in table) cannot be installed on this kind
+/// of machine, and why: its table test stands in for a real run. Never fails CI.
+pub fn not_installable(component: &str, why: &str) {
+    record(&format!("not-installable\t{component}\t{why}"));
+}
+
 /// Looks up `binary`; records `component` as exercised when found, else as skipped.
 /// Returns the path when found.
 pub fn require_binary(component: &str, binary: &str) -> Option<PathBuf> {

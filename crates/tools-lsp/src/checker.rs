@@ -217,7 +217,7 @@ pub async fn run_checkers(
             continue;
         }
         let roots = scan.roots.get(&spec.language).cloned().unwrap_or_default();
-        if scan.files.get(&spec.language).copied().unwrap_or(0) == 0 {
+        if files_served(spec, sup.table(), &scan) == 0 {
             continue;
         }
         // The outermost roots only: a checker run at a root covers the folders below it.
@@ -346,13 +346,30 @@ pub async fn run_checkers(
     ))
 }
 
+/// How many of the workspace's files `spec` checks: its own, or for a diagnostics-only
+/// companion (ruff beside the Python server), those of the entries it assists.
+fn files_served(
+    spec: &crate::table::ServerSpec,
+    table: &[crate::table::ServerSpec],
+    scan: &discover::WorkspaceScan,
+) -> usize {
+    if !spec.companion {
+        return scan.files.get(&spec.language).copied().unwrap_or(0);
+    }
+    table
+        .iter()
+        .filter(|p| !p.companion && p.extensions.iter().any(|e| spec.extensions.contains(e)))
+        .map(|p| scan.files.get(&p.language).copied().unwrap_or(0))
+        .sum()
+}
+
 /// Whether a checker runs the project's own code: a build (`cargo check` runs build scripts
 /// and proc macros, `go vet` runs cgo and may fetch a tool chain), mypy (its plugins are the
 /// project's modules), `dart analyze` (analyzer plugins), package scripts. An untrusted run
-/// skips these; pyright and `tsc --noEmit` only read the sources.
+/// skips these; pyright, `tsc --noEmit` and ruff only read the sources.
 pub fn runs_project_code(candidate: &crate::table::Candidate) -> bool {
     let program = candidate.program().rsplit('/').next().unwrap_or("");
-    !matches!(program, "pyright" | "basedpyright" | "tsc")
+    !matches!(program, "pyright" | "basedpyright" | "tsc" | "ruff")
 }
 
 #[cfg(test)]

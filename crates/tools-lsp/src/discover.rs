@@ -111,8 +111,7 @@ pub fn find_root(file: &Path, markers: &[String], workspace: &Path) -> Option<Pa
 
 /// The server spec handling `file`, by extension.
 pub fn spec_for<'a>(table: &'a [ServerSpec], file: &Path) -> Option<&'a ServerSpec> {
-    let ext = file.extension()?.to_str()?;
-    table.iter().find(|s| s.handles(ext))
+    table.iter().find(|s| s.serves(file))
 }
 
 /// The extensions of `language` in the run's server table.

@@ -6,12 +6,14 @@
 //! `index_wait_ms`). An answer given while the server is still loading or checking says so
 //! in its first line.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, ToolError, ToolOutput};
 
+use crate::client::LspClient;
 use crate::error::LspError;
 use crate::format::{self, Renderer};
 use crate::lsp_tool::LIST_CAP;
@@ -21,13 +23,51 @@ use crate::supervisor::ServerSupervisor;
 /// The shortest bound on settling before answering, whatever `index_wait_ms` says.
 const MIN_WAIT: Duration = Duration::from_secs(2);
 
-/// The diagnostics of `path`.
+/// What one server said about the file.
+struct ServerFindings {
+    client: Arc<LspClient>,
+    items: Vec<lsp_types::Diagnostic>,
+    /// Why the answer may not be final, if it may not be.
+    caveat: Option<String>,
+}
+
+/// The diagnostics of `path`: its server's, merged with those of its diagnostics-only
+/// companions (ruff, eslint), each finding tagged with its server when there are several.
 pub async fn file_diagnostics(
     sup: &ServerSupervisor,
     path: &std::path::Path,
     ctx: &CallCtx,
 ) -> Result<ToolOutput, ToolError> {
-    let client = sup.client_for(path).await?;
+    let mut clients = vec![sup.client_for(path).await?];
+    let mut notes = Vec::new();
+    for loc in sup.companions(path) {
+        match sup.client_at(&loc).await {
+            Ok(c) => clients.push(c),
+            Err(e) => notes.push(format!("({} left out: {e})", loc.spec.language)),
+        }
+    }
+    let answers =
+        futures::future::join_all(clients.iter().map(|c| server_findings(sup, c, path, ctx))).await;
+    let mut found = Vec::new();
+    for (i, answer) in answers.into_iter().enumerate() {
+        match answer {
+            Ok(f) => found.push(f),
+            // The primary server's failure is the answer; a companion's is a note.
+            Err(e) if i == 0 => return Err(e),
+            Err(e) => notes.push(format!("({} left out: {e})", clients[i].server)),
+        }
+    }
+    render(found, notes, path, ctx)
+}
+
+/// The settled diagnostics of `path` from one server.
+async fn server_findings(
+    sup: &ServerSupervisor,
+    client: &Arc<LspClient>,
+    path: &std::path::Path,
+    ctx: &CallCtx,
+) -> Result<ServerFindings, ToolError> {
+    let client = Arc::clone(client);
     let ready = client.wait_ready().await;
     let wait = sup.config().index_wait().max(MIN_WAIT);
     let since = client.publish_seq();
@@ -113,28 +153,61 @@ pub async fn file_diagnostics(
         )),
         _ => None,
     };
-    let mut r = Renderer::new(ctx.run.root(), client.encoding);
-    let mut sorted = items;
-    sorted.sort_by_key(|d| (d.range.start.line, d.range.start.character));
-    let total = sorted.len();
+    Ok(ServerFindings {
+        client,
+        items,
+        caveat,
+    })
+}
+
+/// The merged answer: every server's findings sorted by position, caveats first.
+fn render(
+    found: Vec<ServerFindings>,
+    notes: Vec<String>,
+    path: &std::path::Path,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let disp = ctx.run.workspace().display(path);
+    let several = found.len() > 1;
+    let caveats: Vec<&String> = found.iter().filter_map(|f| f.caveat.as_ref()).collect();
+    let final_answer = caveats.is_empty();
+    let servers: Vec<&str> = found.iter().map(|f| f.client.server.as_str()).collect();
     let mut text = String::new();
-    if let Some(c) = &caveat {
+    for c in caveats.iter().copied().chain(notes.iter()) {
         text.push_str(c);
         text.push('\n');
     }
+    let mut rows = Vec::new();
+    for f in &found {
+        let mut r = Renderer::new(ctx.run.root(), f.client.encoding);
+        for d in &f.items {
+            let (pt, line) = r.diagnostic(path, d);
+            let line = match several {
+                true => format!("{line} ({})", f.client.server),
+                false => line,
+            };
+            let key = (d.range.start.line, d.range.start.character);
+            rows.push((
+                key,
+                line,
+                json!({"path": pt.path, "line": pt.line, "col": pt.col,
+                "severity": format::severity_name(d.severity), "code": format::diagnostic_code(d),
+                "message": d.message, "source": f.client.server}),
+            ));
+        }
+    }
+    rows.sort_by_key(|(key, _, _)| *key);
+    let total = rows.len();
     if total == 0 {
-        text.push_str(&format!("no diagnostics in {disp} ({})", client.server));
+        text.push_str(&format!(
+            "no diagnostics in {disp} ({})",
+            servers.join(", ")
+        ));
         return Ok(ToolOutput::text(text)
-            .with_structured(json!({"diagnostics": [], "total": 0, "final": caveat.is_none()})));
+            .with_structured(json!({"diagnostics": [], "total": 0, "final": final_answer})));
     }
-    let mut lines = Vec::new();
-    let mut structured = Vec::new();
-    for d in &sorted {
-        let (pt, line) = r.diagnostic(path, d);
-        lines.push(line);
-        structured.push(json!({"path": pt.path, "line": pt.line, "col": pt.col,
-            "severity": format::severity_name(d.severity), "code": format::diagnostic_code(d), "message": d.message}));
-    }
+    let (lines, mut structured): (Vec<String>, Vec<serde_json::Value>) =
+        rows.into_iter().map(|(_, l, j)| (l, j)).unzip();
     let capped = cap_list(lines, LIST_CAP);
     text.push_str(&format!(
         "{total} diagnostic(s) in {disp}:\n{}",
@@ -145,7 +218,6 @@ pub async fn file_diagnostics(
         text.push_str(&m);
     }
     structured.truncate(LIST_CAP);
-    Ok(ToolOutput::text(text).with_structured(
-        json!({"diagnostics": structured, "total": total, "final": caveat.is_none()}),
-    ))
+    Ok(ToolOutput::text(text)
+        .with_structured(json!({"diagnostics": structured, "total": total, "final": final_answer})))
 }

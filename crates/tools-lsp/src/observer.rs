@@ -223,15 +223,18 @@ impl DiagnosticsOnWrite {
         let mut groups: Vec<(Arc<LspClient>, Vec<PathBuf>)> = Vec::new();
         let mut notes = Vec::new();
         for p in paths {
+            // The primary server, then its diagnostics-only companions (ruff, eslint).
             let Ok(loc) = self.sup.locate(&p) else {
                 continue;
             };
-            match self.client_within_bound(&loc).await {
-                Ok(c) => match groups.iter_mut().find(|(g, _)| Arc::ptr_eq(g, &c)) {
-                    Some((_, v)) => v.push(p),
-                    None => groups.push((c, vec![p])),
-                },
-                Err(e) => notes.push(format!("{}: {e}", self.display(&p))),
+            for loc in std::iter::once(loc).chain(self.sup.companions(&p)) {
+                match self.client_within_bound(&loc).await {
+                    Ok(c) => match groups.iter_mut().find(|(g, _)| Arc::ptr_eq(g, &c)) {
+                        Some((_, v)) => v.push(p.clone()),
+                        None => groups.push((c, vec![p.clone()])),
+                    },
+                    Err(e) => notes.push(format!("{}: {e}", self.display(&p))),
+                }
             }
         }
         (groups, notes)
@@ -422,6 +425,8 @@ impl WriteObserver for DiagnosticsOnWrite {
         }
         uniq.truncate(ON_WRITE_FILES);
         let (groups, mut notes) = self.by_server(uniq).await;
+        // Several servers on one write: each finding says which one reported it.
+        let several = groups.len() > 1;
         if groups.is_empty() && notes.is_empty() {
             return Vec::new();
         }
@@ -488,14 +493,21 @@ impl WriteObserver for DiagnosticsOnWrite {
                     before_settled: o.before_settled,
                 },
             );
+            let tag = |(l, mut j): (String, Value)| {
+                j["source"] = json!(o.client.server);
+                match several {
+                    true => (format!("{l} ({})", o.client.server), j),
+                    false => (l, j),
+                }
+            };
             for ch in &changes {
                 for d in &ch.new {
-                    let (l, j) = render(&mut r, &ch.path, d);
+                    let (l, j) = tag(render(&mut r, &ch.path, d));
                     new_lines.push(l);
                     new_json.push(j);
                 }
                 for d in &ch.gone {
-                    let (l, j) = render_gone(&r, &ch.path, d);
+                    let (l, j) = tag(render_gone(&r, &ch.path, d));
                     gone_lines.push(l);
                     gone_json.push(j);
                 }

@@ -105,6 +105,22 @@ impl ServerSupervisor {
         &self.table
     }
 
+    /// The primary entries a companion serves beside, by name (`python`).
+    fn primaries_of(&self, companion: &ServerSpec) -> String {
+        let names: Vec<&str> = self
+            .table
+            .iter()
+            .filter(|p| {
+                !p.companion
+                    && p.extensions
+                        .iter()
+                        .any(|e| companion.extensions.contains(e))
+            })
+            .map(|p| p.language.as_str())
+            .collect();
+        names.join(", ")
+    }
+
     /// The workspace root.
     pub fn workspace(&self) -> &Path {
         &self.workspace
@@ -126,7 +142,8 @@ impl ServerSupervisor {
                 known.join(", ")
             )));
         };
-        let root = crate::roots::server_root(&spec.language, &spec.markers, file, &self.workspace);
+        let root = crate::roots::server_root(&spec.language, &spec.markers, file, &self.workspace)
+            .or_else(|| spec.workspace_fallback.then(|| self.workspace.clone()));
         let probe_root = root.clone().unwrap_or_else(|| {
             file.parent()
                 .filter(|p| p.starts_with(&self.workspace))
@@ -190,6 +207,33 @@ impl ServerSupervisor {
                 install_hint(spec)
             ))),
         }
+    }
+
+    /// The diagnostics-only companions that can run for `file` (ruff beside the Python
+    /// server, eslint beside tsserver): those with a root marker above it and a binary.
+    /// A companion that cannot run is left out quietly: the primary server still answers.
+    pub fn companions(&self, file: &Path) -> Vec<Located> {
+        let search = self.cfg.program_search(&self.workspace);
+        let mut out = Vec::new();
+        for spec in self.table.iter().filter(|s| s.assists(file)) {
+            let Some(root) =
+                crate::roots::server_root(&spec.language, &spec.markers, file, &self.workspace)
+                    .or_else(|| spec.workspace_fallback.then(|| self.workspace.clone()))
+            else {
+                continue;
+            };
+            if let Resolution::Found { candidate, path } =
+                discover::resolve(&spec.candidates, &root, &search)
+            {
+                out.push(Located {
+                    spec: spec.clone(),
+                    root,
+                    candidate,
+                    program: path,
+                });
+            }
+        }
+        out
     }
 
     fn slot(&self, language: &str, root: &Path) -> Arc<Slot> {
@@ -269,7 +313,11 @@ impl ServerSupervisor {
         let launch = Launch {
             language: loc.spec.language.clone(),
             program: loc.program.clone(),
-            args: loc.candidate.command.iter().skip(1).cloned().collect(),
+            args: crate::state_dir::expand_args(
+                loc.candidate.command.get(1..).unwrap_or(&[]),
+                &loc.spec.language,
+                &loc.root,
+            ),
             root: loc.root.clone(),
             workspace: self.workspace.clone(),
             settings: loc.spec.settings.clone(),
@@ -418,6 +466,10 @@ impl ServerSupervisor {
                 if !roots.contains(&w) {
                     roots.push(w);
                 }
+            }
+            // Languages whose files stand alone are served at the workspace root.
+            if roots.is_empty() && files > 0 && spec.workspace_fallback {
+                roots.push(self.workspace.clone());
             }
             let my_slots: Vec<_> = slots.iter().filter(|((l, _), _)| l == lang).collect();
             let only_generic = spec.markers.iter().all(|m| m == ".git");
@@ -607,11 +659,19 @@ impl ServerSupervisor {
                     ),
                 ),
             };
+            // A companion says whose files it lints.
+            let beside = match spec.companion {
+                true => format!(
+                    "diagnostics beside the {} server; ",
+                    self.primaries_of(spec)
+                ),
+                false => String::new(),
+            };
             out.push(DoctorEntry {
                 family: "lsp".into(),
                 resource,
                 ok: binary_ok && !roots.is_empty(),
-                detail: format!("{marker}; {bin}"),
+                detail: format!("{beside}{marker}; {bin}"),
             });
         }
         if let Some(line) =

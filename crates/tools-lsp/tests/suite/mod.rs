@@ -18,6 +18,7 @@ mod project_typescript;
 mod python;
 mod rename;
 mod rename_safety;
+mod servers;
 mod status;
 mod typescript;
 

@@ -51,7 +51,8 @@ async fn pyright_reports_only_new_diagnostics_on_write() {
             ("lib.py", "def helper(x: int) -> int:\n    return x + 1\n"),
             ("app.py", "from lib import helper\n\nprint(helper(1))\n"),
         ],
-        "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
+        // pyright alone: its ruff companion would add findings of its own.
+        "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n[lsp.servers.ruff]\nenabled = false\n",
     );
     ledger_sequence(
         &p,

