@@ -28,6 +28,7 @@ pub mod framing;
 pub mod json_unicode;
 mod output;
 mod path_locks;
+pub mod pre_write;
 pub mod process;
 mod registry;
 mod run;

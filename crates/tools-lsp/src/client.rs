@@ -665,6 +665,22 @@ impl LspClient {
             .await
             .map_err(|e| LspError::Other(format!("cannot read {}: {e}", path.display())))?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
+        self.sync_text(path, text, stamp).await
+    }
+
+    /// Opens `path` with `text`, which is *not* what the disk holds now: the text a file
+    /// had before a write, so the server sees the state before it first. The next
+    /// [`LspClient::sync_file`] sends the disk's text as a change.
+    pub async fn open_with_text(&self, path: &Path, text: String) -> Result<DocState> {
+        self.sync_text(path, text, None).await
+    }
+
+    async fn sync_text(
+        &self,
+        path: &Path,
+        text: String,
+        stamp: Option<(std::time::SystemTime, u64)>,
+    ) -> Result<DocState> {
         let uri = path_to_uri(path)?;
         let mut docs = self.docs.lock().await;
         if let Some(doc) = docs.get_mut(path) {

@@ -140,6 +140,9 @@ pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> 
         return Ok(None);
     }
     let sup = ServerSupervisor::new(run, cfg);
+    // The observer opens written files at their text from before the write (servers that
+    // diagnose only open documents): the safe writer keeps it from now on.
+    run.workspace().pre_write_images().enable();
     Ok(Some(Arc::new(LspFamily {
         observer: Arc::new(observer::DiagnosticsOnWrite::new(Arc::clone(&sup))),
         sup,

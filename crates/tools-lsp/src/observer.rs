@@ -25,11 +25,12 @@ use std::time::Instant;
 
 use lsp_types::FileChangeType;
 use serde_json::{Value, json};
+use tools_core::pre_write::PreImage;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, Section, WriteObserver};
 
 use crate::client::LspClient;
-use crate::dependents::open_importers;
+use crate::dependents::{open_before_write, open_importers};
 use crate::format::{Renderer, diagnostic_code, diagnostic_line, severity_name};
 use crate::ledger::DiagnosticsLedger;
 use crate::settle::{SettleGoal, settle};
@@ -144,7 +145,13 @@ impl DiagnosticsOnWrite {
     }
 
     /// Steps 1 and 2 of the module doc for one server.
-    async fn observe(&self, client: Arc<LspClient>, paths: Vec<PathBuf>, number: u64) -> Observed {
+    async fn observe(
+        &self,
+        client: Arc<LspClient>,
+        paths: Vec<PathBuf>,
+        number: u64,
+        pre_images: &HashMap<PathBuf, PreImage>,
+    ) -> Observed {
         let cfg = self.sup.config();
         let quiet = cfg.diagnostics_quiet();
         let key = (client.language.clone(), client.root.clone());
@@ -160,13 +167,15 @@ impl DiagnosticsOnWrite {
         if let Ok(changed) = client.flush_external(&paths).await {
             expect.extend(changed);
         }
-        // Importers not open yet are opened now — after the write reached the disk, so
-        // what they show may already be the write's doing: they are baseline, never new.
+        // Importers not open yet are opened now, after the written files were opened at
+        // their text from before the write where it is known; where it is not, what the
+        // importers show may already be the write's doing: they are baseline, never new.
+        let before_write = open_before_write(&client, &paths, pre_images).await;
+        expect.extend(before_write.opened.iter().cloned());
         let importers = open_importers(&self.sup, &client, &paths).await;
         for dep in &importers.opened {
             expect.push(dep.clone());
         }
-        let observers: Vec<PathBuf> = importers.opened.iter().map(|(p, _)| p.clone()).collect();
         let pre = SettleGoal {
             publishes: expect,
             likely: Vec::new(),
@@ -192,6 +201,14 @@ impl DiagnosticsOnWrite {
             self.pull_open(&client, &paths).await;
         }
         let mut before = self.within_workspace(client.snapshot());
+        // An importer with no settled report from before the write has no state to
+        // compare with either.
+        let observers: Vec<PathBuf> = importers
+            .opened
+            .iter()
+            .map(|(p, _)| p.clone())
+            .filter(|p| !before_write.complete || !before.contains_key(p))
+            .collect();
         let late = earlier.map(|e| (e, before.clone()));
         // What the server said about a written file it did not have open may already
         // come from the new content (it read the disk, or it started for this write): such
@@ -332,6 +349,13 @@ fn render_gone(r: &Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String,
 #[async_trait::async_trait]
 impl WriteObserver for DiagnosticsOnWrite {
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
+        // Taken for every touched file, observed or not, so none is left to stand for the
+        // state before a later call.
+        let images = ctx.run.workspace().pre_write_images();
+        let pre_images: HashMap<PathBuf, PreImage> = touched
+            .iter()
+            .filter_map(|p| images.take(p).map(|i| (p.clone(), i)))
+            .collect();
         let mut uniq: Vec<PathBuf> = Vec::new();
         for p in touched {
             if !uniq.contains(p) {
@@ -361,7 +385,7 @@ impl WriteObserver for DiagnosticsOnWrite {
         let observed = futures::future::join_all(
             groups
                 .into_iter()
-                .map(|(c, paths)| self.observe(c, paths, number)),
+                .map(|(c, paths)| self.observe(c, paths, number, &pre_images)),
         )
         .await;
 

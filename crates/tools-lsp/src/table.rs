@@ -145,7 +145,10 @@ fn builtin() -> Vec<ServerSpec> {
         ),
         spec(
             "c",
-            vec![Candidate::of(&["clangd"])],
+            // Headers open in the server are read from their open text, not the disk:
+            // a written header is first shown to its includers at its text from before
+            // the write (see the `dependents` module). clangd 15 or newer.
+            vec![Candidate::of(&["clangd", "--use-dirty-headers"])],
             &[
                 "compile_commands.json",
                 "compile_flags.txt",
