@@ -75,6 +75,7 @@ mod position;
 mod query;
 pub mod recipe;
 pub mod rename;
+mod rename_check;
 mod rename_refs;
 mod roots;
 mod settle;
@@ -121,7 +122,10 @@ impl ToolFamily for LspFamily {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         vec![
             Arc::new(LspTool::new(Arc::clone(&self.sup))),
-            Arc::new(rename::LspRenameTool::new(Arc::clone(&self.sup))),
+            Arc::new(
+                rename::LspRenameTool::new(Arc::clone(&self.sup))
+                    .with_observer(Arc::clone(&self.observer)),
+            ),
         ]
     }
     fn observers(&self) -> Vec<Arc<dyn WriteObserver>> {

@@ -65,6 +65,17 @@ pub struct DiagnosticsOnWrite {
     ledger: Mutex<DiagnosticsLedger>,
     writes: AtomicU64,
     pending: Mutex<HashMap<(String, PathBuf), PendingWrite>>,
+    /// Files a writing tool had observed itself (see [`DiagnosticsOnWrite::observe_now`]),
+    /// with their disk stamp then: the registry's pass over the same write skips them.
+    observed_by_tool: Mutex<HashMap<PathBuf, Option<DiskStamp>>>,
+}
+
+/// A file's modification time and length (`None` when absent).
+type DiskStamp = (std::time::SystemTime, u64);
+
+fn disk_stamp(path: &Path) -> Option<DiskStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
 }
 
 /// What one server saw of one write.
@@ -93,7 +104,40 @@ impl DiagnosticsOnWrite {
             ledger: Mutex::new(DiagnosticsLedger::default()),
             writes: AtomicU64::new(0),
             pending: Mutex::new(HashMap::new()),
+            observed_by_tool: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The diagnostics of a write, observed by the writing tool itself before it answers
+    /// (`lsp_rename` checks the servers' synced view of what it wrote). The same sections
+    /// as the registry's pass would give; that pass then skips these files, unless they
+    /// changed again in between.
+    pub async fn observe_now(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
+        let sections = self.after_write(ctx, touched).await;
+        let mut seen = match self.observed_by_tool.lock() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        };
+        for p in touched {
+            seen.insert(p.clone(), disk_stamp(p));
+        }
+        sections
+    }
+
+    /// `touched` without the files a tool already observed as they are now.
+    fn not_observed_yet(&self, touched: &[PathBuf]) -> Vec<PathBuf> {
+        let mut seen = match self.observed_by_tool.lock() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        };
+        touched
+            .iter()
+            .filter(|p| match seen.remove(*p) {
+                Some(stamp) => stamp != disk_stamp(p),
+                None => true,
+            })
+            .cloned()
+            .collect()
     }
 
     fn ledger(&self) -> std::sync::MutexGuard<'_, DiagnosticsLedger> {
@@ -349,6 +393,10 @@ fn render_gone(r: &Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String,
 #[async_trait::async_trait]
 impl WriteObserver for DiagnosticsOnWrite {
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
+        let touched = &self.not_observed_yet(touched)[..];
+        if touched.is_empty() {
+            return Vec::new();
+        }
         // Taken for every touched file, observed or not, so none is left to stand for the
         // state before a later call.
         let images = ctx.run.workspace().pre_write_images();

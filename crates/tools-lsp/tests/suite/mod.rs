@@ -14,6 +14,7 @@ mod project_rust;
 mod project_typescript;
 mod python;
 mod rename;
+mod rename_check;
 mod rename_safety;
 mod typescript;
 
