@@ -141,7 +141,15 @@ fn builtin() -> Vec<ServerSpec> {
             vec![Candidate::of(&["rust-analyzer"])],
             &["Cargo.toml"],
             &["rs"],
-            vec![Candidate::of(&["cargo", "check", "--message-format=short"])],
+            // Every member, and past the first crate that fails: `diagnostics "*"` lists
+            // the errors of every crate whose dependencies build (cargo 1.74 or newer).
+            vec![Candidate::of(&[
+                "cargo",
+                "check",
+                "--message-format=short",
+                "--workspace",
+                "--keep-going",
+            ])],
         ),
         spec(
             "c",

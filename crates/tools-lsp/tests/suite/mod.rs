@@ -16,6 +16,7 @@ mod python;
 mod rename;
 mod rename_check;
 mod rename_safety;
+mod rust_checker;
 mod typescript;
 
 use std::path::{Path, PathBuf};
