@@ -30,7 +30,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tools_core::safe_write::{self, FileChange, MAX_UNDO_BYTES};
 use tools_core::{
-    CallCtx, PathLocks, Run, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for,
+    CallCtx, PathLocks, Run, Tier, Tool, ToolError, ToolOutput, Workspace, parse_args, schema_for,
 };
 
 use crate::client::{LspClient, uri_to_path};
@@ -95,6 +95,8 @@ enum Final {
 }
 
 struct Plan {
+    /// The workspace the files are read through.
+    ws: Workspace,
     /// Path → content when planned (None = absent), to re-check before writing.
     original: BTreeMap<PathBuf, Option<String>>,
     /// Path → final state.
@@ -105,18 +107,17 @@ struct Plan {
     deleted: Vec<PathBuf>,
 }
 
-fn read_opt(p: &Path) -> Result<Option<String>, ToolError> {
-    match std::fs::read(p) {
-        Ok(b) => String::from_utf8(b).map(Some).map_err(|_| {
-            ToolError::rejected(format!(
-                "{} is not UTF-8 text; nothing was changed",
-                p.display()
-            ))
+/// The text of `p` through the safe reader: never through a link, never from a FIFO or
+/// device (a server's edit may name anything), `None` when absent.
+fn read_opt(ws: &Workspace, p: &Path) -> Result<Option<String>, ToolError> {
+    let shown = ws.display(p);
+    match safe_write::read_file_if_exists(ws, p, MAX_UNDO_BYTES) {
+        Ok(None) => Ok(None),
+        Ok(Some(c)) => String::from_utf8(c.bytes).map(Some).map_err(|_| {
+            ToolError::rejected(format!("{shown} is not UTF-8 text; nothing was changed"))
         }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ToolError::internal(format!(
-            "cannot read {}: {e}",
-            p.display()
+        Err(e) => Err(ToolError::rejected(format!(
+            "the server's edit names `{shown}`, which {e}; nothing was changed"
         ))),
     }
 }
@@ -166,7 +167,7 @@ impl Plan {
                 Final::Absent => None,
             });
         }
-        let cur = read_opt(p)?;
+        let cur = read_opt(&self.ws, p)?;
         self.original
             .entry(p.to_path_buf())
             .or_insert_with(|| cur.clone());
@@ -194,6 +195,7 @@ impl Plan {
 
 async fn plan_edit(run: &Run, client: &LspClient, edit: &WorkspaceEdit) -> Result<Plan, ToolError> {
     let mut plan = Plan {
+        ws: run.workspace().clone(),
         original: BTreeMap::new(),
         finals: BTreeMap::new(),
         edits: BTreeMap::new(),
@@ -555,7 +557,15 @@ impl Tool for LspRenameTool {
         };
         let verified = match &extra.before {
             Some(before) => Some(
-                crate::rename_check::verify_rename(c, &touched, &edit, before, &p.doc.text).await,
+                crate::rename_check::verify_rename(
+                    run.workspace(),
+                    c,
+                    &touched,
+                    &edit,
+                    before,
+                    &p.doc.text,
+                )
+                .await,
             ),
             None => None,
         };

@@ -20,6 +20,8 @@ use lsp_types::{
     TextEdit, Uri, WorkDoneProgressParams, WorkspaceEdit,
 };
 
+use tools_core::{Workspace, safe_write};
+
 use crate::client::{LspClient, ask_again_later, uri_to_path};
 use crate::error::LspError;
 use crate::position::{Encoding, from_lsp_character, line_of, to_lsp_character};
@@ -171,6 +173,7 @@ async fn references_at(
 /// synced to `client` first (already done when diagnostics on write observed them).
 /// `Err` says why the check could not be made.
 pub async fn verify_rename(
+    ws: &Workspace,
     client: &LspClient,
     written: &[PathBuf],
     edit: &WorkspaceEdit,
@@ -210,7 +213,7 @@ pub async fn verify_rename(
             continue;
         };
         if !texts.contains_key(&path) {
-            texts.insert(path.clone(), read_text(&path));
+            texts.insert(path.clone(), read_text(ws, &path));
         }
         let text = texts.get(&path).map(String::as_str).unwrap_or("");
         if text_at(text, &l.range, client.encoding) == before.old_name {
@@ -225,9 +228,11 @@ pub async fn verify_rename(
     })
 }
 
-fn read_text(path: &Path) -> String {
-    std::fs::read(path)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
+/// The text of `path` through the safe reader (a reference the server names may be
+/// outside the workspace, a link or a FIFO: those read as empty).
+fn read_text(ws: &Workspace, path: &Path) -> String {
+    safe_write::read_file(ws, path, safe_write::MAX_UNDO_BYTES)
+        .map(|c| String::from_utf8_lossy(&c.bytes).into_owned())
         .unwrap_or_default()
 }
 

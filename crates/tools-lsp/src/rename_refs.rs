@@ -207,7 +207,14 @@ pub async fn cover_references(
             )));
         };
         if !texts.contains_key(&path) {
-            let Ok(t) = std::fs::read_to_string(&path) else {
+            let read = tools_core::safe_write::read_file(
+                run.workspace(),
+                &path,
+                tools_core::safe_write::MAX_UNDO_BYTES,
+            )
+            .ok()
+            .and_then(|c| String::from_utf8(c.bytes).ok());
+            let Some(t) = read else {
                 return Err(ToolError::rejected(format!(
                     "{} still refers to `{old_name}` at {}, a file that cannot be read as text; nothing was changed",
                     client.server,
