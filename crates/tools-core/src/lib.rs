@@ -28,7 +28,7 @@ pub mod framing;
 pub mod json_unicode;
 mod output;
 mod path_locks;
-pub mod pre_write;
+mod pre_write;
 pub mod process;
 mod registry;
 mod run;
@@ -49,6 +49,7 @@ pub use config::Config;
 pub use error::ToolError;
 pub use output::{Image, Section, ToolOutput};
 pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
+pub use pre_write::{MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreWriteImages};
 pub use registry::{
     Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,
     Registry, RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,

@@ -214,8 +214,8 @@ pub fn write_file_as(
     written
 }
 
-/// Keeps what `path` holds now for a write observer that asked for pre-images (see
-/// [`crate::pre_write`]); a file that cannot be read as a regular file is not kept.
+/// Keeps what `path` holds now for a write observer that asked for pre-images (see the
+/// `pre_write` module); a file that cannot be read as a regular file is not kept.
 fn keep_pre_image(ws: &Workspace, path: &Path) {
     ws.pre_write_images().before_write(path, || {
         match read_file_if_exists(ws, path, crate::pre_write::MAX_PRE_IMAGE_BYTES) {

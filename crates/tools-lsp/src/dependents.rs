@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use tools_core::pre_write::PreImage;
+use tools_core::PreImage;
 
 use crate::client::LspClient;
 use crate::supervisor::ServerSupervisor;

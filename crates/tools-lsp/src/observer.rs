@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use lsp_types::FileChangeType;
 use serde_json::{Value, json};
-use tools_core::pre_write::PreImage;
+use tools_core::PreImage;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, Section, WriteObserver};
 
