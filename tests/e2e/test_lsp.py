@@ -61,3 +61,26 @@ def test_doctor_reports_lsp(tmp_path):
     project(tmp_path)
     out = run_cli("doctor", "--root", str(tmp_path), check=False)
     assert "lsp" in out.stdout + out.stderr
+
+
+async def test_lsp_hierarchies_through_mcp(tmp_path):
+    require("pyright-langserver")
+    project(tmp_path)
+    (tmp_path / "chain.py").write_text(
+        "from util import compute\n\n\ndef twice(x):\n    return compute(compute(x))\n\n\n"
+        "def run():\n    return twice(1) + compute(3)\n"
+    )
+    async with mcp_session(tmp_path, "plan") as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        schema = tools["lsp"].input_schema
+        assert "depth" in schema["properties"], schema
+        assert "incoming_calls" in str(schema) and "subtypes" in str(schema), schema
+        r = await c.call_tool(
+            "lsp", {"action": "incoming_calls", "file": "util.py", "line": 1, "symbol": "compute", "depth": 2}
+        )
+        assert not r.is_error, text(r)
+        out = text(r)
+        assert "← function twice" in out and "line 5 (2 calls)" in out, out
+        assert "[repeated" in out, out  # `run` calls `compute` and `twice`: shown once, then marked
+        r = await c.call_tool("lsp", {"action": "supertypes", "file": "util.py", "line": 1, "symbol": "compute"})
+        assert r.is_error and "does not support type hierarchy" in text(r), text(r)

@@ -7,7 +7,10 @@
 //! - a block (one match, one file's diff) goes in whole or not at all, except the first, which
 //!   is cut to fit so that an answer is never empty;
 //! - a cut marker is only written where it is shorter than what it replaces;
-//! - the closing line that says how to get more always fits: room for it is held back.
+//! - the closing line that says how to get more always fits: room for it is held back;
+//! - the structured result holds the same page as the text (the same matches or diffs,
+//!   captures trimmed the same way), within [`structured_budget`] bytes of JSON, and keeps
+//!   the counters a program may want.
 
 /// Default text budget of an answer, in bytes.
 pub const DEFAULT_ANSWER_BYTES: usize = 4096;
@@ -16,6 +19,47 @@ pub const DEFAULT_ANSWER_BYTES: usize = 4096;
 pub const MIN_ANSWER_BYTES: usize = 512;
 /// Room held back for the closing "more" line.
 const CLOSING_RESERVE: usize = 300;
+/// Room held back in the structured result for the figures filled in last (counts, the
+/// next offset).
+const JSON_RESERVE: usize = 200;
+
+/// Bytes of JSON the structured result of an answer with a text budget of `text_budget`
+/// may take: twice the text's, since JSON repeats its field names for every item.
+pub fn structured_budget(text_budget: usize) -> usize {
+    2 * text_budget.max(MIN_ANSWER_BYTES)
+}
+
+/// Bytes of a value as serialised JSON.
+pub fn json_len(value: &serde_json::Value) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
+/// The room left in a structured result while its items are added.
+#[derive(Debug)]
+pub struct JsonRoom {
+    left: usize,
+}
+
+impl JsonRoom {
+    /// The room `limit` leaves once `skeleton` (everything but the items) is paid for.
+    pub fn new(limit: usize, skeleton: &serde_json::Value) -> Self {
+        JsonRoom {
+            left: limit
+                .saturating_sub(json_len(skeleton))
+                .saturating_sub(JSON_RESERVE),
+        }
+    }
+
+    /// Whether `item` (plus its separating comma) still fits.
+    pub fn fits(&self, item: &serde_json::Value) -> bool {
+        json_len(item) < self.left
+    }
+
+    /// Pays for `item`, whether it fits or not (the first item of an answer always goes in).
+    pub fn take(&mut self, item: &serde_json::Value) {
+        self.left = self.left.saturating_sub(json_len(item) + 1);
+    }
+}
 
 /// Text being filled up to a byte budget.
 #[derive(Debug)]
@@ -56,12 +100,13 @@ impl BudgetedText {
     }
 
     /// Adds `block` cut (by lines, then characters) to the room left; for the first block of
-    /// an answer, which is shown even when it is larger than the budget.
-    pub fn push_cut(&mut self, block: &str) {
+    /// an answer, which is shown even when it is larger than the budget. Returns what was
+    /// added.
+    pub fn push_cut(&mut self, block: &str) -> String {
         let room = self.room().max(200);
         if block.len() <= room {
             self.text.push_str(block);
-            return;
+            return block.to_string();
         }
         let mut kept = String::new();
         let lines: Vec<&str> = block.split_inclusive('\n').collect();
@@ -82,6 +127,7 @@ impl BudgetedText {
             kept.push_str(&format!("… [{} more lines]", lines.len() - used));
         }
         self.text.push_str(&kept);
+        kept
     }
 
     /// Adds a line that must be shown whatever the budget (the closing line, a hint).
@@ -181,6 +227,21 @@ mod tests {
         t.push_always("\nmore: …");
         let text = t.finish();
         assert!(text.len() <= 1000, "{}", text.len());
+    }
+
+    #[test]
+    fn json_room_counts_items_and_their_commas() {
+        let skeleton = serde_json::json!({"items": []});
+        let limit = json_len(&skeleton) + JSON_RESERVE + 20;
+        let mut room = JsonRoom::new(limit, &skeleton);
+        let item = serde_json::json!("123456789");
+        assert!(room.fits(&item));
+        room.take(&item);
+        assert!(
+            !room.fits(&item),
+            "9 + 2 quotes + a comma, twice, is over 20"
+        );
+        assert_eq!(structured_budget(4096), 8192);
     }
 
     #[test]

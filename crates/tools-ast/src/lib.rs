@@ -21,7 +21,8 @@
 //!   parser had to fill in, and a search that finds nothing, come with a hint.
 //! - Answers are held to a text budget (`grep_answer_bytes`, `edit_answer_bytes`, about 4 KB):
 //!   locations and matched lines first, captures by their first and last lines, one line on
-//!   how to get more (`offset`); counters only in the structured result.
+//!   how to get more (`offset`); counters only in the structured result. The structured
+//!   result holds the same page, trimmed the same way, within twice the text budget of JSON.
 //! - The walk honours `.gitignore` (also outside a git repository), `.ignore` and hidden
 //!   files, never enters `.git`, `target` or `node_modules`, and reports binary, non-UTF-8,
 //!   unreadable and too-large files (over `max_file_bytes`, default 4 MiB) in the result.
@@ -38,7 +39,11 @@
 //! - Staged edits per run: at most `max_pending_edits` (default 16) pending at once and
 //!   `max_staged_bytes` (default 256 MiB) of new content; past either, `ast_edit` is refused
 //!   until something is resolved. A rejected `accept` (a file changed since staging) drops the
-//!   edit: stage it again.
+//!   edit: stage it again. The store is the run's one store of staged changes (tools-core's
+//!   `StagedChanges`): `resolve` also accepts the `change_id` of a previewed `write`, `edit`,
+//!   `apply_patch` or `lsp_rename`.
+//! - `ast_edit`'s proposal carries the diagnostics the change is predicted to add or remove
+//!   when a write observer (the lsp family's diagnostics on write) is wired.
 //!
 //! Configuration: the `[ast]` section of `agent-tools.toml` ([`AstConfig`]); `enabled = false`
 //! leaves the tools unregistered.
@@ -70,14 +75,13 @@ mod pattern;
 mod render;
 mod rewrite;
 mod search;
-mod staged;
 mod tools;
 mod walk;
 
 use std::sync::Arc;
 
 use serde::Deserialize;
-use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
+use tools_core::{DoctorEntry, Run, StagedChanges, Tool, ToolError, ToolFamily};
 
 pub use cache::{CacheStats, ParseCache};
 pub use compact_tree::{CompactDoc, CompactNode, CompactTree};
@@ -85,7 +89,7 @@ pub use lang::Lang;
 pub use pattern::{CompiledPattern, compile};
 pub use rewrite::Rewrite;
 pub use search::{MAX_MATCH_CHARS, MatchRecord, find_matches};
-pub use staged::{NoWriteFaults, WriteFaults, content_hash};
+pub use tools_core::{NoWriteFaults, WriteFaults, content_hash};
 pub use walk::ALWAYS_SKIPPED_DIRS;
 
 /// The `[ast]` section of `agent-tools.toml`.
@@ -103,7 +107,8 @@ pub struct AstConfig {
     pub max_pending_edits: usize,
     /// Bytes of new content all pending edits may hold together (default 256 MiB).
     pub max_staged_bytes: usize,
-    /// Diff lines kept in an `ast_edit` preview's structured result (default 400).
+    /// Most diff lines an `ast_edit` preview shows, text and structured alike (default 400;
+    /// the answer budget usually cuts sooner).
     pub max_diff_lines: usize,
     /// Text budget of an `ast_grep` answer in bytes (default 4096); `offset` pages on.
     pub grep_answer_bytes: usize,
@@ -131,7 +136,7 @@ pub(crate) struct AstShared {
     config: AstConfig,
     cache: ParseCache,
     walks: walk::WalkCache,
-    edits: staged::EditStore,
+    edits: Arc<StagedChanges>,
     faults: Arc<dyn WriteFaults>,
 }
 
@@ -141,14 +146,21 @@ pub struct AstFamily {
 }
 
 impl AstFamily {
-    /// The family with `config`; `faults` can fail the writes of `resolve accept` (tests
-    /// inject failures here; [`NoWriteFaults`] is the default).
-    pub fn new(config: AstConfig, faults: Arc<dyn WriteFaults>) -> Self {
+    /// The family with `config`, staging into `changes` (the run's store,
+    /// [`StagedChanges::for_run`], so one `resolve` serves every tool that stages); `faults`
+    /// can fail the writes of `resolve accept` (tests inject failures here; [`NoWriteFaults`]
+    /// is the default).
+    pub fn new(
+        config: AstConfig,
+        faults: Arc<dyn WriteFaults>,
+        changes: Arc<StagedChanges>,
+    ) -> Self {
+        changes.set_limits(config.max_pending_edits, config.max_staged_bytes);
         AstFamily {
             shared: Arc::new(AstShared {
                 cache: ParseCache::new(config.cache_max_bytes),
                 walks: walk::WalkCache::default(),
-                edits: staged::EditStore::new(config.max_pending_edits, config.max_staged_bytes),
+                edits: changes,
                 faults,
                 config,
             }),
@@ -194,7 +206,11 @@ pub fn family_with_faults(
     if !config.enabled {
         return Ok(None);
     }
-    Ok(Some(Arc::new(AstFamily::new(config, faults))))
+    Ok(Some(Arc::new(AstFamily::new(
+        config,
+        faults,
+        StagedChanges::for_run(run),
+    ))))
 }
 
 #[tools_core::async_trait]

@@ -1,6 +1,7 @@
 //! What `ast_grep` and `ast_edit` answer: a text held to the answer budget (locations and
 //! matched lines first, captures shortened, one line saying how to get more) and a structured
-//! result with the same facts plus the counters a program may want (files parsed, cache).
+//! result with the same page (the same matches or diffs, trimmed the same way, within its own
+//! byte budget) plus the counters a program may want (files parsed, cache).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,11 +11,11 @@ use tools_core::text::cap_list;
 use tools_core::{ToolError, ToolOutput, Workspace};
 
 use crate::AstShared;
-use crate::answer::{BudgetedText, first_and_last_line, shorten};
+use crate::answer::{BudgetedText, JsonRoom, first_and_last_line, shorten, structured_budget};
 use crate::pattern::CompiledPattern;
 use crate::search::{MatchRecord, Scan};
-use crate::staged::StagedFile;
 use crate::walk::{SkipReason, Walked};
+use tools_core::StagedFile;
 
 /// Characters of the pattern or template echoed in a header.
 const ECHO_CHARS: usize = 120;
@@ -22,8 +23,10 @@ const ECHO_CHARS: usize = 120;
 const MATCH_LINE_CHARS: usize = 160;
 /// Characters of each kept line of a capture.
 const CAPTURE_LINE_CHARS: usize = 60;
-/// Skipped files listed in the structured result.
-const LISTED_SKIPPED: usize = 100;
+/// Skipped files listed in the structured result (the rest are counted).
+const LISTED_SKIPPED: usize = 20;
+/// Items of a `$$$` capture listed in the structured result (the rest are counted).
+const LISTED_MULTI_ITEMS: usize = 8;
 
 /// What the search found in one file: its matches, and when there are none, how many nodes
 /// of the pattern's kind it has (for the hint of a search that found nothing).
@@ -110,32 +113,9 @@ pub fn grep_answer(
             total - 1
         ));
     }
-    let mut shown = 0;
-    for (i, (path, m)) in in_window.iter().enumerate() {
-        let block = match_block(&ws.display(path), m);
-        if i == 0 {
-            text.push_cut(&block);
-        } else if !text.push_block(&block) {
-            break;
-        }
-        shown += 1;
-    }
-    let next = window.offset + shown;
-    if next < total && shown > 0 {
-        text.push_always(&format!(
-            "\n\n… {} more match(es) not shown (of {total}): pass `offset: {next}` for the next ones, or narrow `path`",
-            total - next
-        ));
-    }
     let skipped = skipped_all(facts.walked, result);
-    if let Some(s) = skipped_line(&skipped) {
-        text.push_always(&format!("\n\n{s}"));
-    }
-    let matches_json: Vec<Value> = in_window
-        .iter()
-        .map(|(path, m)| match_json(&ws.display(path), m))
-        .collect();
-    let structured = json!({
+    let skipped_text = skipped_line(&skipped);
+    let mut structured = json!({
         "pattern": facts.source,
         "language": lang.id(),
         "context": pattern.context,
@@ -143,11 +123,7 @@ pub fn grep_answer(
         "total_matches": total,
         "files_with_matches": files_with,
         "offset": window.offset,
-        "shown": matches_json.len(),
-        "shown_in_text": shown,
-        "next_offset": (next < total).then_some(next),
-        "more_not_shown": total.saturating_sub(window.offset + matches_json.len()),
-        "matches": matches_json,
+        "matches": [],
         "hints": hints,
         "searched_files": result.searched,
         "prefiltered_files": result.prefiltered,
@@ -156,6 +132,37 @@ pub fn grep_answer(
         "skipped": skipped_json(ws, &skipped),
         "cache": shared.cache.stats(),
     });
+    // The structured result pages with the text: a match is in both or in neither.
+    let mut room = JsonRoom::new(structured_budget(facts.budget), &structured);
+    let mut matches_json = Vec::new();
+    for (i, (path, m)) in in_window.iter().enumerate() {
+        let rel = ws.display(path);
+        let block = match_block(&rel, m);
+        let item = match_json(&rel, m);
+        if i == 0 {
+            text.push_cut(&block);
+        } else if !room.fits(&item) || !text.push_block(&block) {
+            break;
+        }
+        room.take(&item);
+        matches_json.push(item);
+    }
+    let shown = matches_json.len();
+    let next = window.offset + shown;
+    if next < total && shown > 0 {
+        text.push_always(&format!(
+            "\n\n… {} more match(es) not shown (of {total}): pass `offset: {next}` for the next ones, or narrow `path`",
+            total - next
+        ));
+    }
+    if let Some(s) = skipped_text {
+        text.push_always(&format!("\n\n{s}"));
+    }
+    structured["matches"] = Value::Array(matches_json);
+    structured["shown"] = json!(shown);
+    structured["shown_in_text"] = json!(shown);
+    structured["next_offset"] = json!((next < total).then_some(next));
+    structured["more_not_shown"] = json!(total.saturating_sub(next));
     ToolOutput::text(text.finish()).with_structured(structured)
 }
 
@@ -203,25 +210,47 @@ fn match_block(rel: &str, m: &MatchRecord) -> String {
     block
 }
 
+/// One match in the structured result, trimmed as in the text: the matched code and each
+/// capture by their first and last lines, a `$$$` capture's first items (`lines` and
+/// `multi_captures_more` say what was left out; the span locates the whole match).
 fn match_json(rel: &str, m: &MatchRecord) -> Value {
     let captures: serde_json::Map<String, Value> = m
         .captures
         .iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .map(|(k, v)| {
+            let v = first_and_last_line(v, CAPTURE_LINE_CHARS);
+            (k.clone(), Value::String(v))
+        })
         .collect();
+    let mut more = serde_json::Map::new();
     let multi: serde_json::Map<String, Value> = m
         .multi_captures
         .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
+        .map(|(k, items)| {
+            if items.len() > LISTED_MULTI_ITEMS {
+                more.insert(k.clone(), json!(items.len() - LISTED_MULTI_ITEMS));
+            }
+            let listed: Vec<String> = items
+                .iter()
+                .take(LISTED_MULTI_ITEMS)
+                .map(|item| first_and_last_line(item, CAPTURE_LINE_CHARS))
+                .collect();
+            (k.clone(), json!(listed))
+        })
         .collect();
-    json!({
+    let mut out = json!({
         "path": rel,
         "location": format!("{rel}:{}:{}", m.line, m.col),
         "line": m.line, "col": m.col, "end_line": m.end_line, "end_col": m.end_col,
-        "text": m.text,
+        "text": first_and_last_line(&m.text, MATCH_LINE_CHARS),
+        "lines": m.text.lines().count(),
         "captures": captures,
         "multi_captures": multi,
-    })
+    });
+    if !more.is_empty() {
+        out["multi_captures_more"] = Value::Object(more);
+    }
+    out
 }
 
 /// Notes on how the pattern was read that change what it can match: tokens the parser filled
@@ -309,8 +338,6 @@ pub fn edit_answer(
             "searched_files": result.searched, "skipped": skipped_json(ws, &skipped),
         })));
     }
-    let mut diff_lines_left = shared.config.max_diff_lines;
-    let mut full_diff = String::new();
     let mut diffs = Vec::new();
     let mut files_json = Vec::new();
     let mut staged = Vec::new();
@@ -323,47 +350,43 @@ pub fn edit_answer(
             .context_radius(3)
             .header(&format!("a/{rel}"), &format!("b/{rel}"))
             .to_string();
-        let lines = d.lines().count();
-        if diff_lines_left > 0 {
-            if lines <= diff_lines_left {
-                full_diff.push_str(&d);
-            } else {
-                let kept: Vec<&str> = d.lines().take(diff_lines_left).collect();
-                full_diff.push_str(&kept.join("\n"));
-                full_diff.push_str(&format!(
-                    "\n… [{} more diff lines of {rel}]\n",
-                    lines - diff_lines_left
-                ));
-            }
-            diff_lines_left = diff_lines_left.saturating_sub(lines);
-        }
         diffs.push(d);
         files_json
             .push(json!({"path": rel, "replacements": edit.replacements, "sha256": edit.hash}));
         staged.push(StagedFile {
             path,
-            hash: edit.hash,
-            new_text: edit.new,
+            hash: Some(edit.hash),
+            new_text: Some(edit.new),
             replacements: edit.replacements,
+            mode: None,
         });
     }
     let nfiles = staged.len();
-    let id = shared.edits.stage(staged)?;
+    let id = shared.edits.stage("ast_edit", "edit", staged)?;
     let head = format!(
         "(proposed) {total} replacement(s) in {nfiles} file(s) for `{echo}` → `{}` ({lang}). Nothing was written: \
          call resolve with edit_id \"{id}\" and action \"accept\" to write every file (or none), or \"discard\".\n",
         shorten(rewrite, ECHO_CHARS),
     );
     let mut text = BudgetedText::new(head, facts.budget);
+    // The diffs shown: those that fit the text, and no more than `max_diff_lines` lines.
+    let mut shown_diff = String::new();
+    let mut diff_lines_left = shared.config.max_diff_lines.max(1);
     let mut shown_files = 0;
     for (i, d) in diffs.iter().enumerate() {
-        let block = format!("\n{d}");
+        if i > 0 && diff_lines_left == 0 {
+            break;
+        }
+        let block = cut_lines(&format!("\n{d}"), diff_lines_left);
         if i == 0 {
-            text.push_cut(&block);
-        } else if !text.push_block(&block) {
+            shown_diff.push_str(&text.push_cut(&block));
+        } else if text.push_block(&block) {
+            shown_diff.push_str(&block);
+        } else {
             break;
         }
         shown_files += 1;
+        diff_lines_left = diff_lines_left.saturating_sub(block.lines().count());
     }
     if shown_files < nfiles {
         text.push_always(&format!(
@@ -375,12 +398,12 @@ pub fn edit_answer(
     if let Some(s) = skipped_line(&skipped) {
         text.push_always(&format!("\n{s}"));
     }
-    Ok(ToolOutput::text(text.finish()).with_structured(json!({
+    let mut structured = json!({
         "edit_id": id,
         "replacements": total,
         "file_count": nfiles,
-        "files": files_json,
-        "diff": full_diff,
+        "files": [],
+        "diff": shown_diff,
         "diff_files_in_text": shown_files,
         "context": facts.pattern.context,
         "searched_files": result.searched,
@@ -388,7 +411,34 @@ pub fn edit_answer(
         "parsed_files": result.parsed,
         "cached_files": result.cached_trees,
         "skipped": skipped_json(ws, &skipped),
-    })))
+    });
+    // Every file is staged; the list names as many as the structured budget holds.
+    let mut room = JsonRoom::new(structured_budget(facts.budget), &structured);
+    let listed: Vec<Value> = files_json
+        .into_iter()
+        .take_while(|f| {
+            let fits = room.fits(f);
+            room.take(f);
+            fits
+        })
+        .collect();
+    structured["files_more_not_shown"] = json!(nfiles - listed.len());
+    structured["files"] = Value::Array(listed);
+    Ok(ToolOutput::text(text.finish()).with_structured(structured))
+}
+
+/// `text` cut to its first `max_lines` lines, saying how many more there were.
+fn cut_lines(text: &str, max_lines: usize) -> String {
+    let lines = text.lines().count();
+    if lines <= max_lines {
+        return text.to_string();
+    }
+    let kept: Vec<&str> = text.lines().take(max_lines).collect();
+    format!(
+        "{}\n… [{} more diff lines]\n",
+        kept.join("\n"),
+        lines - max_lines
+    )
 }
 
 fn skipped_all<T>(walked: &Walked, scan: &Scan<T>) -> Vec<(PathBuf, SkipReason)> {

@@ -14,8 +14,8 @@ use crate::pattern::{CompiledPattern, compile};
 use crate::render::{CallFacts, FileEdit, FileHits, Window, edit_answer, grep_answer};
 use crate::rewrite::{Rewrite, RewriteStop};
 use crate::search::{Scan, find_matches, scan};
-use crate::staged::content_hash;
 use crate::walk::{Walked, languages_present};
+use tools_core::content_hash;
 
 /// Default `max_results`.
 pub const DEFAULT_MAX_RESULTS: usize = 50;
@@ -80,7 +80,9 @@ enum Action {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ResolveArgs {
-    /// The `edit_id` from an `ast_edit` result, e.g. `edit_1`.
+    /// The `edit_id` from an `ast_edit` result (e.g. `edit_1`), or the `change_id` of a
+    /// previewed write, edit, patch or rename (e.g. `change_2`).
+    #[serde(alias = "change_id")]
     edit_id: String,
     /// `accept` writes the staged change (all files or none); `discard` drops it.
     action: Action,
@@ -337,7 +339,7 @@ impl Tool for AstEditTool {
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let args: EditArgs = parse_args(args)?;
         let shared = self.shared.clone();
-        off_the_runtime(ctx, "edit", move |ws, cancelled| {
+        let out = off_the_runtime(ctx, "edit", move |ws, cancelled| {
             let (path, language) = (args.path.as_deref(), args.language.as_deref());
             let prep = prepare(ws, &shared, &args.pattern, path, language)?;
             let rewrite = Rewrite::new(&args.rewrite, &prep.pattern)?;
@@ -360,7 +362,23 @@ impl Tool for AstEditTool {
             let facts = prep.facts(ws, shared.config.edit_answer_bytes);
             edit_answer(&facts, &shared, result, &args.rewrite)
         })
-        .await
+        .await?;
+        // The proposal carries what the change would do to the diagnostics.
+        let staged = out
+            .structured
+            .as_ref()
+            .and_then(|s| s.get("edit_id"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Some(id) = staged else {
+            return Ok(out);
+        };
+        let proposed = self.shared.edits.proposed(&id);
+        let report = ctx.preview_diagnostics(&proposed).await;
+        if report.sections.is_empty() && report.not_covered.is_empty() {
+            return Ok(out);
+        }
+        Ok(report.lead(out))
     }
 }
 
@@ -378,7 +396,8 @@ impl Tool for ResolveTool {
         Tier::Write
     }
     fn description(&self) -> String {
-        "Accept or discard a change staged by ast_edit. `accept` first checks every file against the content \
+        "Accept or discard a staged change: an ast_edit proposal (`edit_id`), or a write, edit, apply_patch \
+         or lsp_rename called with `preview: true` (its `change_id`, passed as `edit_id` or `change_id`). `accept` first checks every file against the content \
          recorded at staging time: any mismatch rejects the whole change and writes nothing. Otherwise every \
          file is written atomically; a failure part-way restores the files already written."
             .to_string()
@@ -408,12 +427,21 @@ impl Tool for ResolveTool {
                         .edits
                         .accept(&args.edit_id, ws, &locks, shared.faults.as_ref())?;
                 let listed = cap_list(done.written.iter(), 50);
-                let mut text = format!(
-                    "accepted {}: {} replacement(s) written to {} file(s)",
-                    args.edit_id,
-                    done.replacements,
-                    done.written.len()
-                );
+                let mut text = if done.origin == "ast_edit" {
+                    format!(
+                        "accepted {}: {} replacement(s) written to {} file(s)",
+                        args.edit_id,
+                        done.replacements,
+                        done.written.len()
+                    )
+                } else {
+                    format!(
+                        "accepted {} (staged by {}): {} file(s) written",
+                        args.edit_id,
+                        done.origin,
+                        done.written.len()
+                    )
+                };
                 for p in &listed.shown {
                     text.push_str(&format!("\n  {}", ws.display(p)));
                 }
@@ -421,12 +449,19 @@ impl Tool for ResolveTool {
                     text.push_str(&format!("\n  {more}"));
                 }
                 let files: Vec<String> = done.written.iter().map(|p| ws.display(p)).collect();
+                // Deleted files are not reported as touched (as apply_patch does).
+                let touched: Vec<PathBuf> = done
+                    .written
+                    .iter()
+                    .filter(|p| !done.deleted.contains(p))
+                    .cloned()
+                    .collect();
                 Ok(ToolOutput::text(text)
                     .with_structured(json!({
-                        "edit_id": args.edit_id, "action": "accept",
+                        "edit_id": args.edit_id, "action": "accept", "staged_by": done.origin,
                         "replacements": done.replacements, "files": files,
                     }))
-                    .with_touched(done.written))
+                    .with_touched(touched))
             }
         })
         .await

@@ -10,6 +10,10 @@
 //! binary folders and interpreters are not searched, a `$PATH` entry that is relative or lies
 //! inside the workspace is dropped, and a program given as a path inside the workspace is
 //! refused. What was skipped is said in one line ([`ProgramSearch::skipped`]).
+//!
+//! Trusted or not, the per-user server cache ([`server_cache_root`], where
+//! `agent-tools servers install` puts language servers) is searched after `$PATH`: it is the
+//! user's, not the repository's, and a program the user installed on purpose wins over it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -24,6 +28,77 @@ pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.b
 /// The project-local virtual environments, in order of preference.
 pub const VENV_DIRS: [&str; 2] = [".venv", "venv"];
 
+/// The folder, under the user's cache, that holds one subfolder per installed server.
+pub const SERVER_CACHE_SUBDIR: &str = "agent-tools/servers";
+
+/// The per-user server cache: `$XDG_CACHE_HOME/agent-tools/servers`, else
+/// `$HOME/.cache/agent-tools/servers`. `None` when neither variable is set (or the XDG one is
+/// relative, which the XDG rules say to ignore).
+pub fn server_cache_root() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let base = match xdg {
+        Some(x) => x,
+        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
+    };
+    Some(base.join(SERVER_CACHE_SUBDIR))
+}
+
+/// The `bin` folders of the completed installs in `cache` (folders named `MANAGER-PACKAGE@VERSION`),
+/// by package, the newest version of each first (so after a pin moves on, the new install
+/// wins over the one left behind). An install in progress lives in a folder whose name
+/// starts with `.`, so it is never searched before it is complete.
+pub fn cache_bin_dirs(cache: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(cache) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<(String, Vec<VersionPart>, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let bin = e.path().join("bin");
+            (!name.starts_with('.') && bin.is_dir()).then(|| {
+                let (package, version) = name.rsplit_once('@').unwrap_or((&name, ""));
+                (package.to_string(), version_parts(version), bin)
+            })
+        })
+        .collect();
+    dirs.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
+    dirs.into_iter().map(|(_, _, bin)| bin).collect()
+}
+
+/// One dot- or dash-separated part of a version: numbers compare as numbers, and a number
+/// sorts after text (`1.0.0` after `1.0.0-rc1`'s `rc1` at the same place).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum VersionPart {
+    Text(String),
+    Number(u64),
+}
+
+fn version_parts(version: &str) -> Vec<VersionPart> {
+    version
+        .trim_start_matches('v')
+        .split(['.', '-', '+'])
+        .map(|p| match p.parse::<u64>() {
+            Ok(n) => VersionPart::Number(n),
+            Err(_) => VersionPart::Text(p.to_string()),
+        })
+        .collect()
+}
+
+/// `name` in the bin folders of the user's server cache, for lookups that happen outside a
+/// run's [`ProgramSearch`] (the cache is the user's, so trust does not matter here).
+pub fn find_in_server_cache(name: &str) -> Option<PathBuf> {
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    cache_bin_dirs(&server_cache_root()?)
+        .into_iter()
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
 /// Where a found program came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
@@ -33,6 +108,8 @@ pub enum Origin {
     Path,
     /// A path given as such (by the configuration or the caller).
     Given,
+    /// The per-user server cache (`agent-tools servers install`).
+    Cache,
 }
 
 impl std::fmt::Display for Origin {
@@ -41,6 +118,7 @@ impl std::fmt::Display for Origin {
             Origin::Project(dir) => write!(f, "the project's {dir}"),
             Origin::Path => f.write_str("PATH"),
             Origin::Given => f.write_str("the configured path"),
+            Origin::Cache => f.write_str("the server cache"),
         }
     }
 }
@@ -68,6 +146,7 @@ pub struct ProjectPython {
 pub struct ProgramSearch {
     workspace: PathBuf,
     trusted: bool,
+    server_cache: Option<PathBuf>,
 }
 
 impl ProgramSearch {
@@ -83,6 +162,27 @@ impl ProgramSearch {
                 .canonicalize()
                 .unwrap_or_else(|_| workspace.to_path_buf()),
             trusted,
+            server_cache: server_cache_root(),
+        }
+    }
+
+    /// This search with `cache` as the server cache (`None`: no cache is searched).
+    pub fn with_server_cache(mut self, cache: Option<PathBuf>) -> Self {
+        self.server_cache = cache;
+        self
+    }
+
+    /// The server cache this search uses, if any.
+    pub fn server_cache(&self) -> Option<&Path> {
+        self.server_cache.as_deref()
+    }
+
+    /// The `bin` folders of the server cache searched after `$PATH`. An untrusted run drops a
+    /// cache that lies inside the workspace (an `XDG_CACHE_HOME` pointing into it).
+    pub fn cache_dirs(&self) -> Vec<PathBuf> {
+        match &self.server_cache {
+            Some(c) if self.trusted || !self.inside_workspace(c) => cache_bin_dirs(c),
+            _ => Vec::new(),
         }
     }
 
@@ -149,6 +249,7 @@ impl ProgramSearch {
     pub fn search_dirs(&self, project: &Path) -> Vec<PathBuf> {
         let mut dirs = self.local_bin_dirs(project);
         dirs.extend(self.path_dirs());
+        dirs.extend(self.cache_dirs());
         dirs
     }
 
@@ -162,6 +263,7 @@ impl ProgramSearch {
             .filter(|d| d.is_dir())
             .collect();
         dirs.extend(self.path_dirs());
+        dirs.extend(self.cache_dirs());
         std::env::join_paths(dirs).unwrap_or_default()
     }
 
@@ -211,6 +313,15 @@ impl ProgramSearch {
                 });
             }
         }
+        for d in self.cache_dirs() {
+            let p = d.join(program);
+            if is_executable(&p) {
+                return Ok(FoundProgram {
+                    path: p,
+                    origin: Origin::Cache,
+                });
+            }
+        }
         Err(format!(
             "`{program}` was not found in {}",
             self.where_text(project)
@@ -235,16 +346,17 @@ impl ProgramSearch {
     }
 
     /// Where a bare name is looked for, in words, e.g. `./{.venv/bin,venv/bin,node_modules/.bin}
-    /// (and the same under each parent up to the workspace root), then $PATH`.
+    /// (and the same under each parent up to the workspace root), then $PATH, then the server
+    /// cache`.
     pub fn where_text(&self, project: &Path) -> String {
         if self.trusted {
             format!(
-                "{}/{{{}}} (and the same under each parent up to the workspace root), then $PATH",
+                "{}/{{{}}} (and the same under each parent up to the workspace root), then $PATH, then the server cache",
                 self.shown(project),
                 LOCAL_BIN_DIRS.join(",")
             )
         } else {
-            "$PATH outside the workspace (untrusted workspace: project-local folders are not searched)".into()
+            "$PATH outside the workspace, then the server cache (untrusted workspace: project-local folders are not searched)".into()
         }
     }
 
@@ -278,6 +390,7 @@ impl ProgramSearch {
         let trusted_view = ProgramSearch {
             workspace: self.workspace.clone(),
             trusted: true,
+            server_cache: None,
         };
         let present: Vec<String> = trusted_view
             .local_bin_dirs(project)
@@ -355,6 +468,47 @@ mod tests {
                 .split(':')
                 .all(|d| !d.starts_with(ws.to_str().unwrap()))
         );
+    }
+
+    #[test]
+    fn the_server_cache_comes_after_path_and_skips_installs_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let cache = dir.path().canonicalize().unwrap().join("cache");
+        exe(&cache.join("npm-demo@1.0.0/bin/demo-cached-server"));
+        exe(&cache.join(".tmp-npm-half@1.0.0-1/bin/half-made-server"));
+        exe(&cache.join("npm-demo@1.0.0/bin/sh"));
+        exe(&cache.join("npm-demo@1.10.0/bin/demo-cached-server"));
+        exe(&cache.join("npm-demo@1.9.0/bin/demo-cached-server"));
+        for trusted in [false, true] {
+            let search = ProgramSearch::new(&ws, trusted).with_server_cache(Some(cache.clone()));
+            let found = search.find("demo-cached-server", &ws).unwrap();
+            assert_eq!(found.origin, Origin::Cache);
+            // The newest install of a package first: 1.10.0 over 1.9.0 over 1.0.0.
+            assert_eq!(
+                found.path,
+                cache.join("npm-demo@1.10.0/bin/demo-cached-server")
+            );
+            assert!(search.find("half-made-server", &ws).is_err());
+            // PATH first: the cache never shadows what the user has.
+            assert_eq!(search.find("sh", &ws).unwrap().origin, Origin::Path);
+            let child_path = search.child_path(&ws);
+            assert!(
+                child_path.to_string_lossy().ends_with(&format!(
+                    "npm-demo@1.9.0/bin:{}",
+                    cache.join("npm-demo@1.0.0/bin").display()
+                )),
+                "{child_path:?}"
+            );
+        }
+        // A cache inside an untrusted workspace is the repository's, not the user's.
+        let planted = ws.join("cache");
+        exe(&planted.join("npm-x@1/bin/planted-server"));
+        let untrusted = ProgramSearch::new(&ws, false).with_server_cache(Some(planted.clone()));
+        assert!(untrusted.find("planted-server", &ws).is_err());
+        let trusted = ProgramSearch::new(&ws, true).with_server_cache(Some(planted));
+        assert!(trusted.find("planted-server", &ws).is_ok());
     }
 
     #[test]

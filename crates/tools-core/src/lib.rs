@@ -7,12 +7,17 @@
 //! - [`Run`]: one conversation's workspace, configuration, cancellation and child processes.
 //! - [`Registry`]: the registration rule, per-surface listing, per-run serialisation of tools
 //!   that are not parallel-safe, and the guard chain (validate → approve → call → write observers).
+//!   A write observer can also *preview* a change: predict what writing proposed contents
+//!   would report, with nothing written.
 //! - [`Workspace`]: the path jail.
 //! - [`safe_write`] and [`PathLocks`]: the one file reader/writer every writing tool uses
 //!   (jailed opens, regular files only, atomic replacement keeping metadata, all-or-nothing
 //!   multi-file changes) and the per-path locks that serialise writes within a run.
 //! - [`framing`], [`transport`], [`process`]: the `Content-Length` framing, the request/response
 //!   transport and the child-process lifecycle that the LSP and DAP clients share.
+//! - [`PreviewReport`] and [`StagedChanges`]: a change checked before it is written (write
+//!   observers predict what it would do) and the run's store of staged changes that
+//!   `resolve` accepts or discards, all or nothing.
 //! - [`text`]: capped lists and visibly cut text.
 //! - [`trust`], [`discovery`], [`child_env`]: workspace trust, where a program may be found,
 //!   and the environment every child process gets.
@@ -29,10 +34,12 @@ pub mod json_unicode;
 mod output;
 mod path_locks;
 mod pre_write;
+mod preview;
 pub mod process;
 mod registry;
 mod run;
 pub mod safe_write;
+mod staged_changes;
 pub mod sweep;
 pub mod testing;
 pub mod text;
@@ -50,11 +57,16 @@ pub use error::ToolError;
 pub use output::{Image, Section, ToolOutput};
 pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
 pub use pre_write::{MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreWriteImages};
+pub use preview::{MAX_PREVIEW_FILE_BYTES, PreviewReport, ProposedFile};
 pub use registry::{
     Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,
     Registry, RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,
 };
 pub use run::{KEEP_STATE_ENV, Run, RunOptions};
+pub use staged_changes::{
+    Accepted, DEFAULT_MAX_BYTES, DEFAULT_MAX_PENDING, NoWriteFaults, StagedChange, StagedChanges,
+    StagedFile, WriteFaults, content_hash,
+};
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
 pub use workspace::{Workspace, display_relative, normalize_lexically};

@@ -10,6 +10,7 @@ use std::sync::{Arc, Weak};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::preview::{PreviewReport, ProposedFile};
 use crate::tool::Progress;
 use crate::{CallCtx, Run, Section, Surface, Tier, Tool, ToolError, ToolOutput};
 
@@ -34,6 +35,15 @@ pub struct ToolInfo {
 pub trait WriteObserver: Send + Sync {
     /// Inspects the files just written and returns sections to append (often none).
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section>;
+
+    /// Predicts what writing `proposed` would make [`WriteObserver::after_write`] report,
+    /// without anything touching the disk, and names what the prediction cannot cover.
+    /// Must leave the observer's own state (a diagnostics ledger, a server's view of the
+    /// files) as it was. The default predicts nothing.
+    async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
+        let _ = (ctx, proposed);
+        PreviewReport::default()
+    }
 }
 
 /// A request for permission to run a write or exec tool.
@@ -256,6 +266,19 @@ impl Registry {
         }
     }
 
+    /// Asks every write observer what writing `proposed` would report (see
+    /// [`WriteObserver::preview`]); nothing is written.
+    pub async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
+        let mut report = PreviewReport::default();
+        for obs in &self.observers {
+            match unless_panicked("preview", obs.preview(ctx, proposed)).await {
+                Ok(r) => report.merge(r),
+                Err(e) => report.not_covered.push(e.to_string()),
+            }
+        }
+        report
+    }
+
     /// Calls `name` as `surface` through the guard chain.
     pub async fn call(
         &self,
@@ -349,7 +372,8 @@ impl Registry {
                 ToolError::rejected(format!("`{name}` was cancelled before it started")).into(),
             );
         }
-        let mut out = unless_panicked(name, tool.call(&ctx, args)).await??;
+        let mut out =
+            unless_panicked(name, ctx.progress.clone().scope(tool.call(&ctx, args))).await??;
         drop(_guard);
         // Write observers.
         if !out.touched.is_empty() {
@@ -440,6 +464,14 @@ impl Invoker {
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
         self.call_inner(name, args, progress, Some(cancel)).await
+    }
+    /// What the run's write observers predict for `proposed` (see [`Registry::preview`]);
+    /// an empty report when no registry is attached.
+    pub async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
+        match self.registry.upgrade() {
+            Some(reg) => reg.preview(ctx, proposed).await,
+            None => PreviewReport::default(),
+        }
     }
     async fn call_inner(
         &self,

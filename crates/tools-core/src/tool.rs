@@ -49,12 +49,31 @@ impl Progress {
     pub fn none() -> Self {
         Progress(None)
     }
+    /// The progress handle of the tool call this task is running (set by the registry around
+    /// every call), so code deep below a tool, such as a server install started on first
+    /// need, can report without a handle threaded through every signature. A no-op handle
+    /// outside a call.
+    pub fn current() -> Progress {
+        CURRENT_PROGRESS
+            .try_with(Progress::clone)
+            .unwrap_or_default()
+    }
+
+    /// Runs `fut` with `self` as [`Progress::current`].
+    pub async fn scope<F: std::future::Future>(self, fut: F) -> F::Output {
+        CURRENT_PROGRESS.scope(self, fut).await
+    }
+
     /// Reports progress if anyone listens.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(s) = &self.0 {
             s.report(progress, total, message);
         }
     }
+}
+
+tokio::task_local! {
+    static CURRENT_PROGRESS: Progress;
 }
 
 impl std::fmt::Debug for Progress {
@@ -81,6 +100,17 @@ pub struct CallCtx {
     pub progress: Progress,
     /// Cancelled when the run closes or the caller gives up.
     pub cancel: CancellationToken,
+}
+
+impl CallCtx {
+    /// What the run's write observers predict for `proposed` (diagnostics on write predicts
+    /// the diagnostics); nothing is written. See [`crate::WriteObserver::preview`].
+    pub async fn preview_diagnostics(
+        &self,
+        proposed: &[crate::ProposedFile],
+    ) -> crate::PreviewReport {
+        self.invoker.preview(self, proposed).await
+    }
 }
 
 /// Parses a tool's arguments into `T`, turning serde errors into
@@ -161,6 +191,25 @@ mod tests {
             .err()
             .map(|e| e.to_string());
         assert!(err.unwrap_or_default().contains("path"));
+    }
+
+    #[tokio::test]
+    async fn the_current_progress_is_the_calls_own_and_a_no_op_outside() {
+        struct Seen(std::sync::Mutex<Vec<String>>);
+        impl ProgressSink for Seen {
+            fn report(&self, _: f64, _: Option<f64>, message: Option<String>) {
+                self.0.lock().unwrap().push(message.unwrap_or_default());
+            }
+        }
+        let seen = Arc::new(Seen(std::sync::Mutex::new(Vec::new())));
+        Progress::current().report(1.0, None, Some("outside".into()));
+        Progress::new(seen.clone())
+            .scope(async {
+                tokio::task::yield_now().await;
+                Progress::current().report(1.0, None, Some("inside".into()));
+            })
+            .await;
+        assert_eq!(*seen.0.lock().unwrap(), ["inside"]);
     }
 
     #[test]

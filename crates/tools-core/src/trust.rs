@@ -14,6 +14,9 @@
 //! [env]
 //! pass = ["MY_PROXY_URL", "AWS_*"]        # passed to every child process
 //! workers = ["ANTHROPIC_API_KEY"]         # passed to worker CLIs only
+//!
+//! [lsp]
+//! auto_install = true                     # install a missing language server on first need
 //! ```
 //!
 //! What an untrusted run skips is decided where programs are found
@@ -39,6 +42,16 @@ pub struct UserConfig {
     pub trust: TrustSection,
     /// `[env]`: the environment passed through to children.
     pub env: EnvSection,
+    /// `[lsp]`: the language-server choices only the user may make.
+    pub lsp: UserLspSection,
+}
+
+/// `[lsp]` of the user's configuration.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UserLspSection {
+    /// Install a missing language server into the user's server cache on its first need.
+    pub auto_install: bool,
 }
 
 /// `[trust]` of the user's configuration.

@@ -19,7 +19,10 @@
 //! new `launch`; `continue` on a program that is still running keeps waiting for the next
 //! stop; breakpoints outlive a program's end or a crashed adapter and apply to the next
 //! `launch`, while `terminate` clears them unless called with `keep_breakpoints: true`;
-//! `attach` never kills the debuggee.
+//! `attach` never kills the debuggee. Listings (`stack`, `variables`, `output`) hold to an
+//! answer budget of about 4 KB of text: within the spec's caps (30 frames, 50 children)
+//! they show as many as fit, and name the `offset` that shows the next ones; `output`
+//! shows its latest part unless an `offset` asks for another.
 //!
 //! What this crate is not for: building the program (use `gcc -g`, `go build`, …) or
 //! language-server queries.

@@ -38,11 +38,12 @@ pub enum Operation {
     StepOut,
     /// Thread ids and names.
     Threads,
-    /// Frames of a thread (cap 30).
+    /// Frames of a thread (cap 30 per answer; `offset` pages on).
     Stack,
     /// Scopes of `frame_id` (default: the top frame of the stopped thread).
     Scopes,
-    /// Children of `reference` (cap 50; values cut at 400 characters).
+    /// Children of `reference` (cap 50 per answer; values cut at 400 characters; `offset`
+    /// pages on).
     Variables,
     /// Evaluate `expression` in `frame_id` (default: the top frame of the stopped thread).
     Evaluate,
@@ -89,6 +90,9 @@ pub struct DebugArgs {
     pub reference: Option<u64>,
     /// `evaluate`: the expression.
     pub expression: Option<String>,
+    /// `stack`, `variables`: skip this many frames or children; `output`: start at this
+    /// character. Each answer holds to about 4 KB and names the `offset` of what follows.
+    pub offset: Option<usize>,
     /// `terminate`: keep the breakpoints for the next launch (default false: they are
     /// cleared with the session).
     pub keep_breakpoints: Option<bool>,
@@ -186,7 +190,11 @@ impl DebugTool {
             }
             Operation::Pause => supervisor.pause(request.thread_id).await,
             Operation::Threads => supervisor.threads().await,
-            Operation::Stack => supervisor.stack(request.thread_id).await,
+            Operation::Stack => {
+                supervisor
+                    .stack(request.thread_id, request.offset.unwrap_or(0))
+                    .await
+            }
             Operation::Scopes => supervisor.scopes(request.frame_id).await,
             Operation::Variables => {
                 let reference = request.reference.ok_or_else(|| {
@@ -195,7 +203,9 @@ impl DebugTool {
                         "`variables` needs `reference` (from `scopes` or `variables`)",
                     )
                 })?;
-                supervisor.variables(reference).await
+                supervisor
+                    .variables(reference, request.offset.unwrap_or(0))
+                    .await
             }
             Operation::Evaluate => {
                 let expression = request
@@ -209,7 +219,7 @@ impl DebugTool {
                     })?;
                 supervisor.evaluate(&expression, request.frame_id).await
             }
-            Operation::Output => supervisor.output().await,
+            Operation::Output => supervisor.output(request.offset).await,
             Operation::Terminate => {
                 supervisor
                     .terminate(request.keep_breakpoints.unwrap_or(false))
@@ -240,6 +250,7 @@ Breakpoints belong to the conversation until `terminate`: set before or during a
 ends or the adapter fails, listed in every `launch` answer that applies them, and cleared by `terminate` \
 (pass `keep_breakpoints: true` to keep them for the next launch). `continue`, the steps and `launch` wait up to `timeout_seconds` \
 (default 30) and then answer \"still running\" so that `pause` can stop a loop. \
+`stack`, `variables` and `output` answer about 4 KB at a time and name the `offset` that shows the rest. \
 Adapters (`adapters` says which are usable here and why not): debugpy for .py, delve for Go packages, lldb for ELF \
 executables (build C with `gcc -g`), dart for .dart. \
 Attach: debugpy attaches to `port` of `python -m debugpy --listen PORT` and does not suspend (pass `suspend: true` \

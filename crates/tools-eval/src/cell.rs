@@ -27,6 +27,8 @@ pub struct CellSettings {
     pub head: usize,
     /// Output characters kept from the end of the cell.
     pub tail: usize,
+    /// The answer budget in characters: output, value, traceback and notes together.
+    pub answer_chars: usize,
 }
 
 /// Why a cell stopped.
@@ -215,7 +217,8 @@ impl CellRun {
                 if cut_before > 0 {
                     self.ensure_newline();
                     self.push(&format!(
-                        "… [cut: {cut_before} characters of output not shown] …\n"
+                        "… [cut: {cut_before} characters of output not shown; {}] …\n",
+                        crate::answer::HOW_TO_SEE_MORE
                     ));
                 }
                 self.push(&text);

@@ -6,11 +6,13 @@
 //! [`tools_core::discovery`]), else `python3` on `$PATH`. A `python3` on `$PATH` that is a
 //! launcher script (a pyenv shim costs about 90 ms per start) is resolved once to the real
 //! executable it runs. JavaScript: `[eval] node`, else `node` on `$PATH`. An untrusted run
-//! never picks an interpreter inside the workspace.
+//! never picks an interpreter inside the workspace (and says so: what a cell itself
+//! imports from the workspace is still the cell's own code).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 use tools_core::child_env::{ChildKind, EnvPolicy};
 use tools_core::discovery::ProgramSearch;
 use tools_core::process::is_executable;
@@ -40,7 +42,9 @@ fn is_script(p: &Path) -> bool {
 /// process and workspace: the lookup itself pays the launcher's start-up cost. In a trusted
 /// run it runs in the workspace, where a launcher such as pyenv picks its version
 /// (`.python-version`); in an untrusted one from `/`, isolated (`-I`), so nothing of the
-/// repository is read. Either way it gets the minimal environment, never our secrets.
+/// repository is read. Either way it gets the minimal environment, never our secrets, and
+/// at most [`PROBE_TIMEOUT`]: a launcher that hangs is killed (with what it started) and
+/// counts as one that could not be resolved.
 fn resolve_python_launcher(p: &Path, root: &Path, trusted: bool) -> Option<PathBuf> {
     type Cache = Mutex<HashMap<(PathBuf, PathBuf), Option<PathBuf>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -57,21 +61,67 @@ fn resolve_python_launcher(p: &Path, root: &Path, trusted: bool) -> Option<PathB
     if !trusted {
         cmd.arg("-I");
     }
-    let resolved = cmd
-        .args(["-c", "import sys; print(sys.executable)"])
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| PathBuf::from(s.trim()))
+    cmd.args(["-c", "import sys; print(sys.executable)"])
+        .current_dir(cwd);
+    let resolved = run_probe(cmd, PROBE_TIMEOUT)
+        .map(|out| PathBuf::from(out.trim()))
         .filter(|real| is_executable(real));
     if let Ok(mut c) = cache.lock() {
         c.insert(key, resolved.clone());
     }
     resolved
+}
+
+/// How long an interpreter probe may take: a launcher that starts a real interpreter
+/// answers in well under a second; one that hangs must not hang the kernel start.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most bytes of a probe's answer read (it prints one path).
+const PROBE_MAX_BYTES: u64 = 64 * 1024;
+
+/// Runs `cmd` (in a process group of its own, stdin empty, stderr discarded) and returns
+/// what it printed when it exits with success within `timeout`; otherwise `None`, and
+/// the whole group is killed (a launcher script's interpreter too).
+fn run_probe(mut cmd: std::process::Command, timeout: Duration) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let stdout = child.stdout.take()?;
+    // The answer is read on a thread of its own, so a probe that prints without end
+    // cannot block the wait below.
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.take(PROBE_MAX_BYTES).read_to_end(&mut out);
+        out
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => break None,
+        }
+    };
+    // Whatever it left running in its group goes too, so the reader sees the pipe close.
+    if let Ok(pgid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) on the probe's own process group.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+    let _ = child.wait();
+    let out = reader.join().ok()?;
+    if !status?.success() {
+        return None;
+    }
+    String::from_utf8(out).ok()
 }
 
 fn configured(search: &ProgramSearch, given: &Path, what: &str) -> Result<Interpreter, String> {
@@ -155,10 +205,17 @@ pub fn find_node(
     if let Some(given) = configured_path {
         return configured(search, given, "node");
     }
+    let untrusted = if search.trusted() {
+        String::new()
+    } else {
+        "; untrusted workspace: never a node inside it, though a cell may still require or import \
+         the workspace's own files and node_modules packages (that is the cell's code)"
+            .to_string()
+    };
     match search.find_on_path("node", search.workspace()) {
         Ok(f) => Ok(Interpreter {
             path: f.path,
-            why: "node on PATH".into(),
+            why: format!("node on PATH{untrusted}"),
         }),
         Err(_) => Err("no node on PATH".into()),
     }
@@ -250,5 +307,47 @@ mod tests {
         let broken = dir.path().join("broken");
         exe(&broken, "#!/bin/sh\nexit 1\n");
         assert_eq!(resolve_python_launcher(&broken, dir.path(), true), None);
+    }
+
+    #[test]
+    fn a_hung_probe_is_killed_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("child.pid");
+        let hung = dir.path().join("hung");
+        // A launcher that starts a child which hangs, and hangs itself.
+        exe(
+            &hung,
+            &format!(
+                "#!/bin/sh\nsleep 300 &\necho $! > {}\nsleep 300\n",
+                pidfile.display()
+            ),
+        );
+        let started = Instant::now();
+        let cmd = std::process::Command::new(&hung);
+        assert_eq!(run_probe(cmd, Duration::from_millis(500)), None);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        assert!(
+            stat.is_empty() || state.starts_with('Z'),
+            "the probe's child still runs: {stat}"
+        );
+        // One that answers in time is read.
+        let quick = dir.path().join("quick");
+        exe(&quick, "#!/bin/sh\necho /usr/bin/python3\n");
+        assert_eq!(
+            run_probe(std::process::Command::new(&quick), Duration::from_secs(5)).as_deref(),
+            Some("/usr/bin/python3\n")
+        );
     }
 }

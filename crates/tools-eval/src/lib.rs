@@ -9,7 +9,8 @@
 //!   inside this crate.
 //! - The protocol runs over dedicated pipes (fds 3 and 4 of the kernel), never over its
 //!   stdout or a socket; whatever the cell or its subprocesses write to fd 1/2 comes back as
-//!   the cell's output, bounded (head and tail kept, the cut counted).
+//!   the cell's output, held to an answer budget (about 4 KB: head and tail kept, the cut
+//!   counted and saying how to see the rest).
 //! - Python cells behave like a notebook: the last expression is displayed, `display()`,
 //!   pandas tables, matplotlib figures as PNG images (downscaled to at most [`MAX_SIDE`]
 //!   pixels a side), `_repr_png_` / `_repr_markdown_`, tracebacks trimmed to the user's
@@ -25,9 +26,19 @@
 //! output carries the traceback (`structured.status == "error"`), as a notebook shows it; a
 //! timed-out or interrupted cell returns its partial output with a marker; a kernel that
 //! dies during a cell is a tool error, and the next cell gets a fresh kernel. In JavaScript,
-//! top-level `let`/`const`/`function`/`class` of a cell that uses top-level `await` become
-//! globals of the context so they persist; ES `import` statements are not supported in
-//! cells: use `require`, which resolves from the workspace root.
+//! a cell is a script in one long-lived `vm` context (its declarations persist, as in
+//! Node's REPL); a cell with top-level `await` or ES `import` statements runs as an async
+//! function, parsed with Node's own parser, whose top-level `let`/`const`/`function`/
+//! `class`/`import` bindings become globals of the context (so they persist, and the cell
+//! can be run again) and whose last expression statement is the cell's value. `import()`
+//! and `import` statements go through Node's ES module loader (relative specifiers from
+//! the current directory, bare names from the workspace's `node_modules`); `require`
+//! resolves from the workspace root.
+//!
+//! Workspace trust decides which interpreter a kernel runs (never one inside an untrusted
+//! workspace) and that nothing of the workspace starts on its own; the files and packages
+//! a cell itself requires or imports are the cell's code, which `eval`'s exec tier and its
+//! approval cover, trusted run or not.
 //!
 //! What this crate is not for: running untrusted code safely (the kernel runs with the
 //! tool server's rights), or notebooks on disk.
@@ -51,6 +62,7 @@
 //! # }
 //! ```
 
+mod answer;
 mod cell;
 mod discover;
 mod image;
@@ -96,6 +108,9 @@ impl Language {
     pub const ALL: [Language; 2] = [Language::Python, Language::Javascript];
 }
 
+/// Default answer budget of a cell, in characters (`[eval] max_output_chars`).
+pub const DEFAULT_ANSWER_CHARS: usize = 4000;
+
 /// The `[eval]` section of `agent-tools.toml`. Every field is optional.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -111,7 +126,9 @@ pub struct EvalConfig {
     pub progress_interval_secs: Option<f64>,
     /// Seconds a kernel gets to start (default 30).
     pub start_timeout_secs: Option<f64>,
-    /// Most characters of output a cell returns; head and tail are kept (default 20000).
+    /// The answer budget: most characters of a cell's answer (default 4000, about 4 KB).
+    /// What a cell prints keeps its head and tail within it; its value and traceback get
+    /// half each; every cut says how to see the rest.
     pub max_output_chars: Option<usize>,
     /// The Python interpreter to use instead of the project's venv / `python3`.
     pub python: Option<PathBuf>,
@@ -133,7 +150,7 @@ fn secs(field: &str, v: Option<f64>, default: f64) -> Result<Duration, ToolError
 impl EvalConfig {
     /// The cell limits this configuration gives (the defaults where a field is absent).
     pub fn cell_settings(&self) -> Result<CellSettings, ToolError> {
-        let max = self.max_output_chars.unwrap_or(20_000);
+        let max = self.max_output_chars.unwrap_or(DEFAULT_ANSWER_CHARS);
         if max < 200 {
             return Err(ToolError::invalid(
                 "config",
@@ -144,8 +161,10 @@ impl EvalConfig {
             idle: secs("idle_timeout_secs", self.idle_timeout_secs, 300.0)?,
             grace: secs("interrupt_grace_secs", self.interrupt_grace_secs, 5.0)?,
             progress_every: secs("progress_interval_secs", self.progress_interval_secs, 5.0)?,
-            head: max / 2,
-            tail: max - max / 2,
+            // What a cell prints leaves room in the answer for the cut marker and a note.
+            head: (max - max / 10) / 2,
+            tail: (max - max / 10) / 2,
+            answer_chars: max,
         })
     }
 
@@ -193,10 +212,10 @@ impl ToolFamily for EvalFamily {
                 resource: "cell limits".into(),
                 ok: true,
                 detail: format!(
-                    "idle budget {:.0} s (paused during bridged calls), interrupt grace {:.0} s, output cap {} characters",
+                    "idle budget {:.0} s (paused during bridged calls), interrupt grace {:.0} s, answer budget {} characters",
                     s.idle.as_secs_f64(),
                     s.grace.as_secs_f64(),
-                    s.head + s.tail
+                    s.answer_chars
                 ),
             });
         }
@@ -237,7 +256,8 @@ mod tests {
     fn config_defaults_and_validation() {
         let s = EvalConfig::default().cell_settings().unwrap();
         assert_eq!(s.idle, Duration::from_secs(300));
-        assert_eq!(s.head + s.tail, 20_000);
+        assert_eq!(s.answer_chars, DEFAULT_ANSWER_CHARS);
+        assert!(s.head + s.tail < DEFAULT_ANSWER_CHARS);
         let bad = EvalConfig {
             idle_timeout_secs: Some(-1.0),
             ..Default::default()

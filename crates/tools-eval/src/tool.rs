@@ -10,9 +10,9 @@ use tokio::sync::Mutex;
 use tools_core::discovery::ProgramSearch;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
-use crate::cell::{CellEnd, CellRun};
+use crate::cell::CellEnd;
 use crate::kernel::KernelProcess;
-use crate::{EvalConfig, Language, discover, magics};
+use crate::{EvalConfig, Language, answer, discover, magics};
 
 /// The arguments of `eval`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -20,8 +20,8 @@ use crate::{EvalConfig, Language, discover, magics};
 pub(crate) struct EvalArgs {
     /// The cell to run. Python (default): the last expression is displayed; `display()`,
     /// pandas tables, matplotlib figures, `%pip`, `%cd`, `!cmd`, `%%bash`, `%%timeit` work;
-    /// `tool(name, args)` calls another tool. JavaScript: top-level `await`, `require`, and
-    /// `await tool(name, args)`.
+    /// `tool(name, args)` calls another tool. JavaScript: top-level `await`, `import`
+    /// (ES modules and the workspace's packages), `require`, and `await tool(name, args)`.
     code: String,
     /// Required: 5–10 words saying what the cell does (its label in the transcript).
     description: String,
@@ -108,44 +108,6 @@ impl EvalTool {
     }
 }
 
-fn end_marker(end: &CellEnd, lang: Language) -> Option<String> {
-    let secs = |d: &std::time::Duration| format!("{:.1} s", d.as_secs_f64());
-    match end {
-        CellEnd::Finished => None,
-        CellEnd::Interrupted { idle } => Some(format!(
-            "[interrupted: no output and no tool call for {} (the idle budget), so the cell was interrupted; \
-             the output above is partial; the {} kernel's state survived]",
-            secs(idle),
-            lang.name()
-        )),
-        CellEnd::Killed { idle, grace } => Some(format!(
-            "[killed: no output and no tool call for {} (the idle budget), and the cell did not stop within {} \
-             of the interrupt (blocked in native code?), so the kernel was killed; the output above is partial; \
-             the kernel's state is lost and the next cell starts a fresh one]",
-            secs(idle),
-            secs(grace)
-        )),
-        CellEnd::Cancelled { killed } => Some(if *killed {
-            "[cancelled: the call was cancelled and the kernel had to be killed; its state is lost]"
-                .into()
-        } else {
-            "[cancelled: the call was cancelled and the cell interrupted; the kernel's state survived]".into()
-        }),
-        CellEnd::Crashed { .. } => None,
-    }
-}
-
-fn status_name(run: &CellRun) -> &'static str {
-    match &run.end {
-        CellEnd::Finished if run.error.is_some() => "error",
-        CellEnd::Finished => "ok",
-        CellEnd::Interrupted { .. } => "interrupted",
-        CellEnd::Killed { .. } => "killed",
-        CellEnd::Cancelled { .. } => "cancelled",
-        CellEnd::Crashed { .. } => "crashed",
-    }
-}
-
 impl EvalTool {
     async fn ensure_kernel<'a>(
         &self,
@@ -212,7 +174,9 @@ impl Tool for EvalTool {
          %env are rewritten into plain code. Call the other tools from a cell with tool(name, args) \
          (`await tool(...)` in JavaScript); errors raise ToolError. A cell that neither prints nor calls a tool \
          for the idle budget (5 minutes by default; paused while a tool call is pending) is interrupted. \
-         `reset: true` starts a clean kernel."
+         An answer holds about 4000 characters (the head and tail of long output); to see more, print a slice \
+         or write the data to a file and read the part you need. JavaScript cells may `import` ES modules and the \
+         workspace's packages, and use `require`. `reset: true` starts a clean kernel."
             .into()
     }
 
@@ -275,91 +239,18 @@ impl Tool for EvalTool {
             });
         }
         drop(set);
-        render(lang, cell_no, pid, &version, notes, run)
+        Ok(answer::render(
+            &answer::CellFacts {
+                lang,
+                cell_no,
+                pid,
+                version: &version,
+                budget: settings.answer_chars,
+            },
+            notes,
+            run,
+        )?)
     }
-}
-
-fn render(
-    lang: Language,
-    cell_no: u64,
-    pid: i32,
-    version: &str,
-    notes: Vec<String>,
-    run: CellRun,
-) -> Result<ToolOutput, ToolError> {
-    let mut text = String::new();
-    let mut add = |s: &str| {
-        if s.is_empty() {
-            return;
-        }
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(s);
-    };
-    for n in &notes {
-        add(n);
-    }
-    let output = run.output_text();
-    add(&output);
-    if let Some(err) = &run.error
-        && !matches!(
-            run.end,
-            CellEnd::Interrupted { .. } | CellEnd::Cancelled { .. }
-        )
-    {
-        add(err.traceback.trim_end());
-    }
-    if let Some(result) = &run.result {
-        add(result);
-    }
-    if let CellEnd::Crashed { how, log } = &run.end {
-        let mut msg = format!(
-            "the {} kernel {how} while running cell {cell_no} (os._exit, a crash in native code, or a kill); \
-             its variables are lost and the next cell starts a fresh kernel",
-            lang.name()
-        );
-        let log = log.trim();
-        if !log.is_empty() {
-            msg.push_str(&format!(
-                "\nits log ends with:\n{}",
-                tools_core::text::cut_text(log, 4000)
-            ));
-        }
-        if !text.trim().is_empty() {
-            msg.push_str(&format!(
-                "\noutput before it died:\n{}",
-                tools_core::text::head_tail(&text, 8000)
-            ));
-        }
-        return Err(ToolError::internal(msg));
-    }
-    if let Some(marker) = end_marker(&run.end, lang) {
-        add(&marker);
-    }
-    if text.trim().is_empty() {
-        text = "(no output)".into();
-    }
-    let structured = json!({
-        "language": lang.name(),
-        "cell": cell_no,
-        "status": status_name(&run),
-        "result": run.result,
-        "error": run.error.as_ref().map(|e| json!({"ename": e.ename, "evalue": e.evalue})),
-        "output_chars": run.output_chars,
-        "cut_chars": run.cut_chars,
-        "images": run.images.iter().map(|i| json!({"width": i.width, "height": i.height})).collect::<Vec<_>>(),
-        "images_dropped": run.images_dropped,
-        "bridge_calls": run.bridge.iter().map(|b| json!({"tool": b.name, "ok": b.ok})).collect::<Vec<_>>(),
-        "bridge_calls_total": run.bridge_total,
-        "elapsed_ms": run.elapsed.as_millis() as u64,
-        "kernel": {"pid": pid, "version": version, "state_kept": !run.end.kernel_lost()},
-    });
-    let mut out = ToolOutput::text(text).with_structured(structured);
-    for img in run.images {
-        out = out.with_image(img.png);
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tools_core::safe_write;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
-use crate::locked::{with_path_locks, write_failed};
+use crate::locked::{sha256_hex, with_path_locks, write_failed};
 use crate::text_style::TextStyle;
 
 /// The largest file `edit` changes.
@@ -27,6 +27,10 @@ struct EditArgs {
     /// Replace every occurrence instead of requiring exactly one.
     #[serde(default)]
     replace_all: bool,
+    /// Write nothing: stage the change, predict its diagnostics, and answer with a
+    /// `change_id` for `resolve` (accept or discard).
+    #[serde(default)]
+    preview: bool,
 }
 
 pub(crate) struct EditTool;
@@ -85,7 +89,9 @@ impl Tool for EditTool {
     fn description(&self) -> String {
         "Replace an exact string in a file. Fails if old_string is absent, or occurs more than once \
          unless replace_all is true (the error says how often and on which lines). Line endings (CRLF), \
-         a BOM and the file's permissions are kept; write old_string with plain \\n line breaks."
+         a BOM and the file's permissions are kept; write old_string with plain \\n line breaks. With \
+         preview: true nothing is written: the answer predicts the diagnostics the edit would bring and gives \
+         a change_id for `resolve` (accept or discard)."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -109,7 +115,8 @@ impl Tool for EditTool {
         let shown = ctx.run.workspace().display(&path);
         // Read, plan and write under the path's lock: a concurrent edit of the same file
         // waits, then plans from the content this one wrote, so neither is lost.
-        let (count, first_line) = {
+        let preview = a.preview;
+        let (count, first_line, staged) = {
             let (path, shown) = (path.clone(), shown.clone());
             with_path_locks(ctx, vec![path.clone()], move |ws, _guard| {
                 let current = safe_write::read_file(ws, &path, MAX_EDIT_BYTES)
@@ -133,8 +140,23 @@ impl Tool for EditTool {
                 }
                 let (count, first_line) = locate(&body, &old, a.replace_all, &shown)?;
                 let updated = style.render(&body.replace(&old, &new));
+                if preview {
+                    // The rendered text is the model's text in the file's own conventions;
+                    // a BOM or CRLF survives as bytes in a UTF-8 string.
+                    let staged = tools_core::StagedFile {
+                        path: path.clone(),
+                        hash: Some(sha256_hex(text.as_bytes())),
+                        new_text: Some(
+                            String::from_utf8(updated)
+                                .map_err(|_| ToolError::internal("the edited text is not UTF-8"))?,
+                        ),
+                        replacements: count,
+                        mode: None,
+                    };
+                    return Ok((count, first_line, Some(staged)));
+                }
                 safe_write::write_file(ws, &path, &updated).map_err(|e| write_failed(e, &shown))?;
-                Ok((count, first_line))
+                Ok((count, first_line, None))
             })
             .await?
         };
@@ -143,6 +165,16 @@ impl Tool for EditTool {
         } else {
             format!("{count} replacements")
         };
+        if let Some(staged) = staged {
+            return crate::preview::stage_and_predict(
+                ctx,
+                "edit",
+                vec![staged],
+                format!("would edit {shown}:{first_line} ({what})."),
+                json!({"path": shown, "replacements": count, "first_line": first_line}),
+            )
+            .await;
+        }
         Ok(
             ToolOutput::text(format!("Edited {shown}:{first_line} ({what})."))
                 .with_structured(json!({

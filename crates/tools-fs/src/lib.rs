@@ -17,6 +17,12 @@
 //! concurrent calls on one file are applied one after another and none is lost. `edit` and
 //! `apply_patch` keep a file's CRLF line endings and BOM.
 //!
+//! With `preview: true`, `write`, `edit` and `apply_patch` write nothing: the change is
+//! staged in the run's store of staged changes under a `change_id`, the answer leads with
+//! the diagnostics the run's write observers predict for it, and `resolve` (the ast
+//! family's tool) accepts it — all files or none, refused whole if any file changed since —
+//! or discards it.
+//!
 //! Every writing tool reports the files it wrote in
 //! [`ToolOutput::touched`](tools_core::ToolOutput::touched), so the registry's write
 //! observers (diagnostics on write) see them.
@@ -40,6 +46,7 @@ mod hunks;
 mod locked;
 mod patch;
 mod patch_plan;
+mod preview;
 mod read;
 mod text_style;
 mod write;

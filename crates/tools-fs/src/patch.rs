@@ -22,10 +22,13 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tools_core::safe_write::{FileChange, apply_all_or_nothing};
+use tools_core::StagedFile;
+use tools_core::safe_write::{
+    FileChange, MAX_UNDO_BYTES, apply_all_or_nothing, read_file_if_exists,
+};
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
-use crate::locked::with_path_locks;
+use crate::locked::{sha256_hex, with_path_locks};
 use crate::patch_plan::{plan, targets};
 
 /// One file operation of a patch.
@@ -214,6 +217,10 @@ pub fn parse_patch(text: &str) -> Result<Vec<PatchOp>, ToolError> {
 struct PatchArgs {
     /// The whole patch, from `*** Begin Patch` to `*** End Patch`.
     patch: String,
+    /// Write nothing: stage the change, predict its diagnostics, and answer with a
+    /// `change_id` for `resolve` (accept or discard).
+    #[serde(default)]
+    preview: bool,
 }
 
 pub(crate) struct ApplyPatchTool;
@@ -242,7 +249,9 @@ impl Tool for ApplyPatchTool {
     fn description(&self) -> String {
         "Apply a multi-file patch in the `*** Begin Patch` format (`*** Add File:`, `*** Update File:` with \
          optional `*** Move to:`, `*** Delete File:`, `@@` hunks of ' ', '-', '+' lines, `*** End Patch`). \
-         All or nothing: every hunk is verified before anything is written."
+         All or nothing: every hunk is verified before anything is written. With preview: true nothing is \
+         written: the answer predicts the diagnostics the patch would bring and gives a change_id for \
+         `resolve` (accept or discard)."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -252,6 +261,9 @@ impl Tool for ApplyPatchTool {
         let a: PatchArgs = parse_args(args)?;
         let ops = parse_patch(&a.patch)?;
         let locked = targets(&ops, ctx.run.workspace())?;
+        if a.preview {
+            return preview(ctx, ops, locked).await;
+        }
         let fail_at = injected_failure();
         let (touched, summary) = with_path_locks(ctx, locked, move |ws, guard| {
             let (changes, summary) = plan(&ops, ws)?;
@@ -283,6 +295,54 @@ impl Tool for ApplyPatchTool {
         .with_structured(json!({"files": summary}))
         .with_touched(touched))
     }
+}
+
+/// `apply_patch` with `preview: true`: planned under the locks exactly as it would be
+/// applied, each file's current content hashed, then staged and predicted.
+async fn preview(
+    ctx: &CallCtx,
+    ops: Vec<PatchOp>,
+    locked: Vec<std::path::PathBuf>,
+) -> Result<ToolOutput, ToolError> {
+    let (files, summary) = with_path_locks(ctx, locked, move |ws, _guard| {
+        let (changes, summary) = plan(&ops, ws)?;
+        let mut files = Vec::new();
+        for c in &changes {
+            let shown = ws.display(c.path());
+            let current = read_file_if_exists(ws, c.path(), MAX_UNDO_BYTES)
+                .map_err(|e| e.for_file(&shown))?;
+            let (new_text, mode) = match c {
+                FileChange::Write { content, mode, .. } => (
+                    Some(String::from_utf8(content.clone()).map_err(|_| {
+                        ToolError::invalid("patch", format!("the patched `{shown}` is not UTF-8"))
+                    })?),
+                    *mode,
+                ),
+                FileChange::Delete { .. } => (None, None),
+            };
+            files.push(StagedFile {
+                path: c.path().to_path_buf(),
+                hash: current.map(|c| sha256_hex(&c.bytes)),
+                new_text,
+                replacements: 0,
+                mode,
+            });
+        }
+        Ok((files, summary))
+    })
+    .await?;
+    crate::preview::stage_and_predict(
+        ctx,
+        "apply_patch",
+        files,
+        format!(
+            "the patch would change {} files:\n{}",
+            summary.len(),
+            summary.join("\n")
+        ),
+        json!({"files": summary}),
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -22,6 +22,10 @@ struct WriteArgs {
     /// it: a file changed since it was read is then refused instead of overwritten.
     #[serde(default)]
     expected_sha256: Option<String>,
+    /// Write nothing: stage the change, predict its diagnostics, and answer with a
+    /// `change_id` for `resolve` (accept or discard).
+    #[serde(default)]
+    preview: bool,
 }
 
 pub(crate) struct WriteTool;
@@ -49,7 +53,8 @@ impl Tool for WriteTool {
         "Write a whole file inside the workspace (created if absent, replaced if present), atomically. \
          A replaced file keeps its permissions. With expected_sha256 (from `read`), the write happens only \
          if the file is still exactly what was read. New diagnostics from the language server are \
-         appended to the result."
+         appended to the result. With preview: true nothing is written: the answer predicts the diagnostics \
+         the write would bring and gives a change_id for `resolve` (accept or discard)."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -65,6 +70,9 @@ impl Tool for WriteTool {
         let path = ctx.run.workspace().resolve(&a.path)?;
         let shown = ctx.run.workspace().display(&path);
         let content = a.content;
+        if a.preview {
+            return preview(ctx, path, shown, content, expected).await;
+        }
         let (written, content) = {
             let (path, shown) = (path.clone(), shown.clone());
             with_path_locks(ctx, vec![path.clone()], move |ws, _guard| {
@@ -106,4 +114,51 @@ impl Tool for WriteTool {
         }))
         .with_touched([path]))
     }
+}
+
+/// `write` with `preview: true`: what is there now (hash, or absent) under the path's lock,
+/// then staged with the new content and predicted.
+async fn preview(
+    ctx: &CallCtx,
+    path: std::path::PathBuf,
+    shown: String,
+    content: String,
+    expected: Option<String>,
+) -> Result<ToolOutput, ToolError> {
+    let hash = {
+        let (path, shown) = (path.clone(), shown.clone());
+        with_path_locks(ctx, vec![path.clone()], move |ws, _guard| {
+            let current = safe_write::read_file_if_exists(ws, &path, MAX_COMPARE_BYTES)
+                .map_err(|e| e.for_file(&shown))?;
+            let hash = current.map(|c| sha256_hex(&c.bytes));
+            if let Some(expected) = expected
+                && hash.as_deref() != Some(expected.as_str())
+            {
+                return Err(ToolError::rejected(format!(
+                    "`{shown}` is not the version with SHA-256 {expected} (it changed since it was read, or is gone); \
+                     nothing was staged — read it again and redo the change"
+                )));
+            }
+            Ok(hash)
+        })
+        .await?
+    };
+    let lines = content.lines().count();
+    let verb = if hash.is_none() { "create" } else { "replace" };
+    let summary = format!(
+        "would {verb} {shown} ({lines} lines, {} bytes).",
+        content.len()
+    );
+    let structured = json!({
+        "path": shown, "created": hash.is_none(), "bytes": content.len(), "lines": lines,
+        "sha256": sha256_hex(content.as_bytes()),
+    });
+    let file = tools_core::StagedFile {
+        path,
+        hash,
+        new_text: Some(content),
+        replacements: 0,
+        mode: None,
+    };
+    crate::preview::stage_and_predict(ctx, "write", vec![file], summary, structured).await
 }

@@ -4,6 +4,11 @@
 //! indexing, document sync against the disk before every query, and the diagnostics the
 //! server published or answers when pulled.
 //!
+//! A preview hands the server proposed texts as unsaved changes ([`LspClient::propose_text`])
+//! under the observation lock ([`LspClient::observation`]); until it has put the disk's
+//! texts back, every sync from the disk waits, so no answer is computed from a text that is
+//! not on disk.
+//!
 //! The framing, writer, reader task and pending-request map are tools-core's [`Transport`];
 //! this module only speaks LSP on top of it.
 
@@ -106,6 +111,8 @@ struct OpenDoc {
     /// The file's modification time and length when it was last read: a cheap check of
     /// whether the disk changed since, without reading it.
     stamp: Option<(std::time::SystemTime, u64)>,
+    /// Whether the server has a previewed (proposed, unsaved) text instead of the disk's.
+    proposed: bool,
 }
 
 fn disk_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
@@ -136,10 +143,15 @@ pub struct LspClient {
     pub root: PathBuf,
     /// Where its program is.
     pub program: PathBuf,
+    /// The arguments it was started with.
+    pub args: Vec<String>,
     /// When it was started.
     pub started: Instant,
     /// The capabilities it announced.
     pub caps: ServerCapabilities,
+    /// Whether it announced `typeHierarchyProvider` (a capability lsp-types 0.97 does not
+    /// decode).
+    pub type_hierarchy: bool,
     /// The position encoding agreed.
     pub encoding: Encoding,
     transport: Transport,
@@ -154,7 +166,17 @@ pub struct LspClient {
     opened_once: AtomicBool,
     external: Option<Mutex<ExternalChanges>>,
     check_after_save: AtomicBool,
+    /// Held by whoever changes what the server sees and then waits for its settled state
+    /// (a write's observation, a preview): two of them must never interleave.
+    observation: Arc<tokio::sync::Mutex<()>>,
+    /// True from the moment a preview hands the server proposed texts until the server
+    /// has settled on the disk's texts again; syncs from the disk wait for it.
+    previewing: watch::Sender<bool>,
 }
+
+/// The longest a sync from the disk waits for a preview in flight to restore the server's
+/// view (past it, the disk wins and the preview's restore finds nothing left to undo).
+pub const PREVIEW_WAIT_LIMIT: Duration = Duration::from_secs(60);
 
 /// LSP error code: the document changed while the request was handled.
 pub const CONTENT_MODIFIED: i64 = -32801;
@@ -230,7 +252,9 @@ fn client_capabilities() -> Value {
                 ]}},
                 "dataSupport": true
             },
-            "rename": {"prepareSupport": true}
+            "rename": {"prepareSupport": true},
+            "callHierarchy": {"dynamicRegistration": false},
+            "typeHierarchy": {"dynamicRegistration": false}
         }
     })
 }
@@ -339,6 +363,9 @@ impl LspClient {
             return Err(fail(format!("refused `initialize`: {err}"), &mut child));
         }
         let result = resp.get("result").cloned().unwrap_or(Value::Null);
+        let type_hierarchy = result
+            .pointer("/capabilities/typeHierarchyProvider")
+            .is_some_and(|v| !v.is_null() && v != &Value::Bool(false));
         let caps: ServerCapabilities = result
             .get("capabilities")
             .cloned()
@@ -390,8 +417,10 @@ impl LspClient {
             server,
             root: launch.root,
             program: launch.program,
+            args: launch.args,
             started,
             caps,
+            type_hierarchy,
             encoding,
             transport,
             child: tokio::sync::Mutex::new(child),
@@ -405,6 +434,8 @@ impl LspClient {
             opened_once: AtomicBool::new(false),
             external,
             check_after_save: AtomicBool::new(false),
+            observation: Arc::new(tokio::sync::Mutex::new(())),
+            previewing: watch::channel(false).0,
         }))
     }
 
@@ -657,22 +688,55 @@ impl LspClient {
 
     /// Brings the server's copy of `path` up to date with the disk: `didOpen` when it is not
     /// open, `didChange` (full text) when the disk differs. Closes the least recently used
-    /// document when the open set is full.
+    /// document when the open set is full. Waits (bounded) while a preview has proposed
+    /// texts in the server, so an answer never comes from a text that is not on disk.
     pub async fn sync_file(&self, path: &Path) -> Result<DocState> {
+        self.wait_preview_restored().await;
+        self.sync_file_now(path).await
+    }
+
+    /// [`LspClient::sync_file`] without waiting for a preview in flight (the preview's own
+    /// restore, and the observers that hold the observation lock).
+    pub async fn sync_file_now(&self, path: &Path) -> Result<DocState> {
         // Stamp before reading: a write racing the read leaves a stamp that differs.
         let stamp = disk_stamp(path);
         let bytes = tokio::fs::read(path)
             .await
             .map_err(|e| LspError::Other(format!("cannot read {}: {e}", path.display())))?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        self.sync_text(path, text, stamp).await
+        self.sync_text(path, text, stamp, false).await
+    }
+
+    /// Hands the server `text` as `path`'s unsaved content (`didOpen` when not open,
+    /// `didChange` otherwise), without reading or touching the disk: a preview. The
+    /// document stays marked as proposed until it is synced from the disk or closed.
+    pub async fn propose_text(&self, path: &Path, text: String) -> Result<DocState> {
+        self.replace_text(path, text, true).await
+    }
+
+    /// Puts back the text an open document had before a preview (`text`, which was the
+    /// disk's then), unmarking it as proposed. Its disk stamp stays the one of that text, so
+    /// if the disk changed meanwhile (a write raced the preview) the next sync sees it.
+    pub async fn withdraw_proposal(&self, path: &Path, text: String) -> Result<DocState> {
+        self.replace_text(path, text, false).await
+    }
+
+    async fn replace_text(&self, path: &Path, text: String, proposed: bool) -> Result<DocState> {
+        // The stamp of the text the server had from the disk stays the document's: the
+        // disk did not change for this, so the external change scan must not take the
+        // proposed text for a stale one.
+        let stamp = match self.docs.lock().await.get(path) {
+            Some(d) => d.stamp,
+            None => disk_stamp(path),
+        };
+        self.sync_text(path, text, stamp, proposed).await
     }
 
     /// Opens `path` with `text`, which is *not* what the disk holds now: the text a file
     /// had before a write, so the server sees the state before it first. The next
     /// [`LspClient::sync_file`] sends the disk's text as a change.
     pub async fn open_with_text(&self, path: &Path, text: String) -> Result<DocState> {
-        self.sync_text(path, text, None).await
+        self.sync_text(path, text, None, false).await
     }
 
     async fn sync_text(
@@ -680,12 +744,14 @@ impl LspClient {
         path: &Path,
         text: String,
         stamp: Option<(std::time::SystemTime, u64)>,
+        proposed: bool,
     ) -> Result<DocState> {
         let uri = path_to_uri(path)?;
         let mut docs = self.docs.lock().await;
         if let Some(doc) = docs.get_mut(path) {
             doc.last_used = Instant::now();
             doc.stamp = stamp;
+            doc.proposed = proposed;
             if doc.text == text {
                 return Ok(DocState {
                     uri,
@@ -712,8 +778,10 @@ impl LspClient {
             });
         }
         while docs.len() >= self.max_open {
+            // A previewed document is never the one evicted: its restore must find it.
             let Some(oldest) = docs
                 .iter()
+                .filter(|(_, d)| !d.proposed)
                 .min_by_key(|(_, d)| d.last_used)
                 .map(|(p, _)| p.clone())
             else {
@@ -736,6 +804,7 @@ impl LspClient {
                 text: text.clone(),
                 last_used: Instant::now(),
                 stamp,
+                proposed,
             },
         );
         drop(docs);
@@ -762,6 +831,7 @@ impl LspClient {
     /// [`LspClient::sync_open_docs`] leaving `except` as the server has them (a write
     /// observer syncs the written files itself, after taking the state before the write).
     pub async fn sync_open_docs_except(&self, except: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        self.wait_preview_restored().await;
         let paths: Vec<PathBuf> = self
             .docs
             .lock()
@@ -778,12 +848,59 @@ impl LspClient {
                 continue;
             }
             let before = self.docs.lock().await.get(&p).map(|d| d.version);
-            let st = self.sync_file(&p).await?;
+            let st = self.sync_file_now(&p).await?;
             if st.changed && before.is_some() {
                 changed.push(p);
             }
         }
         Ok(changed)
+    }
+
+    /// Takes the observation lock: whoever changes what the server sees and then waits for
+    /// its settled state holds it throughout, so a write's observation and a preview never
+    /// interleave on one server. Owned, so a preview's restore can keep it after answering.
+    pub async fn observation(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        Arc::clone(&self.observation).lock_owned().await
+    }
+
+    /// Marks whether a preview has proposed texts in the server (see
+    /// [`LspClient::sync_file`]).
+    pub fn set_previewing(&self, on: bool) {
+        self.previewing.send_replace(on);
+    }
+
+    /// Waits (at most [`PREVIEW_WAIT_LIMIT`]) until no preview has proposed texts in the
+    /// server.
+    async fn wait_preview_restored(&self) {
+        let mut rx = self.previewing.subscribe();
+        let _ = tokio::time::timeout(PREVIEW_WAIT_LIMIT, rx.wait_for(|on| !*on)).await;
+    }
+
+    /// Sends an open document again, its text unchanged, under a new version: a server that
+    /// re-checks a document only when it changes (clangd does not rebuild the files that
+    /// include a header whose open buffer changed) checks it again. The new version, or
+    /// `None` when `path` is not open.
+    pub async fn recheck(&self, path: &Path) -> Result<Option<i32>> {
+        let mut docs = self.docs.lock().await;
+        let Some(doc) = docs.get_mut(path) else {
+            return Ok(None);
+        };
+        doc.version += 1;
+        let (version, text) = (doc.version, doc.text.clone());
+        drop(docs);
+        let uri = path_to_uri(path)?;
+        self.notify_raw(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri.as_str(), "version": version},
+                   "contentChanges": [{"text": text}]}),
+        )
+        .await?;
+        Ok(Some(version))
+    }
+
+    /// Whether `path` is open with a proposed (previewed) text.
+    pub async fn is_proposed(&self, path: &Path) -> bool {
+        self.docs.lock().await.get(path).is_some_and(|d| d.proposed)
     }
 
     /// Closes `path` if open.
@@ -869,6 +986,7 @@ impl LspClient {
     /// `workspace/didChangeWatchedFiles`. Returns the open documents that changed, with the
     /// version whose publish to wait for. Without a watcher, re-reads every open document.
     pub async fn flush_external(&self, except: &[PathBuf]) -> Result<Vec<(PathBuf, i32)>> {
+        self.wait_preview_restored().await;
         let taken = match &self.external {
             Some(w) => match w.lock() {
                 Ok(mut w) => Some(w.take(except)),
@@ -914,7 +1032,7 @@ impl LspClient {
             if *k == FileChangeType::DELETED || !p.exists() {
                 self.close_file(p).await?;
             } else {
-                let doc = self.sync_file(p).await?;
+                let doc = self.sync_file_now(p).await?;
                 if doc.changed {
                     changed.push((p.clone(), doc.version));
                 }

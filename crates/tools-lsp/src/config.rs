@@ -33,6 +33,16 @@ pub struct LspConfig {
     pub max_restarts: u32,
     /// Documents kept open per server before the least recently used is closed (default 64).
     pub max_open_documents: usize,
+    /// Install a missing server on its first need (default `false`). Only the user's own
+    /// configuration may turn it on (`[lsp] auto_install = true` in
+    /// `~/.config/agent-tools/config.toml`, or a `--config` file outside the workspace); the
+    /// repository's `agent-tools.toml` cannot.
+    pub auto_install: bool,
+    /// The bound on one server install (default 300 000 ms).
+    pub install_timeout_ms: u64,
+    /// Text budget of an `lsp` answer in bytes (default 4096): lists show what fits and name
+    /// the `offset` of the rest.
+    pub answer_bytes: usize,
     /// Overrides and additions to the server table, keyed by language (`python`, `c`, …).
     pub servers: BTreeMap<String, ServerOverride>,
     /// Overrides and additions to the project-checker table, keyed by language.
@@ -57,6 +67,9 @@ impl Default for LspConfig {
             checker_timeout_ms: 300_000,
             max_restarts: 3,
             max_open_documents: 64,
+            auto_install: false,
+            install_timeout_ms: 300_000,
+            answer_bytes: crate::budget::DEFAULT_ANSWER_BYTES,
             servers: BTreeMap::new(),
             checkers: BTreeMap::new(),
             trusted: false,
@@ -69,6 +82,17 @@ impl LspConfig {
     pub fn for_run(run: &tools_core::Run) -> Result<Self, tools_core::ToolError> {
         let mut cfg: LspConfig = run.config().section("lsp")?;
         cfg.trusted = run.trusted();
+        // Installing packages is the user's decision, never the repository's, trusted or not.
+        if run.config().from_repository() {
+            cfg.auto_install = false;
+        }
+        match tools_core::trust::UserConfig::load() {
+            Ok(user) if user.lsp.auto_install => cfg.auto_install = true,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("{e}; [lsp] auto_install of the user's configuration not read")
+            }
+        }
         Ok(cfg)
     }
     /// Where this configuration's programs may be found in `workspace`.
@@ -97,6 +121,10 @@ impl LspConfig {
     /// The quiet window after a publish.
     pub fn diagnostics_quiet(&self) -> Duration {
         Duration::from_millis(self.diagnostics_quiet_ms)
+    }
+    /// The bound on one server install.
+    pub fn install_timeout(&self) -> Duration {
+        Duration::from_millis(self.install_timeout_ms.max(1))
     }
     /// The checker timeout.
     pub fn checker_timeout(&self) -> Duration {

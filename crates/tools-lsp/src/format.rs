@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use lsp_types::{
     CodeActionOrCommand, Diagnostic, DiagnosticSeverity, DocumentChangeOperation, DocumentChanges,
-    DocumentSymbol, GotoDefinitionResponse, HoverContents, Location, MarkedString, Position, Range,
-    ResourceOp, SymbolInformation, SymbolKind, WorkspaceEdit,
+    GotoDefinitionResponse, Location, Position, Range, ResourceOp, SymbolInformation, SymbolKind,
+    WorkspaceEdit,
 };
 use serde_json::{Value, json};
 use tools_core::text::cut_text;
@@ -162,43 +162,17 @@ pub fn locations(resp: Option<GotoDefinitionResponse>) -> Vec<Location> {
     }
 }
 
-/// Hover contents as trimmed markdown (cut at 4 000 characters).
-pub fn hover_text(c: &HoverContents) -> String {
-    let marked = |m: &MarkedString| match m {
-        MarkedString::String(s) => s.clone(),
-        MarkedString::LanguageString(ls) => format!("```{}\n{}\n```", ls.language, ls.value),
-    };
-    let s = match c {
-        HoverContents::Scalar(m) => marked(m),
-        HoverContents::Array(v) => v.iter().map(marked).collect::<Vec<_>>().join("\n\n"),
-        HoverContents::Markup(m) => m.value.clone(),
-    };
-    let trimmed: Vec<&str> = s.lines().map(str::trim_end).collect();
-    let mut t = trimmed.join("\n").trim().to_string();
-    while t.contains("\n\n\n") {
-        t = t.replace("\n\n\n", "\n\n");
-    }
-    tools_core::text::cut_lines(&cut_text(&t, 4000), 80)
-}
-
-/// A symbol kind in lower case (`function`, `class`, …).
+/// A symbol kind in snake case (`function`, `class`, `enum_member`, …).
 pub fn kind_name(k: SymbolKind) -> String {
-    format!("{k:?}").to_lowercase()
-}
-
-/// Flattens nested document symbols, depth first, with their container names.
-pub fn flatten_symbols(
-    syms: &[DocumentSymbol],
-    container: Option<&str>,
-    depth: usize,
-    out: &mut Vec<(usize, DocumentSymbol, Option<String>)>,
-) {
-    for s in syms {
-        out.push((depth, s.clone(), container.map(str::to_string)));
-        if let Some(children) = &s.children {
-            flatten_symbols(children, Some(&s.name), depth + 1, out);
+    // lsp-types prints kinds in camel case (`EnumMember`); answers use snake case.
+    let mut out = String::new();
+    for (i, c) in format!("{k:?}").chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('_');
         }
+        out.extend(c.to_lowercase());
     }
+    out
 }
 
 /// A flat symbol's display line.

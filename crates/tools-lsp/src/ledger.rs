@@ -32,7 +32,7 @@ pub fn counts(d: &Diagnostic) -> bool {
 }
 
 /// What a run has already been told, and what each file currently has.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct DiagnosticsLedger {
     reported: HashSet<LedgerKey>,
     current: HashMap<PathBuf, HashSet<LedgerKey>>,

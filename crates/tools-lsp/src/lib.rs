@@ -2,9 +2,10 @@
 //!
 //! Language-server tools for coding agents:
 //!
-//! - `lsp` (tier read): definition, type definition, implementation, references, hover,
-//!   symbols, code actions, diagnostics (a file, or `"*"` for the project's own checker),
-//!   `status` and `reload`. Positions are a 1-based line plus a symbol substring of that
+//! - `lsp` (tier read): definition, type definition, implementation, references, incoming
+//!   and outgoing calls, supertypes and subtypes (followed to a `depth` of 1 to 3, each
+//!   node once), hover, symbols, code actions, diagnostics (a file, or `"*"` for the
+//!   project's own checker), `status` and `reload`. Positions are a 1-based line plus a symbol substring of that
 //!   line, never a column; an ambiguous symbol is an error listing its occurrences.
 //! - `lsp_rename` (tier write): a project-wide rename, applied all or nothing.
 //! - Diagnostics on write: a [`WriteObserver`] that, after any tool reports `touched`
@@ -13,6 +14,18 @@
 //!   state before, filtered through a per-run ledger keyed by severity, code and message —
 //!   and which earlier diagnostics are gone. When the bound is hit it says "pending", and
 //!   what arrives later is reported as that write's, by number.
+//! - Preview diagnostics: the same observer predicts what a change *would* do before it is
+//!   written (`write`/`edit`/`apply_patch`/`lsp_rename` with `preview: true`, and every
+//!   `ast_edit` proposal): the proposed texts go to the servers as unsaved changes, the
+//!   difference between the settled states is judged against a copy of the ledger, and the
+//!   servers are put back on the disk's texts before a following write or query is served.
+//!   Checks that read saved files only (rust-analyzer's `cargo check`, the `"*"` checkers,
+//!   clangd's includers without `--use-dirty-headers`) are named as not covered.
+//!
+//! - Acquisition ([`acquire`]): the servers the built-in table pins are installed into a
+//!   per-user cache with their ecosystem's package manager (`agent-tools servers install`,
+//!   or on first need with `auto_install = true` in the user's own configuration), and
+//!   found there after `$PATH`.
 //!
 //! Underneath: an LSP client over tools-core's transport ([`LspClient`]), a server
 //! supervisor with a built-in table that `[lsp]` in `agent-tools.toml` overrides and extends
@@ -30,6 +43,18 @@
 //! the project's `compile_commands.json` (or of a CMake configure into a private folder)
 //! with `-fsyntax-only`, in trusted runs only; unspecified diagnostic severity counts as an
 //! error.
+//!
+//! Answers are sized for a model's context: every list (references, definitions,
+//! hierarchies, symbols) shows what fits `[lsp] answer_bytes` (4096 by default), first
+//! entries first, and ends with the `offset` of the rest; `max_results` asks for more at
+//! once. A file's outline lists the declarations a reader navigates by — not the locals
+//! inside function bodies nor `<unknown>` entries — unless `kinds` asks for them; `depth`
+//! limits its nesting. Hovers have HTML entities decoded and rust-analyzer's "Implements
+//! notable traits" and `{unknown}` prose dropped, code fences kept; a long hover pages by
+//! line with `offset`, cut only where the cut saves more than its marker costs. A hierarchy
+//! walk stops after 500 entries or 150 requests and says so. `status` leads with the
+//! workspace's languages, most files first, and folds configured languages without files
+//! into one line; process ids and uptimes are in the structured result only.
 //!
 //! Not for: editing files other than through a rename, or applying server-initiated edits
 //! (`workspace/applyEdit` is answered "not applied").
@@ -55,6 +80,8 @@
 //! # }
 //! ```
 
+pub mod acquire;
+mod budget;
 mod c_checker;
 mod checker;
 pub mod client;
@@ -67,22 +94,29 @@ mod discover;
 mod error;
 mod file_diagnostics;
 mod format;
+mod hierarchy;
+mod hover;
 mod ledger;
 mod lsp_tool;
 mod new_name;
 pub mod observer;
+mod outline;
 mod position;
+mod preview;
 mod query;
 pub mod recipe;
 pub mod rename;
 mod rename_check;
+mod rename_preview;
 mod rename_refs;
 mod roots;
 mod settle;
 mod state_diff;
+mod status_view;
 mod supervisor;
 mod table;
 mod watcher;
+mod workspace_symbols;
 
 use std::sync::Arc;
 

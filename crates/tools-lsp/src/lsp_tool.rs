@@ -2,25 +2,28 @@
 
 use std::sync::Arc;
 
+use std::path::Path;
+
 use lsp_types::request::{
-    CodeActionRequest, DocumentSymbolRequest, GotoDefinition, GotoImplementation,
-    GotoTypeDefinition, HoverRequest, References, WorkspaceSymbolRequest,
+    CodeActionRequest, GotoDeclaration, GotoDefinition, GotoImplementation, GotoTypeDefinition,
+    HoverRequest, References, Request,
 };
 use lsp_types::{
-    CodeActionContext, CodeActionParams, DocumentSymbolParams, DocumentSymbolResponse,
-    GotoDefinitionParams, HoverParams, PartialResultParams, Range, ReferenceContext,
-    ReferenceParams, TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
-    WorkspaceSymbolParams, WorkspaceSymbolResponse,
+    CodeActionContext, CodeActionParams, GotoDefinitionParams, GotoDefinitionResponse, HoverParams,
+    Location, PartialResultParams, Range, ReferenceContext, ReferenceParams, ServerCapabilities,
+    TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tools_core::text::cap_list;
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
-use crate::client::{LspClient, uri_to_path};
+use crate::budget::{self, Window};
+use crate::client::LspClient;
 use crate::error::LspError;
 use crate::format::{self, Renderer};
+use crate::hierarchy::{self, Direction};
+use crate::outline::OutlineFilter;
 use crate::query::{self, Prepared};
 use crate::supervisor::ServerSupervisor;
 
@@ -41,6 +44,8 @@ pub enum LspAction {
     Diagnostics,
     /// Where the symbol is declared.
     Definition,
+    /// Where it is declared, as opposed to defined (C and C++ headers, Go, Rust).
+    Declaration,
     /// Where its type is declared.
     TypeDefinition,
     /// Concrete implementations.
@@ -53,6 +58,14 @@ pub enum LspAction {
     Symbols,
     /// Quick fixes offered at the symbol.
     CodeActions,
+    /// The functions that call the symbol's function, to `depth` levels.
+    IncomingCalls,
+    /// The functions the symbol's function calls, to `depth` levels.
+    OutgoingCalls,
+    /// The types the symbol's type extends or implements, to `depth` levels.
+    Supertypes,
+    /// The types that extend or implement the symbol's type, to `depth` levels.
+    Subtypes,
     /// Which servers run, for which roots, and why others do not.
     Status,
     /// Restart the server for `file`'s root (every started server without `file`).
@@ -76,6 +89,20 @@ pub struct LspArgs {
     pub occurrence: Option<u32>,
     /// Workspace symbol search text (action `symbols`).
     pub query: Option<String>,
+    /// Hierarchies: how many levels to follow (1 to 3, default 1); a node already shown is
+    /// marked and not followed again. `symbols` with `file`: the deepest nesting listed
+    /// (1 = top level only).
+    pub depth: Option<u32>,
+    /// Lists: index of the first entry to show (0-based), to page through a long answer;
+    /// `hover`: the first line to show.
+    pub offset: Option<usize>,
+    /// `symbols` with `file`: the kinds to list (`class`, `function`, `method`, `field`,
+    /// `variable`, …, or `"all"`). By default the declarations a reader navigates by, not
+    /// the locals inside functions.
+    pub kinds: Option<Vec<String>>,
+    /// Lists: most entries to show (references and hierarchies default to 50); the text
+    /// also stops at its size budget and names the `offset` of the rest.
+    pub max_results: Option<usize>,
 }
 
 /// The `lsp` tool.
@@ -87,6 +114,11 @@ impl LspTool {
     /// A tool over `sup`.
     pub fn new(sup: Arc<ServerSupervisor>) -> Self {
         LspTool { sup }
+    }
+
+    /// The text budget of one answer.
+    fn budget(&self) -> usize {
+        self.sup.config().answer_bytes
     }
 }
 
@@ -118,11 +150,17 @@ impl Tool for LspTool {
         "Ask the project's language server. Positions are `line` (1-based) plus `symbol`, a \
          substring of that line naming what you ask about (pass `occurrence` when it occurs \
          more than once); never a column. Actions: diagnostics (file, or \"*\" to run the \
-         project's own checker), definition, type_definition, implementation, references \
-         (cap 50), hover, symbols (`query` for a workspace search, cap 100; `file` for its \
-         outline, cap 200), code_actions, status (which servers run and why others do not), \
-         reload (restart the server for `file`'s root). Files are synced from disk before \
-         every query."
+         project's own checker), definition, declaration, type_definition, implementation, \
+         references, \
+         incoming_calls / outgoing_calls (who calls the function, what it calls) and \
+         supertypes / subtypes (of a type) with `depth` 1-3 (default 1; a node met again is \
+         marked and not followed), hover (`offset` pages a long one), symbols (`query` for a \
+         workspace search; `file` for its outline: declarations, not locals, unless `kinds` \
+         asks; `depth` limits nesting), code_actions, status (which servers run and why others do not), \
+         reload (restart the server for `file`'s root). Lists show what fits about 4 KB \
+         (references and hierarchies at most 50 entries) and end with the `offset` of the \
+         rest; `max_results` asks for more at once. Files are synced from disk before every \
+         query."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -134,7 +172,7 @@ impl Tool for LspTool {
         let sup = &self.sup;
         match a.action {
             LspAction::Status => {
-                let (text, s) = sup.status().await;
+                let (text, s) = crate::status_view::status(sup).await;
                 Ok(ToolOutput::text(text).with_structured(s))
             }
             LspAction::Reload => {
@@ -155,7 +193,16 @@ impl Tool for LspTool {
             }
             LspAction::Symbols => {
                 if let Some(q) = &a.query {
-                    return workspace_symbols(sup, ctx, q, a.file.as_deref()).await;
+                    let window = Window::new(a.offset, a.max_results, WORKSPACE_SYMBOLS_CAP);
+                    return crate::workspace_symbols::workspace_symbols(
+                        sup,
+                        ctx,
+                        q,
+                        a.file.as_deref(),
+                        window,
+                        self.budget(),
+                    )
+                    .await;
                 }
                 if a.file.is_none() {
                     return Err(ToolError::invalid(
@@ -164,80 +211,45 @@ impl Tool for LspTool {
                     ));
                 }
                 let path = query::resolve_file(run, a.file.as_deref())?;
-                let client = sup.client_for(&path).await?;
-                if client.caps.document_symbol_provider.is_none() {
-                    return Err(unsupported(&client, "document symbols"));
-                }
-                let doc = query::synced(sup, &client, &path).await?;
-                let params = DocumentSymbolParams {
-                    text_document: TextDocumentIdentifier {
-                        uri: doc.uri.clone(),
-                    },
-                    work_done_progress_params: WorkDoneProgressParams::default(),
-                    partial_result_params: PartialResultParams::default(),
+                let filter = OutlineFilter::new(a.kinds.as_deref(), a.depth)?;
+                let window = Window::new(a.offset, a.max_results, DOCUMENT_SYMBOLS_CAP);
+                crate::outline::document_symbols(sup, ctx, &path, &filter, window, self.budget())
+                    .await
+            }
+            LspAction::IncomingCalls
+            | LspAction::OutgoingCalls
+            | LspAction::Supertypes
+            | LspAction::Subtypes => {
+                let direction = match a.action {
+                    LspAction::IncomingCalls => Direction::IncomingCalls,
+                    LspAction::OutgoingCalls => Direction::OutgoingCalls,
+                    LspAction::Supertypes => Direction::Supertypes,
+                    _ => Direction::Subtypes,
                 };
-                let resp = query::with_warmup(
-                    &client,
-                    |r: &Option<DocumentSymbolResponse>| r.is_none(),
-                    || client.request::<DocumentSymbolRequest>(params.clone()),
+                let depth = match a.depth {
+                    None => 1,
+                    Some(d) if (1..=hierarchy::MAX_DEPTH as u32).contains(&d) => d as usize,
+                    Some(d) => {
+                        return Err(ToolError::invalid(
+                            "depth",
+                            format!("`depth` is 1 to {} (got {d})", hierarchy::MAX_DEPTH),
+                        ));
+                    }
+                };
+                let p = query::prepare(
+                    run,
+                    sup,
+                    a.file.as_deref(),
+                    a.line,
+                    a.symbol.as_deref(),
+                    a.occurrence,
                 )
                 .await?;
-                let mut r = Renderer::new(run.root(), client.encoding);
-                let mut lines = Vec::new();
-                let mut items = Vec::new();
-                match resp {
-                    None => {}
-                    Some(DocumentSymbolResponse::Flat(v)) => {
-                        for s in &v {
-                            let (l, j) = format::symbol_info_line(&mut r, s);
-                            lines.push(l);
-                            items.push(j);
-                        }
-                    }
-                    Some(DocumentSymbolResponse::Nested(v)) => {
-                        let mut flat = Vec::new();
-                        format::flatten_symbols(&v, None, 0, &mut flat);
-                        for (depth, s, container) in flat {
-                            let p = r.point(&path, s.selection_range.start);
-                            let detail = s
-                                .detail
-                                .as_ref()
-                                .filter(|d| !d.is_empty())
-                                .map(|d| format!(" — {}", tools_core::text::cut_text(d, 80)))
-                                .unwrap_or_default();
-                            lines.push(format!(
-                                "{}{} {}{detail}  {}",
-                                "  ".repeat(depth.min(8)),
-                                format::kind_name(s.kind),
-                                s.name,
-                                p.loc()
-                            ));
-                            items.push(json!({"name": s.name, "kind": format::kind_name(s.kind),
-                                "container": container, "location": p.json()}));
-                        }
-                    }
-                }
-                let total = lines.len();
-                if total == 0 {
-                    return Ok(ToolOutput::text(format!(
-                        "no symbols in {}",
-                        run.workspace().display(&path)
-                    ))
-                    .with_structured(json!({"symbols": [], "total": 0})));
-                }
-                let capped = cap_list(lines, DOCUMENT_SYMBOLS_CAP);
-                let mut text =
-                    format!("{total} symbol(s) in {}:\n", run.workspace().display(&path));
-                text.push_str(&capped.shown.join("\n"));
-                if let Some(m) = capped.more_line() {
-                    text.push('\n');
-                    text.push_str(&m);
-                }
-                items.truncate(DOCUMENT_SYMBOLS_CAP);
-                Ok(ToolOutput::text(text)
-                    .with_structured(json!({"symbols": items, "total": total})))
+                let window = Window::new(a.offset, a.max_results, REFERENCES_CAP);
+                hierarchy_answer(direction, &p, depth, window, self.budget(), ctx).await
             }
             LspAction::Definition
+            | LspAction::Declaration
             | LspAction::TypeDefinition
             | LspAction::Implementation
             | LspAction::References
@@ -252,204 +264,163 @@ impl Tool for LspTool {
                     a.occurrence,
                 )
                 .await?;
-                positional(a.action, &p, ctx).await
+                match a.action {
+                    LspAction::Hover => hover_answer(&p, a.offset, self.budget(), ctx).await,
+                    LspAction::CodeActions => {
+                        let window = Window::new(a.offset, a.max_results, LIST_CAP);
+                        code_actions_answer(&p, window, self.budget(), ctx).await
+                    }
+                    action => {
+                        locations_answer(action, &p, (a.offset, a.max_results), self.budget(), ctx)
+                            .await
+                    }
+                }
             }
         }
     }
 }
 
-async fn positional(
-    action: LspAction,
-    p: &Prepared,
-    ctx: &CallCtx,
-) -> Result<ToolOutput, ToolError> {
+/// A definition-like request: `textDocument/definition`, `declaration`, `typeDefinition`
+/// or `implementation`, which share their parameters and answer.
+trait GotoRequest:
+    Request<Params = GotoDefinitionParams, Result = Option<GotoDefinitionResponse>>
+{
+    /// What the answer lists, in words.
+    const WHAT: &'static str;
+    /// Whether `caps` announce the request.
+    fn supported(caps: &ServerCapabilities) -> bool;
+}
+
+impl GotoRequest for GotoDefinition {
+    const WHAT: &'static str = "definition";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.definition_provider.is_some()
+    }
+}
+
+impl GotoRequest for GotoDeclaration {
+    const WHAT: &'static str = "declaration";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.declaration_provider.is_some()
+    }
+}
+
+impl GotoRequest for GotoTypeDefinition {
+    const WHAT: &'static str = "type definition";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.type_definition_provider.is_some()
+    }
+}
+
+impl GotoRequest for GotoImplementation {
+    const WHAT: &'static str = "implementation";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.implementation_provider.is_some()
+    }
+}
+
+/// Asks a definition-like request at the symbol; the locations it names.
+async fn goto<R: GotoRequest>(p: &Prepared, root: &Path) -> Result<Vec<Location>, ToolError> {
     let c = &p.client;
-    let caps = &c.caps;
-    let mut r = Renderer::new(ctx.run.root(), c.encoding);
-    let here = format!(
-        "`{}` at {}:{}",
-        p.symbol,
-        r.display(&p.path),
-        p.pos.line + 1
-    );
-    let gdp = GotoDefinitionParams {
+    if !R::supported(&c.caps) {
+        return Err(unsupported(c, R::WHAT));
+    }
+    let params = GotoDefinitionParams {
         text_document_position_params: tdpp(p),
         work_done_progress_params: WorkDoneProgressParams::default(),
         partial_result_params: PartialResultParams::default(),
     };
-    let locs = match action {
-        LspAction::Definition => {
-            if caps.definition_provider.is_none() {
-                return Err(unsupported(c, "definition"));
-            }
-            let root = ctx.run.root().to_path_buf();
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<lsp_types::GotoDefinitionResponse>| {
-                    // A server still loading its project answers with the import line
-                    // itself (tsserver); that is as good as empty while it is young.
-                    let locs = format::locations(v.clone());
-                    let mut r = Renderer::new(&root, c.encoding);
-                    locs.is_empty()
-                        || locs.iter().all(|l| {
-                            r.location(l).is_some_and(|p| {
-                                p.text.starts_with("import ") || p.text.starts_with("from ")
-                            })
-                        })
-                },
-                || c.request::<GotoDefinition>(gdp.clone()),
-            )
-            .await?;
-            format::locations(resp)
-        }
-        LspAction::TypeDefinition => {
-            if caps.type_definition_provider.is_none() {
-                return Err(unsupported(c, "type_definition"));
-            }
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<lsp_types::GotoDefinitionResponse>| {
-                    format::locations(v.clone()).is_empty()
-                },
-                || c.request::<GotoTypeDefinition>(gdp.clone()),
-            )
-            .await?;
-            format::locations(resp)
-        }
-        LspAction::Implementation => {
-            if caps.implementation_provider.is_none() {
-                return Err(unsupported(c, "implementation"));
-            }
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<lsp_types::GotoDefinitionResponse>| {
-                    format::locations(v.clone()).is_empty()
-                },
-                || c.request::<GotoImplementation>(gdp.clone()),
-            )
-            .await?;
-            format::locations(resp)
-        }
-        LspAction::References => {
-            if caps.references_provider.is_none() {
-                return Err(unsupported(c, "references"));
-            }
-            let params = ReferenceParams {
-                text_document_position: tdpp(p),
-                work_done_progress_params: WorkDoneProgressParams::default(),
-                partial_result_params: PartialResultParams::default(),
-                context: ReferenceContext {
-                    include_declaration: true,
-                },
-            };
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<Vec<lsp_types::Location>>| v.as_ref().is_none_or(|v| v.is_empty()),
-                || c.request::<References>(params.clone()),
-            )
-            .await?;
-            let mut v = resp.unwrap_or_default();
-            v.sort_by(|a, b| {
-                (a.uri.as_str(), a.range.start.line, a.range.start.character).cmp(&(
-                    b.uri.as_str(),
-                    b.range.start.line,
-                    b.range.start.character,
-                ))
-            });
-            v.dedup();
-            v
-        }
-        LspAction::Hover => {
-            if caps.hover_provider.is_none() {
-                return Err(unsupported(c, "hover"));
-            }
-            let params = HoverParams {
-                text_document_position_params: tdpp(p),
-                work_done_progress_params: WorkDoneProgressParams::default(),
-            };
-            let resp = query::with_warmup(
-                c,
-                |v: &Option<lsp_types::Hover>| v.is_none(),
-                || c.request::<HoverRequest>(params.clone()),
-            )
-            .await?;
-            return Ok(match resp.map(|h| format::hover_text(&h.contents)) {
-                Some(t) if !t.is_empty() => {
-                    ToolOutput::text(t.clone()).with_structured(json!({"hover": t}))
-                }
-                _ => ToolOutput::text(format!("no hover information for {here}"))
-                    .with_structured(json!({"hover": null})),
-            });
-        }
-        LspAction::CodeActions => {
-            if caps.code_action_provider.is_none() {
-                return Err(unsupported(c, "code actions"));
-            }
-            let end = lsp_types::Position {
-                line: p.pos.line,
-                character: p.pos.character
-                    + crate::position::to_lsp_character(&p.symbol, p.symbol.len(), c.encoding),
-            };
-            let diagnostics: Vec<lsp_types::Diagnostic> = c
-                .published(&p.path)
-                .map(|pb| {
-                    pb.items
-                        .into_iter()
-                        .filter(|d| format::overlaps_line(&d.range, p.pos.line))
-                        .collect()
+    let resp = query::with_warmup(
+        c,
+        |v: &Option<GotoDefinitionResponse>| {
+            // A server still loading its project answers with the import line itself
+            // (tsserver); that is as good as empty while it is young.
+            let locs = format::locations(v.clone());
+            let mut r = Renderer::new(root, c.encoding);
+            locs.is_empty()
+                || locs.iter().all(|l| {
+                    r.location(l).is_some_and(|p| {
+                        p.text.starts_with("import ") || p.text.starts_with("from ")
+                    })
                 })
-                .unwrap_or_default();
-            let params = CodeActionParams {
-                text_document: TextDocumentIdentifier {
-                    uri: p.doc.uri.clone(),
-                },
-                range: Range { start: p.pos, end },
-                context: CodeActionContext {
-                    diagnostics,
-                    only: None,
-                    trigger_kind: None,
-                },
-                work_done_progress_params: WorkDoneProgressParams::default(),
-                partial_result_params: PartialResultParams::default(),
-            };
-            let resp = c.request::<CodeActionRequest>(params).await?;
-            let actions = resp.unwrap_or_default();
-            if actions.is_empty() {
-                return Ok(
-                    ToolOutput::text(format!("no code actions offered for {here}"))
-                        .with_structured(json!({"actions": []})),
-                );
-            }
-            let mut lines = Vec::new();
-            let mut items = Vec::new();
-            for a in &actions {
-                let (l, j) = format::code_action_line(&r, a);
-                lines.push(format!("- {l}"));
-                items.push(j);
-            }
-            let total = lines.len();
-            let capped = cap_list(lines, LIST_CAP);
-            let mut text = format!(
-                "{total} code action(s) for {here}:\n{}",
-                capped.shown.join("\n")
-            );
-            if let Some(m) = capped.more_line() {
-                text.push('\n');
-                text.push_str(&m);
-            }
-            items.truncate(LIST_CAP);
-            return Ok(ToolOutput::text(text).with_structured(json!({"actions": items})));
-        }
-        _ => vec![],
+        },
+        || c.request::<R>(params.clone()),
+    )
+    .await?;
+    Ok(format::locations(resp))
+}
+
+/// Every use of the symbol, declaration included, sorted and without duplicates.
+async fn references(p: &Prepared) -> Result<Vec<Location>, ToolError> {
+    let c = &p.client;
+    if c.caps.references_provider.is_none() {
+        return Err(unsupported(c, "references"));
+    }
+    let params = ReferenceParams {
+        text_document_position: tdpp(p),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+        context: ReferenceContext {
+            include_declaration: true,
+        },
     };
-    let what = match action {
-        LspAction::Definition => "definition",
-        LspAction::TypeDefinition => "type definition",
-        LspAction::Implementation => "implementation",
-        _ => "reference",
+    let resp = query::with_warmup(
+        c,
+        |v: &Option<Vec<Location>>| v.as_ref().is_none_or(|v| v.is_empty()),
+        || c.request::<References>(params.clone()),
+    )
+    .await?;
+    let mut v = resp.unwrap_or_default();
+    v.sort_by(|a, b| {
+        (a.uri.as_str(), a.range.start.line, a.range.start.character).cmp(&(
+            b.uri.as_str(),
+            b.range.start.line,
+            b.range.start.character,
+        ))
+    });
+    v.dedup();
+    Ok(v)
+}
+
+/// `symbol` at `file:line`, as answers name the place asked about.
+fn here(r: &Renderer, p: &Prepared) -> String {
+    format!(
+        "`{}` at {}:{}",
+        p.symbol,
+        r.display(&p.path),
+        p.pos.line + 1
+    )
+}
+
+/// Answers a location query (definition-like or references) with a page of locations.
+async fn locations_answer(
+    action: LspAction,
+    p: &Prepared,
+    (offset, max_results): (Option<usize>, Option<usize>),
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let root = ctx.run.root();
+    let (what, locs) = match action {
+        LspAction::Definition => (GotoDefinition::WHAT, goto::<GotoDefinition>(p, root).await?),
+        LspAction::Declaration => (
+            GotoDeclaration::WHAT,
+            goto::<GotoDeclaration>(p, root).await?,
+        ),
+        LspAction::TypeDefinition => (
+            GotoTypeDefinition::WHAT,
+            goto::<GotoTypeDefinition>(p, root).await?,
+        ),
+        LspAction::Implementation => (
+            GotoImplementation::WHAT,
+            goto::<GotoImplementation>(p, root).await?,
+        ),
+        _ => ("reference", references(p).await?),
     };
-    // References, and any answer given while the server still indexes, may be partial:
-    // the first line says so.
+    let c = &p.client;
+    let mut r = Renderer::new(root, c.encoding);
+    let here = here(&r, p);
+    // Any answer given while the server still indexes may be partial: the first line says so.
     let caveat = if p.ready {
         None
     } else {
@@ -462,191 +433,234 @@ async fn positional(
                 .with_structured(json!({"locations": [], "total": 0, "final": first.is_empty()})),
         );
     }
-    let cap = if action == LspAction::References {
+    let default_max = if action == LspAction::References {
         REFERENCES_CAP
     } else {
         LIST_CAP
     };
+    let window = Window::new(offset, max_results, default_max);
     let total = locs.len();
     let points: Vec<_> = locs.iter().filter_map(|l| r.location(l)).collect();
-    let capped = cap_list(points, cap);
-    let mut text = format!("{first}{total} {what}(s) of {here}:\n");
-    text.push_str(
-        &capped
-            .shown
-            .iter()
-            .map(|pt| format!("{}  {}", pt.loc(), pt.text))
-            .collect::<Vec<_>>()
-            .join("\n"),
-    );
-    if let Some(m) = capped.more_line() {
-        text.push('\n');
-        text.push_str(&m);
-    }
-    let items: Vec<Value> = capped.shown.iter().map(|p| p.json()).collect();
-    Ok(ToolOutput::text(text).with_structured(json!({"locations": items, "total": total})))
+    let lines: Vec<String> = points
+        .iter()
+        .map(|pt| format!("{}  {}", pt.loc(), pt.text))
+        .collect();
+    let head = format!("{first}{total} {what}(s) of {here}:");
+    let page = budget::page(&head, &lines, window, budget_bytes, "");
+    let items: Vec<Value> = points
+        .iter()
+        .skip(page.first)
+        .take(page.shown)
+        .map(|p| p.json())
+        .collect();
+    let paging = page.json();
+    Ok(ToolOutput::text(page.text)
+        .with_structured(json!({"locations": items, "total": total, "page": paging})))
 }
 
-async fn workspace_symbols(
-    sup: &ServerSupervisor,
+/// Signature and documentation at the symbol.
+async fn hover_answer(
+    p: &Prepared,
+    offset: Option<usize>,
+    budget_bytes: usize,
     ctx: &CallCtx,
-    q: &str,
-    file: Option<&str>,
 ) -> Result<ToolOutput, ToolError> {
-    let clients: Vec<Arc<LspClient>> = match file {
-        Some(_) => {
-            let path = query::resolve_file(&ctx.run, file)?;
-            vec![sup.client_for(&path).await?]
-        }
-        None => {
-            let mut v = sup.running();
-            if v.is_empty() {
-                // Start the servers the conjunction rule allows for the workspace's roots.
-                let scan = crate::discover::scan_workspace(sup.table(), sup.workspace());
-                let mut errors = Vec::new();
-                for spec in sup.table() {
-                    if scan.files.get(&spec.language).copied().unwrap_or(0) == 0 {
-                        continue;
-                    }
-                    for root in scan.roots.get(&spec.language).into_iter().flatten().take(2) {
-                        match sup
-                            .client_for(&root.join(format!(
-                                "_.{}",
-                                spec.extensions.first().map(String::as_str).unwrap_or("x")
-                            )))
-                            .await
-                        {
-                            // Several marker folders may share one workspace server.
-                            Ok(c) if v.iter().any(|o| Arc::ptr_eq(o, &c)) => {}
-                            Ok(c) => v.push(c),
-                            Err(e) => errors.push(e.to_string()),
-                        }
-                    }
-                }
-                if v.is_empty() {
-                    return Err(ToolError::not_available(format!(
-                        "no language server can run for a workspace symbol search{}",
-                        if errors.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {}", errors.join("; "))
-                        }
-                    )));
-                }
-            }
-            v
-        }
+    let c = &p.client;
+    if c.caps.hover_provider.is_none() {
+        return Err(unsupported(c, "hover"));
+    }
+    let params = HoverParams {
+        text_document_position_params: tdpp(p),
+        work_done_progress_params: WorkDoneProgressParams::default(),
     };
+    let resp = query::with_warmup(
+        c,
+        |v: &Option<lsp_types::Hover>| v.is_none(),
+        || c.request::<HoverRequest>(params.clone()),
+    )
+    .await?;
+    let r = Renderer::new(ctx.run.root(), c.encoding);
+    let normal = resp
+        .map(|h| crate::hover::normalise(&crate::hover::markdown(&h.contents)))
+        .unwrap_or_default();
+    if normal.text.is_empty() {
+        return Ok(
+            ToolOutput::text(format!("no hover information for {}", here(&r, p)))
+                .with_structured(json!({"hover": null})),
+        );
+    }
+    let (text, next_offset) = crate::hover::page(&normal.text, offset.unwrap_or(0), budget_bytes);
+    Ok(ToolOutput::text(text).with_structured(json!({
+        "hover": normal.text,
+        "next_offset": next_offset,
+        "dropped_noise": normal.dropped,
+        "decoded_entities": normal.decoded,
+    })))
+}
+
+/// The quick fixes the server offers at the symbol, with the files each would edit.
+async fn code_actions_answer(
+    p: &Prepared,
+    window: Window,
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let c = &p.client;
+    if c.caps.code_action_provider.is_none() {
+        return Err(unsupported(c, "code actions"));
+    }
+    let r = Renderer::new(ctx.run.root(), c.encoding);
+    let here = here(&r, p);
+    let end = lsp_types::Position {
+        line: p.pos.line,
+        character: p.pos.character
+            + crate::position::to_lsp_character(&p.symbol, p.symbol.len(), c.encoding),
+    };
+    let diagnostics: Vec<lsp_types::Diagnostic> = c
+        .published(&p.path)
+        .map(|pb| {
+            pb.items
+                .into_iter()
+                .filter(|d| format::overlaps_line(&d.range, p.pos.line))
+                .collect()
+        })
+        .unwrap_or_default();
+    let params = CodeActionParams {
+        text_document: TextDocumentIdentifier {
+            uri: p.doc.uri.clone(),
+        },
+        range: Range { start: p.pos, end },
+        context: CodeActionContext {
+            diagnostics,
+            only: None,
+            trigger_kind: None,
+        },
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    };
+    let resp = c.request::<CodeActionRequest>(params).await?;
+    let actions = resp.unwrap_or_default();
+    if actions.is_empty() {
+        return Ok(
+            ToolOutput::text(format!("no code actions offered for {here}"))
+                .with_structured(json!({"actions": []})),
+        );
+    }
     let mut lines = Vec::new();
     let mut items = Vec::new();
-    let mut notes = Vec::new();
-    let mut caveats = Vec::new();
-    for c in &clients {
-        if c.caps.workspace_symbol_provider.is_none() {
-            notes.push(format!(
-                "{} does not support workspace symbol search",
-                c.server
-            ));
-            continue;
-        }
-        if !c.wait_ready().await
-            && let Some(note) = query::indexing_caveat(c)
-        {
-            caveats.push(note);
-        }
-        let _ = c.flush_external(&[]).await;
-        let params = WorkspaceSymbolParams {
-            query: q.to_string(),
-            work_done_progress_params: WorkDoneProgressParams::default(),
-            partial_result_params: PartialResultParams::default(),
-        };
-        let resp = match query::with_warmup(
-            c,
-            |v: &Option<WorkspaceSymbolResponse>| match v {
-                None => true,
-                Some(WorkspaceSymbolResponse::Flat(f)) => f.is_empty(),
-                Some(WorkspaceSymbolResponse::Nested(n)) => n.is_empty(),
-            },
-            || c.request::<WorkspaceSymbolRequest>(params.clone()),
-        )
-        .await
-        {
-            Ok(r) => r,
-            Err(LspError::Server { code: -32601, .. }) => {
-                notes.push(format!(
-                    "{} does not support workspace symbol search",
-                    c.server
-                ));
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let mut r = Renderer::new(ctx.run.root(), c.encoding);
-        match resp {
-            None => {}
-            Some(WorkspaceSymbolResponse::Flat(v)) => {
-                for s in &v {
-                    let (l, j) = format::symbol_info_line(&mut r, s);
-                    lines.push(l);
-                    items.push(j);
-                }
-            }
-            Some(WorkspaceSymbolResponse::Nested(v)) => {
-                for s in &v {
-                    let (loc, pj) = match &s.location {
-                        lsp_types::OneOf::Left(l) => {
-                            let p = r.location(l);
-                            (
-                                p.as_ref().map(|p| p.loc()).unwrap_or_default(),
-                                p.map(|p| p.json()),
-                            )
-                        }
-                        lsp_types::OneOf::Right(w) => (
-                            uri_to_path(&w.uri)
-                                .map(|p| r.display(&p))
-                                .unwrap_or_default(),
-                            None,
-                        ),
-                    };
-                    let container = s
-                        .container_name
-                        .as_ref()
-                        .map(|c| format!(" (in {c})"))
-                        .unwrap_or_default();
-                    lines.push(format!(
-                        "{} {}{container}  {loc}",
-                        format::kind_name(s.kind),
-                        s.name
-                    ));
-                    items.push(json!({"name": s.name, "kind": format::kind_name(s.kind), "container": s.container_name, "location": pj}));
-                }
-            }
-        }
+    for a in &actions {
+        let (l, j) = format::code_action_line(&r, a);
+        lines.push(format!("- {l}"));
+        items.push(j);
     }
     let total = lines.len();
-    let mut text = if total == 0 {
-        format!("no workspace symbols match `{q}`")
-    } else {
-        let capped = cap_list(lines, WORKSPACE_SYMBOLS_CAP);
-        let mut t = format!(
-            "{total} workspace symbol(s) match `{q}`:\n{}",
-            capped.shown.join("\n")
-        );
-        if let Some(m) = capped.more_line() {
-            t.push('\n');
-            t.push_str(&m);
-        }
-        t
+    let head = format!("{total} code action(s) for {here}:");
+    let page = budget::page(&head, &lines, window, budget_bytes, "");
+    let items: Vec<Value> = items
+        .into_iter()
+        .skip(page.first)
+        .take(page.shown)
+        .collect();
+    let paging = page.json();
+    Ok(ToolOutput::text(page.text).with_structured(json!({"actions": items, "page": paging})))
+}
+
+/// Follows a call or type hierarchy from the symbol and shows the walk as a tree, within
+/// the answer budget.
+async fn hierarchy_answer(
+    direction: Direction,
+    p: &Prepared,
+    depth: usize,
+    window: Window,
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let c = &p.client;
+    if !direction.supported_by(c) {
+        return Err(unsupported(c, direction.capability()));
+    }
+    // A server that announced the capability but has no handler says so with -32601.
+    let not_handled = |e: LspError| match e {
+        LspError::Server { code: -32601, .. } => unsupported(c, direction.capability()),
+        e => e.into(),
     };
-    for n in &notes {
-        text.push_str(&format!("\n(note: {n})"));
+    let mut r = Renderer::new(ctx.run.root(), c.encoding);
+    let here = here(&r, p);
+    let roots = hierarchy::prepare(c, direction, &tdpp(p))
+        .await
+        .map_err(not_handled)?;
+    if roots.is_empty() {
+        let what = if direction.is_call() {
+            "a function or method"
+        } else {
+            "a type"
+        };
+        return Ok(ToolOutput::text(format!(
+            "no {} item at {here}: {} finds no {what} there",
+            direction.capability(),
+            c.server
+        ))
+        .with_structured(json!({"entries": [], "total": 0})));
     }
-    if !caveats.is_empty() {
-        text = format!("{}\n{text}", caveats.join("\n"));
+    let walk = hierarchy::walk(c, direction, roots, depth)
+        .await
+        .map_err(not_handled)?;
+    let caveat = if p.ready {
+        None
+    } else {
+        query::indexing_caveat(c)
+    };
+    let first = caveat.map(|c| format!("{c}\n")).unwrap_or_default();
+    let (lines, items): (Vec<String>, Vec<Value>) = walk
+        .entries
+        .iter()
+        .map(|e| hierarchy::entry_line(&mut r, direction, e))
+        .unzip();
+    let found = walk.entries.iter().filter(|e| e.depth > 0).count();
+    if found == 0 {
+        let text = format!(
+            "{first}no {} found for {here}\n{}",
+            direction.what(),
+            lines.join("\n")
+        );
+        return Ok(
+            ToolOutput::text(text).with_structured(json!({"entries": items, "total": items.len()}))
+        );
     }
-    if total == 0 && !notes.is_empty() && notes.len() == clients.len() {
-        return Err(ToolError::not_available(notes.join("; ")));
-    }
-    items.truncate(WORKSPACE_SYMBOLS_CAP);
-    Ok(ToolOutput::text(text).with_structured(json!({"symbols": items, "total": total})))
+    let bound = if walk.stopped_early {
+        format!(
+            " — the walk stopped at its bound after {} requests; ask a smaller `depth` or start further down",
+            walk.requests
+        )
+    } else {
+        String::new()
+    };
+    let head = format!(
+        "{first}{} of {here}, depth {depth}: {found} found{bound}",
+        direction.what()
+    );
+    let page = budget::page(
+        &head,
+        &lines,
+        window,
+        budget_bytes,
+        if depth > 1 {
+            ", or a smaller `depth`"
+        } else {
+            ""
+        },
+    );
+    let shown: Vec<Value> = items
+        .into_iter()
+        .skip(page.first)
+        .take(page.shown)
+        .collect();
+    let paging = page.json();
+    Ok(ToolOutput::text(page.text).with_structured(json!({
+        "entries": shown,
+        "page": paging,
+        "depth": depth,
+        "requests": walk.requests,
+        "stopped_early": walk.stopped_early,
+    })))
 }

@@ -27,7 +27,7 @@ use lsp_types::FileChangeType;
 use serde_json::{Value, json};
 use tools_core::PreImage;
 use tools_core::text::cap_list;
-use tools_core::{CallCtx, Section, WriteObserver};
+use tools_core::{CallCtx, PreviewReport, ProposedFile, Section, WriteObserver};
 
 use crate::client::LspClient;
 use crate::dependents::{open_before_write, open_importers};
@@ -57,6 +57,117 @@ struct PendingWrite {
     pid: i32,
     /// The state its result was computed from.
     after: DiagnosticState,
+}
+
+/// One server's settled state before a change (a write or a preview), with the files that
+/// were opened only to observe the change.
+pub(crate) struct Before {
+    /// Its diagnostics, workspace files only.
+    pub state: DiagnosticState,
+    /// Whether `state` is a settled state of a server that was up before this change.
+    pub settled: bool,
+    /// Files opened now only to observe the change (baseline, never new).
+    pub observers: Vec<PathBuf>,
+    /// Every importer of the changed files that is open (the server re-checks them).
+    pub open_importers: Vec<PathBuf>,
+    /// What to tell the model about it.
+    pub notes: Vec<String>,
+}
+
+/// Step 1 of the module doc: external changes and importers first, then the settled state
+/// before a change to `paths` (which stay as the server has them).
+///
+/// `pre_images` holds what written files held before the write (a preview passes none):
+/// for servers that diagnose only open documents, a written file not open yet is opened at
+/// that text first, so the importers opened next show the state before the write.
+pub(crate) async fn state_before(
+    sup: &ServerSupervisor,
+    client: &LspClient,
+    paths: &[PathBuf],
+    pre_images: &HashMap<PathBuf, PreImage>,
+) -> Before {
+    let cfg = sup.config();
+    let mut notes = Vec::new();
+    let since = client.publish_seq();
+    let mut expect = Vec::new();
+    if let Ok(changed) = client.flush_external(paths).await {
+        expect.extend(changed);
+    }
+    // Importers not open yet are opened now, after the written files were opened at their
+    // text from before the write where it is known; where it is not, what the importers
+    // show may already be the write's doing: they are baseline, never new.
+    let before_write = open_before_write(client, paths, pre_images).await;
+    expect.extend(before_write.opened.iter().cloned());
+    let importers = open_importers(sup, client, paths).await;
+    for dep in &importers.opened {
+        expect.push(dep.clone());
+    }
+    let pre = SettleGoal {
+        publishes: expect,
+        likely: Vec::new(),
+        since_seq: since,
+        changed_at: None,
+        saved: None,
+        quiet: cfg.diagnostics_quiet(),
+        deadline: Instant::now() + cfg.diagnostics_wait() / 2,
+    };
+    let observe_start = Instant::now();
+    let pre_settled = settle(client, &pre).await;
+    // A server that started for this change had no state before it: what it reports
+    // about files nobody changed is a baseline.
+    let settled = pre_settled.is_ok() && client.started + cfg.diagnostics_quiet() < observe_start;
+    if let Err(what) = pre_settled {
+        notes.push(format!(
+            "{} was still busy before this write (waiting for {what}); a diagnostic listed below may predate it",
+            client.server
+        ));
+    }
+    if client.pulls_diagnostics() {
+        pull_open(client, paths).await;
+    }
+    let state = within_workspace(sup, client.snapshot());
+    // An importer with no settled report from before the write has no state to compare
+    // with either.
+    let observers: Vec<PathBuf> = importers
+        .opened
+        .iter()
+        .map(|(p, _)| p.clone())
+        .filter(|p| !before_write.complete || !state.contains_key(p))
+        .collect();
+    Before {
+        state,
+        settled,
+        observers,
+        open_importers: importers.open,
+        notes,
+    }
+}
+
+/// Only the workspace's files: servers also publish for library sources (related
+/// information in the standard library), which are nobody's to fix here.
+pub(crate) fn within_workspace(
+    sup: &ServerSupervisor,
+    mut state: DiagnosticState,
+) -> DiagnosticState {
+    state.retain(|p, _| p.starts_with(sup.workspace()));
+    state
+}
+
+/// Pulls the diagnostics of the open documents (capped), for pull servers. `unsynced`
+/// documents are pulled as the server has them, without reading the disk: before a write,
+/// the written files must stay at their old text until the write is synced (and during a
+/// preview, at their proposed text).
+pub(crate) async fn pull_open(client: &LspClient, unsynced: &[PathBuf]) {
+    for p in client.open_paths().await.into_iter().take(ON_WRITE_FILES) {
+        let doc = if unsynced.contains(&p) || client.is_proposed(&p).await {
+            client.open_doc_state(&p).await
+        } else {
+            client.sync_file_now(&p).await.ok()
+        };
+        if let Some(doc) = doc {
+            let _ = client.pull_diagnostics(&doc).await;
+        }
+    }
 }
 
 /// The diagnostics-on-write observer.
@@ -154,14 +265,40 @@ impl DiagnosticsOnWrite {
         }
     }
 
-    /// Only the workspace's files: servers also publish for library sources (related
-    /// information in the standard library), which are nobody's to fix here.
-    fn within_workspace(&self, mut state: DiagnosticState) -> DiagnosticState {
-        state.retain(|p, _| p.starts_with(self.sup.workspace()));
-        state
+    /// The supervisor.
+    pub(crate) fn supervisor(&self) -> &Arc<ServerSupervisor> {
+        &self.sup
     }
 
-    fn display(&self, p: &Path) -> String {
+    /// A copy of the run's ledger, to judge a preview without recording it.
+    pub(crate) fn ledger_copy(&self) -> DiagnosticsLedger {
+        self.ledger().clone()
+    }
+
+    /// `paths` grouped by server; files with no server (no marker, no binary, no entry) are
+    /// left out quietly, files whose server cannot be had in time are named in the notes.
+    pub(crate) async fn by_server(
+        &self,
+        paths: Vec<PathBuf>,
+    ) -> (Vec<(Arc<LspClient>, Vec<PathBuf>)>, Vec<String>) {
+        let mut groups: Vec<(Arc<LspClient>, Vec<PathBuf>)> = Vec::new();
+        let mut notes = Vec::new();
+        for p in paths {
+            let Ok(loc) = self.sup.locate(&p) else {
+                continue;
+            };
+            match self.client_within_bound(&loc).await {
+                Ok(c) => match groups.iter_mut().find(|(g, _)| Arc::ptr_eq(g, &c)) {
+                    Some((_, v)) => v.push(p),
+                    None => groups.push((c, vec![p])),
+                },
+                Err(e) => notes.push(format!("{}: {e}", self.display(&p))),
+            }
+        }
+        (groups, notes)
+    }
+
+    pub(crate) fn display(&self, p: &Path) -> String {
         match p.strip_prefix(self.sup.workspace()) {
             Ok(r) => r.display().to_string(),
             Err(_) => p.display().to_string(),
@@ -196,6 +333,8 @@ impl DiagnosticsOnWrite {
         number: u64,
         pre_images: &HashMap<PathBuf, PreImage>,
     ) -> Observed {
+        // A preview of this server (or another write's observation) finishes first.
+        let _observing = client.observation().await;
         let cfg = self.sup.config();
         let quiet = cfg.diagnostics_quiet();
         let key = (client.language.clone(), client.root.clone());
@@ -206,53 +345,14 @@ impl DiagnosticsOnWrite {
         let mut notes = Vec::new();
 
         // 1. Observers and external changes first, then the settled state before.
-        let since = client.publish_seq();
-        let mut expect = Vec::new();
-        if let Ok(changed) = client.flush_external(&paths).await {
-            expect.extend(changed);
-        }
-        // Importers not open yet are opened now, after the written files were opened at
-        // their text from before the write where it is known; where it is not, what the
-        // importers show may already be the write's doing: they are baseline, never new.
-        let before_write = open_before_write(&client, &paths, pre_images).await;
-        expect.extend(before_write.opened.iter().cloned());
-        let importers = open_importers(&self.sup, &client, &paths).await;
-        for dep in &importers.opened {
-            expect.push(dep.clone());
-        }
-        let pre = SettleGoal {
-            publishes: expect,
-            likely: Vec::new(),
-            since_seq: since,
-            changed_at: None,
-            saved: None,
-            quiet,
-            deadline: Instant::now() + cfg.diagnostics_wait() / 2,
-        };
-        let observe_start = Instant::now();
-        let pre_settled = settle(&client, &pre).await;
-        // A server that started for this write had no state before it: what it reports
-        // about files nobody wrote is a baseline.
-        let before_settled =
-            pre_settled.is_ok() && client.started + cfg.diagnostics_quiet() < observe_start;
-        if let Err(what) = pre_settled {
-            notes.push(format!(
-                "{} was still busy before this write (waiting for {what}); a diagnostic listed below may predate it",
-                client.server
-            ));
-        }
-        if client.pulls_diagnostics() {
-            self.pull_open(&client, &paths).await;
-        }
-        let mut before = self.within_workspace(client.snapshot());
-        // An importer with no settled report from before the write has no state to
-        // compare with either.
-        let observers: Vec<PathBuf> = importers
-            .opened
-            .iter()
-            .map(|(p, _)| p.clone())
-            .filter(|p| !before_write.complete || !before.contains_key(p))
-            .collect();
+        let Before {
+            state: mut before,
+            settled: before_settled,
+            observers,
+            open_importers,
+            notes: before_notes,
+        } = state_before(&self.sup, &client, &paths, pre_images).await;
+        notes.extend(before_notes);
         let late = earlier.map(|e| (e, before.clone()));
         // What the server said about a written file it did not have open may already
         // come from the new content (it read the disk, or it started for this write): such
@@ -305,7 +405,7 @@ impl DiagnosticsOnWrite {
         }
         // A server that diagnoses open documents re-checks the open importers after the
         // change and republishes them: wait for those too (likely, not certain).
-        for dep in &importers.open {
+        for dep in &open_importers {
             if let Some(v) = client.open_version(dep).await {
                 likely.push((dep.clone(), v));
             }
@@ -321,9 +421,9 @@ impl DiagnosticsOnWrite {
         };
         let pending = settle(&client, &goal).await.err();
         if client.pulls_diagnostics() {
-            self.pull_open(&client, &[]).await;
+            pull_open(&client, &[]).await;
         }
-        let after = self.within_workspace(client.snapshot());
+        let after = within_workspace(&self.sup, client.snapshot());
         if pending.is_some() {
             let label = paths
                 .iter()
@@ -353,26 +453,10 @@ impl DiagnosticsOnWrite {
             notes,
         }
     }
-
-    /// Pulls the diagnostics of the open documents (capped), for pull servers. `unsynced`
-    /// documents are pulled as the server has them, without reading the disk: before a
-    /// write, the written files must stay at their old text until the write is synced.
-    async fn pull_open(&self, client: &LspClient, unsynced: &[PathBuf]) {
-        for p in client.open_paths().await.into_iter().take(ON_WRITE_FILES) {
-            let doc = if unsynced.contains(&p) {
-                client.open_doc_state(&p).await
-            } else {
-                client.sync_file(&p).await.ok()
-            };
-            if let Some(doc) = doc {
-                let _ = client.pull_diagnostics(&doc).await;
-            }
-        }
-    }
 }
 
 /// One rendered diagnostic: its line and its structured form.
-fn render(r: &mut Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String, Value) {
+pub(crate) fn render(r: &mut Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String, Value) {
     let (pt, line) = r.diagnostic(path, d);
     let j = json!({"path": pt.path, "line": pt.line, "col": pt.col,
         "severity": severity_name(d.severity), "code": diagnostic_code(d), "message": d.message});
@@ -380,7 +464,7 @@ fn render(r: &mut Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String, 
 }
 
 /// A gone diagnostic: its file and message (its old position may no longer exist).
-fn render_gone(r: &Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String, Value) {
+pub(crate) fn render_gone(r: &Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String, Value) {
     let disp = r.display(path);
     let line = diagnostic_line(&format!("{disp}:{}", d.range.start.line + 1), d);
     (
@@ -392,6 +476,10 @@ fn render_gone(r: &Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String,
 
 #[async_trait::async_trait]
 impl WriteObserver for DiagnosticsOnWrite {
+    async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
+        crate::preview::predict(self, ctx, proposed).await
+    }
+
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
         let touched = &self.not_observed_yet(touched)[..];
         if touched.is_empty() {
@@ -411,21 +499,7 @@ impl WriteObserver for DiagnosticsOnWrite {
             }
         }
         uniq.truncate(ON_WRITE_FILES);
-        // Group by server; files with no server (no marker, no binary, no entry) are quiet.
-        let mut groups: Vec<(Arc<LspClient>, Vec<PathBuf>)> = Vec::new();
-        let mut notes = Vec::new();
-        for p in uniq {
-            let Ok(loc) = self.sup.locate(&p) else {
-                continue;
-            };
-            match self.client_within_bound(&loc).await {
-                Ok(c) => match groups.iter_mut().find(|(g, _)| Arc::ptr_eq(g, &c)) {
-                    Some((_, v)) => v.push(p),
-                    None => groups.push((c, vec![p])),
-                },
-                Err(e) => notes.push(format!("{}: {e}", self.display(&p))),
-            }
-        }
+        let (groups, mut notes) = self.by_server(uniq).await;
         if groups.is_empty() && notes.is_empty() {
             return Vec::new();
         }

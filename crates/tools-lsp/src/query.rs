@@ -172,3 +172,25 @@ where
         client.wait_ready().await;
     }
 }
+
+/// Runs `f`, asking again (a few times, briefly spaced) while the server answers "content
+/// modified" or "server cancelled": it was catching up with a change (rust-analyzer under
+/// load), whatever its age.
+pub async fn asking_again<T, F, Fut>(f: F) -> Result<T, LspError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, LspError>>,
+{
+    let mut tries = 0;
+    loop {
+        match f().await {
+            Err(LspError::Server { code, .. })
+                if crate::client::ask_again_later(code) && tries < 8 =>
+            {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            other => return other,
+        }
+    }
+}

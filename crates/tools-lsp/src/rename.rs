@@ -54,6 +54,10 @@ pub struct RenameArgs {
     pub new_name: String,
     /// Which occurrence (1-based) when `symbol` occurs more than once on the line.
     pub occurrence: Option<u32>,
+    /// Write nothing: stage the rename, predict its diagnostics, and answer with a
+    /// `change_id` for `resolve` (accept or discard).
+    #[serde(default)]
+    pub preview: bool,
 }
 
 /// Test hook: when set in the run's state to N > 0, the N-th file write of a rename fails,
@@ -89,20 +93,20 @@ impl LspRenameTool {
 
 /// One file's planned end state.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Final {
+pub(crate) enum Final {
     Text(String),
     Absent,
 }
 
-struct Plan {
+pub(crate) struct Plan {
     /// The workspace the files are read through.
     ws: Workspace,
     /// Path → content when planned (None = absent), to re-check before writing.
-    original: BTreeMap<PathBuf, Option<String>>,
+    pub(crate) original: BTreeMap<PathBuf, Option<String>>,
     /// Path → final state.
-    finals: BTreeMap<PathBuf, Final>,
+    pub(crate) finals: BTreeMap<PathBuf, Final>,
     /// Path → number of text edits.
-    edits: BTreeMap<PathBuf, usize>,
+    pub(crate) edits: BTreeMap<PathBuf, usize>,
     created: Vec<PathBuf>,
     deleted: Vec<PathBuf>,
 }
@@ -415,7 +419,9 @@ impl Tool for LspRenameTool {
         "Rename a symbol across the project through its language server. Give `file`, `line` \
          (1-based), `symbol` (a substring of that line; `occurrence` when it occurs more than \
          once) and `new_name`. All or nothing: every file is checked and written atomically, \
-         restored on a failure part-way; a rename the server refuses changes nothing."
+         restored on a failure part-way; a rename the server refuses changes nothing. With preview: true \
+         nothing is written: the answer predicts the diagnostics the rename would bring and gives a \
+         change_id for `resolve` (accept or discard)."
             .into()
     }
     fn input_schema(&self) -> Value {
@@ -519,6 +525,10 @@ impl Tool for LspRenameTool {
                 "{} returned an empty edit for renaming {here}; nothing was changed",
                 c.server
             )));
+        }
+        if a.preview {
+            return crate::rename_preview::stage(ctx, &plan, &here, &a.new_name, &extra.added)
+                .await;
         }
         commit(run, &plan)?;
         // The files are reported as touched: the diagnostics-on-write observer tells the

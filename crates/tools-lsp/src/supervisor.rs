@@ -44,6 +44,14 @@ struct Slot {
     state: Mutex<SlotState>,
 }
 
+/// `; `agent-tools servers install NAME` installs …` for an entry the table can install,
+/// appended to every "missing binary" line; empty otherwise.
+fn install_hint(spec: &ServerSpec) -> String {
+    crate::acquire::install_hint(spec)
+        .map(|h| format!("; {h}"))
+        .unwrap_or_default()
+}
+
 /// Owns the run's language servers.
 pub struct ServerSupervisor {
     run: Weak<Run>,
@@ -80,6 +88,11 @@ impl ServerSupervisor {
             })
         });
         sup
+    }
+
+    /// The run, while it is open.
+    pub(crate) fn open_run(&self) -> Option<Arc<Run>> {
+        self.run.upgrade().filter(|r| !r.is_closed())
     }
 
     /// The configuration in force.
@@ -150,10 +163,11 @@ impl ServerSupervisor {
                 },
             ) => Err(ToolError::not_available(format!(
                 "the {} server cannot start for {display}: missing binary — none of {} found in {looked_in} \
-                     (root marker found at {})",
+                     (root marker found at {}){}",
                 spec.language,
                 looked_for.join(", "),
-                tools_core::display_relative(&self.workspace, &root)
+                tools_core::display_relative(&self.workspace, &root),
+                install_hint(spec)
             ))),
             (None, Resolution::Found { path, .. }) => Err(ToolError::not_available(format!(
                 "the {} server cannot start for {display}: {} (the binary resolved at {}); \
@@ -169,10 +183,11 @@ impl ServerSupervisor {
                     looked_in,
                 },
             ) => Err(ToolError::not_available(format!(
-                "the {} server cannot start for {display}: both halves are missing — {}, and missing binary: none of {} found in {looked_in}",
+                "the {} server cannot start for {display}: both halves are missing — {}, and missing binary: none of {} found in {looked_in}{}",
                 spec.language,
                 marker_msg(),
-                looked_for.join(", ")
+                looked_for.join(", "),
+                install_hint(spec)
             ))),
         }
     }
@@ -191,7 +206,10 @@ impl ServerSupervisor {
 
     /// The running server for `file`, started (or restarted after a crash) if needed.
     pub async fn client_for(&self, file: &Path) -> Result<Arc<LspClient>, ToolError> {
-        let loc = self.locate(file)?;
+        let loc = match self.locate(file) {
+            Ok(loc) => loc,
+            Err(missing) => self.install_on_first_need(file, missing).await?,
+        };
         self.client_at(&loc).await
     }
 
@@ -490,8 +508,9 @@ impl ServerSupervisor {
                         looked_in,
                     } => (
                         format!(
-                            "{lang}: {files} file(s); {marker}, and missing binary (looked for {} in {looked_in})",
-                            looked_for.join(", ")
+                            "{lang}: {files} file(s); {marker}, and missing binary (looked for {} in {looked_in}){}",
+                            looked_for.join(", "),
+                            install_hint(spec)
                         ),
                         "missing_both",
                     ),
@@ -519,8 +538,9 @@ impl ServerSupervisor {
                         looked_in,
                     } => {
                         lines.push(format!(
-                            "{lang}: missing binary for root {rd} (marker found) — looked for {} in {looked_in}",
-                            looked_for.join(", ")
+                            "{lang}: missing binary for root {rd} (marker found) — looked for {} in {looked_in}{}",
+                            looked_for.join(", "),
+                            install_hint(spec)
                         ));
                         structured.push(json!({"language": lang, "root": rd, "state": "missing_binary", "looked_for": looked_for}));
                     }
@@ -581,7 +601,10 @@ impl ServerSupervisor {
                 } => (
                     format!("{}: {}", spec.language, looked_for.join(" | ")),
                     false,
-                    format!("binary not found (looked in {looked_in})"),
+                    format!(
+                        "binary not found (looked in {looked_in}){}",
+                        install_hint(spec)
+                    ),
                 ),
             };
             out.push(DoctorEntry {

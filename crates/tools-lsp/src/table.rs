@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::LspConfig;
-use crate::recipe::InstallRecipe;
+use crate::recipe::{InstallRecipe, PackageManager};
 
 /// A candidate command for a server or a checker: program and arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,12 +106,34 @@ fn builtin() -> Vec<ServerSpec> {
     let mut python = spec(
         "python",
         vec![
-            Candidate::of(&["pyright-langserver", "--stdio"]),
-            Candidate::of(&["basedpyright-langserver", "--stdio"]),
-            Candidate::of(&["pylsp"]),
-            Candidate::of(&["jedi-language-server"]),
-            Candidate::of(&["ty", "server"]),
-            Candidate::of(&["pyrefly", "lsp"]),
+            Candidate::of(&["pyright-langserver", "--stdio"]).installed_by(InstallRecipe::new(
+                PackageManager::Npm,
+                "pyright",
+                "1.1.414",
+            )),
+            Candidate::of(&["basedpyright-langserver", "--stdio"]).installed_by(
+                InstallRecipe::new(PackageManager::Pip, "basedpyright", "1.40.2"),
+            ),
+            Candidate::of(&["pylsp"]).installed_by(InstallRecipe::new(
+                PackageManager::Pip,
+                "python-lsp-server",
+                "1.15.0",
+            )),
+            Candidate::of(&["jedi-language-server"]).installed_by(InstallRecipe::new(
+                PackageManager::Pip,
+                "jedi-language-server",
+                "0.47.0",
+            )),
+            Candidate::of(&["ty", "server"]).installed_by(InstallRecipe::new(
+                PackageManager::Pip,
+                "ty",
+                "1.0.0",
+            )),
+            Candidate::of(&["pyrefly", "lsp"]).installed_by(InstallRecipe::new(
+                PackageManager::Pip,
+                "pyrefly",
+                "1.5.0",
+            )),
         ],
         &[
             "pyproject.toml",
@@ -177,7 +199,12 @@ fn builtin() -> Vec<ServerSpec> {
         ),
         spec(
             "typescript",
-            vec![Candidate::of(&["typescript-language-server", "--stdio"])],
+            vec![
+                Candidate::of(&["typescript-language-server", "--stdio"]).installed_by(
+                    InstallRecipe::new(PackageManager::Npm, "typescript-language-server", "5.3.0")
+                        .with_companion("typescript", "5.9.3"),
+                ),
+            ],
             &["tsconfig.json", "jsconfig.json", "package.json"],
             &["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"],
             vec![Candidate::of(&["tsc", "--noEmit", "--pretty", "false"])],
@@ -191,7 +218,13 @@ fn builtin() -> Vec<ServerSpec> {
         ),
         spec(
             "bash",
-            vec![Candidate::of(&["bash-language-server", "start"])],
+            vec![
+                Candidate::of(&["bash-language-server", "start"]).installed_by(InstallRecipe::new(
+                    PackageManager::Npm,
+                    "bash-language-server",
+                    "5.8.1",
+                )),
+            ],
             &[".git", ".shellcheckrc"],
             &["sh", "bash"],
             vec![],
@@ -307,10 +340,14 @@ fn restrict_rust_analyzer(spec: &mut ServerSpec) {
     merge_json(section, &off);
 }
 
-/// The `tsserver.js` of a TypeScript installed outside any project: next to `tsc` on `PATH`,
-/// or beside `typescript-language-server` in its `node_modules`.
+/// The `tsserver.js` of a TypeScript installed outside any project: next to `tsc` on `PATH`
+/// or in the server cache, or beside `typescript-language-server` in its `node_modules`.
 fn global_tsserver() -> Option<std::path::PathBuf> {
-    let real = |name: &str| tools_core::process::which(name).and_then(|p| p.canonicalize().ok());
+    let real = |name: &str| {
+        tools_core::process::which(name)
+            .or_else(|| tools_core::discovery::find_in_server_cache(name))
+            .and_then(|p| p.canonicalize().ok())
+    };
     let mut candidates = Vec::new();
     // `…/typescript/bin/tsc` → `…/typescript/lib/tsserver.js`
     if let Some(tsc) = real("tsc")

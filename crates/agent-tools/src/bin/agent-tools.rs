@@ -1,4 +1,4 @@
-//! The `agent-tools` binary: `mcp` (the main job), `tools`, `call`, `doctor`.
+//! The `agent-tools` binary: `mcp` (the main job), `tools`, `call`, `doctor`, `servers`.
 
 #![deny(clippy::print_stdout)]
 
@@ -14,6 +14,10 @@ use tools_core::{CallError, Surface, ToolError};
 #[cfg(feature = "serve")]
 #[path = "cli/serve.rs"]
 mod serve;
+
+#[cfg(feature = "lsp")]
+#[path = "cli/servers.rs"]
+mod servers;
 
 #[derive(Parser)]
 #[command(
@@ -96,6 +100,19 @@ enum Command {
         /// hold.
         #[arg(long)]
         all: bool,
+    },
+    /// List the language servers of the table with their state here (needed? where is each
+    /// program: project, PATH, the server cache, missing?), or install them with
+    /// `servers install NAME…` / `servers install --needed`.
+    #[cfg(feature = "lsp")]
+    Servers {
+        #[command(flatten)]
+        run: RunArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        action: Option<servers::ServersAction>,
     },
 }
 
@@ -234,6 +251,8 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                 }
             }
         }
+        #[cfg(feature = "lsp")]
+        Command::Servers { run, json, action } => servers::servers(&run, json, action).await,
         Command::Doctor { run, all } => {
             let toolbox = Toolbox::open(cli_options(&run)?).await?;
             let mut text = format!(

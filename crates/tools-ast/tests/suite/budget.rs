@@ -6,7 +6,49 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use super::{locations, total, workspace, workspace_with};
+use super::{Ws, locations, total, workspace, workspace_with};
+
+/// Default text budget of an answer, and the structured result's (twice that: JSON repeats
+/// its field names).
+const TEXT_BUDGET: usize = 4096;
+const STRUCTURED_BUDGET: usize = 8192;
+
+fn structured_len(out: &tools_core::ToolOutput) -> usize {
+    serde_json::to_string(out.structured.as_ref().unwrap())
+        .unwrap()
+        .len()
+}
+
+/// A workspace holding real Rust code: the sources of this repository's crates.
+fn real_rust_workspace() -> Ws {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&crates).unwrap() {
+        let src = entry.unwrap().path().join("src");
+        collect_rs(&src, &crates, &mut files);
+    }
+    assert!(files.len() > 50, "{} files", files.len());
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    workspace(&refs)
+}
+
+fn collect_rs(dir: &std::path::Path, base: &std::path::Path, out: &mut Vec<(String, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            collect_rs(&p, base, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            out.push((rel, std::fs::read_to_string(&p).unwrap()));
+        }
+    }
+}
 
 /// A module of `n` functions with long bodies.
 fn big_module(prefix: &str, n: usize) -> String {
@@ -157,4 +199,125 @@ async fn an_edit_over_many_files_shows_the_diffs_that_fit_and_says_the_rest_are_
         ws.read("src/m19.rs")
             .contains("factor_3 * compute_m19_2(input, 3)")
     );
+}
+
+#[tokio::test]
+async fn real_code_answers_text_and_structured_stay_in_budget_and_page_through_everything() {
+    let ws = real_rust_workspace();
+    for pattern in [
+        "fn $F($$$A) { $$$B }",
+        "match $X { $$$A }",
+        "impl $T for $S { $$$B }",
+    ] {
+        let args = json!({"pattern": pattern, "language": "rust"});
+        let out = ws.ok("ast_grep", args.clone()).await;
+        let all = total(&out) as usize;
+        assert!(all > 10, "{pattern}: {all} matches");
+        assert!(
+            out.text.len() <= TEXT_BUDGET,
+            "{pattern}: text {} bytes",
+            out.text.len()
+        );
+        assert!(
+            structured_len(&out) <= STRUCTURED_BUDGET,
+            "{pattern}: structured {} bytes",
+            structured_len(&out)
+        );
+        // The structured page is the text's page; counters are kept.
+        let s = out.structured.as_ref().unwrap();
+        let shown = s["shown"].as_u64().unwrap() as usize;
+        assert_eq!(s["matches"].as_array().unwrap().len(), shown);
+        assert_eq!(s["shown_in_text"].as_u64().unwrap() as usize, shown);
+        for loc in locations(&out) {
+            assert!(
+                out.text.contains(&format!("{loc}  ")),
+                "{loc} not in:\n{}",
+                out.text
+            );
+        }
+        assert!(s["parsed_files"].as_u64().unwrap() + s["cached_files"].as_u64().unwrap() > 0);
+        assert!(s["cache"]["entries"].is_u64());
+        assert_eq!(s["next_offset"], json!(shown), "{pattern}");
+        assert_eq!(s["more_not_shown"], json!(all - shown));
+        // Captures are trimmed the same way: no capture value spans lines.
+        for m in s["matches"].as_array().unwrap() {
+            for v in m["captures"].as_object().unwrap().values() {
+                assert!(!v.as_str().unwrap().contains('\n'), "{v}");
+            }
+            for items in m["multi_captures"].as_object().unwrap().values() {
+                assert!(items.as_array().unwrap().len() <= 8, "{items}");
+            }
+        }
+        // `offset` pages through every match once, each page within budget.
+        let mut seen = BTreeSet::new();
+        seen.extend(locations(&out));
+        let mut offset = shown;
+        while offset < all {
+            let mut next = args.clone();
+            next["offset"] = json!(offset);
+            let page = ws.ok("ast_grep", next).await;
+            assert!(page.text.len() <= TEXT_BUDGET, "{}", page.text.len());
+            assert!(
+                structured_len(&page) <= STRUCTURED_BUDGET,
+                "{}",
+                structured_len(&page)
+            );
+            let got = locations(&page);
+            assert!(!got.is_empty());
+            offset += got.len();
+            seen.extend(got);
+        }
+        assert_eq!(offset, all, "{pattern}");
+        assert!(seen.len() <= all);
+        // `max_results` asks for fewer, and the rest follow from `next_offset`.
+        let mut few = args.clone();
+        few["max_results"] = json!(3);
+        let out = ws.ok("ast_grep", few.clone()).await;
+        assert_eq!(locations(&out).len(), 3);
+        assert_eq!(out.structured.as_ref().unwrap()["next_offset"], 3);
+        assert!(
+            out.text.contains("pass `offset: 3` for the next ones"),
+            "{}",
+            out.text
+        );
+        few["offset"] = json!(all - 2);
+        let out = ws.ok("ast_grep", few).await;
+        assert_eq!(locations(&out).len(), 2);
+        assert_eq!(out.structured.as_ref().unwrap()["next_offset"], json!(null));
+    }
+}
+
+#[tokio::test]
+async fn a_real_edit_over_many_files_keeps_its_structured_result_in_budget() {
+    let ws = real_rust_workspace();
+    let out = ws
+        .ok(
+            "ast_edit",
+            json!({"pattern": "$A.to_string()", "rewrite": "String::from($A)", "language": "rust"}),
+        )
+        .await;
+    assert!(
+        out.text.len() <= TEXT_BUDGET,
+        "text {} bytes",
+        out.text.len()
+    );
+    assert!(
+        structured_len(&out) <= STRUCTURED_BUDGET,
+        "structured {} bytes",
+        structured_len(&out)
+    );
+    let s = out.structured.as_ref().unwrap();
+    let files = s["file_count"].as_u64().unwrap();
+    assert!(files > 20, "{files} files");
+    let listed = s["files"].as_array().unwrap().len() as u64;
+    assert!(listed > 0);
+    assert_eq!(listed + s["files_more_not_shown"].as_u64().unwrap(), files);
+    // The structured diff is the text's.
+    let diff = s["diff"].as_str().unwrap();
+    assert!(!diff.is_empty());
+    assert!(out.text.contains(diff), "{diff}");
+    assert!(s["replacements"].as_u64().unwrap() > files);
+    let id = s["edit_id"].as_str().unwrap();
+    ws.ok("resolve", json!({"edit_id": id, "action": "discard"}))
+        .await;
 }

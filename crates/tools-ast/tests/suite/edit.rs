@@ -86,7 +86,7 @@ async fn accept_writes_everything_and_reports_touched() {
     let e = ws
         .err("resolve", json!({"edit_id": "edit_7", "action": "accept"}))
         .await;
-    assert!(e.contains("no staged edit `edit_7`"), "{e}");
+    assert!(e.contains("no staged change `edit_7`"), "{e}");
     let e = ws
         .err("resolve", json!({"edit_id": "edit_1", "action": "maybe"}))
         .await;

@@ -95,9 +95,24 @@ async fn long_matches_are_cut_visibly() {
         out.text
     );
     assert!(!out.text.contains("a15 = 15"), "{}", out.text);
-    // The whole match is in the structured result.
+    // The structured result is trimmed the same way; its span locates the whole match.
     let m = &out.structured.as_ref().unwrap()["matches"][0];
-    assert!(m["text"].as_str().unwrap().contains("a15 = 15"), "{m}");
+    assert_eq!(m["text"], "def f(): … [29 lines] … a29 = 29", "{m}");
+    assert_eq!(m["lines"], 31, "{m}");
+    assert_eq!((&m["line"], &m["end_line"]), (&json!(1), &json!(31)), "{m}");
+    assert_eq!(
+        m["multi_captures"]["B"],
+        json!(["a0 = 0 … [28 lines] … a29 = 29"]),
+        "{m}"
+    );
+    // A long sequence lists its first items and counts the rest.
+    let args: Vec<String> = (0..12).map(|i| format!("x{i}")).collect();
+    let ws = workspace(&[("b.py", &format!("g({})\n", args.join(", ")))]);
+    let out = ws.ok("ast_grep", grep("g($$$ARGS)", "python")).await;
+    let m = &out.structured.as_ref().unwrap()["matches"][0];
+    assert_eq!(m["multi_captures"]["ARGS"], json!(args[..8]), "{m}");
+    assert_eq!(m["multi_captures_more"]["ARGS"], 4, "{m}");
+    assert!(out.text.contains("(12 items)"), "{}", out.text);
 }
 
 #[tokio::test]

@@ -76,8 +76,12 @@ impl DebugSupervisor {
         })))
     }
 
-    /// `stack`.
-    pub async fn stack(&self, thread_id: Option<u64>) -> Result<ToolOutput, ToolError> {
+    /// `stack`: up to 30 frames from `offset`, as many as fit the answer budget.
+    pub async fn stack(
+        &self,
+        thread_id: Option<u64>,
+        offset: usize,
+    ) -> Result<ToolOutput, ToolError> {
         let mut inner = self.inner.lock().await;
         self.require(&mut inner).await?;
         let run = self.run()?;
@@ -89,25 +93,38 @@ impl DebugSupervisor {
             Ok(t) => t,
             Err(e) => return Err(self.fail(&mut inner, e).await),
         };
-        let trace = match s.stack(thread, STACK_CAP as u64 + 1).await {
+        let wanted = offset.saturating_add(STACK_CAP);
+        let trace = match s.stack(thread, wanted as u64 + 1).await {
             Ok(t) => t,
             Err(e) => return Err(self.fail(&mut inner, e).await),
         };
-        let total = frames_total(&trace, STACK_CAP);
-        let frames: Vec<_> = trace.stack_frames.iter().take(STACK_CAP).collect();
-        let mut lines = vec![format!("thread {thread}:")];
-        for (i, f) in frames.iter().enumerate() {
-            lines.push(format!("  {}", report::frame_line(run.workspace(), i, f)));
-        }
-        if total > frames.len() {
-            lines.push(format!(
-                "  … {} more not shown (of {total})",
-                total - frames.len()
+        let total = frames_total(&trace, wanted);
+        let window: Vec<_> = trace
+            .stack_frames
+            .iter()
+            .enumerate()
+            .skip(offset)
+            .take(STACK_CAP)
+            .collect();
+        let lines: Vec<String> = window
+            .iter()
+            .map(|(i, f)| format!("  {}", report::frame_line(run.workspace(), *i, f)))
+            .collect();
+        let (mut text, shown) = report::fill_lines(&format!("thread {thread}:"), &lines);
+        if lines.is_empty() && total > 0 {
+            text.push_str(&format!(
+                "\n  `offset` {offset} is past the last frame (there are {total})"
             ));
         }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
+        let next = offset + shown;
+        if let Some(more) = report::more_line("frames", next, total) {
+            text.push_str(&format!("\n  {more}"));
+        }
+        Ok(ToolOutput::text(text).with_structured(json!({
             "thread_id": thread,
-            "frames": frames.iter().map(|f| report::frame_json(run.workspace(), f)).collect::<Vec<_>>(),
+            "frames": window.iter().take(shown).map(|(_, f)| report::frame_json(run.workspace(), f)).collect::<Vec<_>>(),
+            "offset": offset,
+            "next_offset": (next < total).then_some(next),
             "total": total,
         })))
     }
@@ -159,8 +176,9 @@ impl DebugSupervisor {
         })))
     }
 
-    /// `variables`.
-    pub async fn variables(&self, reference: u64) -> Result<ToolOutput, ToolError> {
+    /// `variables`: up to 50 children from `offset`, as many as fit the
+    /// answer budget.
+    pub async fn variables(&self, reference: u64, offset: usize) -> Result<ToolOutput, ToolError> {
         let mut inner = self.inner.lock().await;
         self.require(&mut inner).await?;
         let Some(s) = inner.session.as_ref() else {
@@ -171,18 +189,29 @@ impl DebugSupervisor {
             Ok(v) => v,
             Err(e) => return Err(self.fail(&mut inner, e).await),
         };
-        let capped = cap_list(vars, VARIABLES_CAP);
-        let mut lines: Vec<String> = capped.shown.iter().map(report::variable_line).collect();
-        if let Some(m) = capped.more_line() {
-            lines.push(m);
-        }
+        let total = vars.len();
+        let window: Vec<_> = vars.iter().skip(offset).take(VARIABLES_CAP).collect();
+        let lines: Vec<String> = window.iter().map(|v| report::variable_line(v)).collect();
+        let (mut text, shown) = report::fill_lines("", &lines);
         if lines.is_empty() {
-            lines.push(format!("reference {reference} has no children"));
+            text = if total == 0 {
+                format!("reference {reference} has no children")
+            } else {
+                format!(
+                    "`offset` {offset} is past the last child (reference {reference} has {total})"
+                )
+            };
         }
-        Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({
+        let next = offset + shown;
+        if let Some(more) = report::more_line("variables", next, total) {
+            text.push_str(&format!("\n{more}"));
+        }
+        Ok(ToolOutput::text(text).with_structured(json!({
             "reference": reference,
-            "variables": capped.shown.iter().map(report::variable_json).collect::<Vec<_>>(),
-            "total": capped.total,
+            "variables": window.iter().take(shown).map(|v| report::variable_json(v)).collect::<Vec<_>>(),
+            "offset": offset,
+            "next_offset": (next < total).then_some(next),
+            "total": total,
         })))
     }
 
@@ -228,8 +257,9 @@ impl DebugSupervisor {
         })))
     }
 
-    /// `output`: the debuggee's stdout/stderr so far (or of the last session).
-    pub async fn output(&self) -> Result<ToolOutput, ToolError> {
+    /// `output`: the debuggee's stdout/stderr so far (or of the last session): its last
+    /// part by default, or the part from character `offset`, within the answer budget.
+    pub async fn output(&self, offset: Option<usize>) -> Result<ToolOutput, ToolError> {
         let mut inner = self.inner.lock().await;
         let _ = self.check_session(&mut inner).await;
         let (text, whose) = match inner.session.as_ref() {
@@ -245,8 +275,14 @@ impl DebugSupervisor {
         if text.is_empty() {
             return Ok(ToolOutput::text(format!("no output yet from {whose}")));
         }
-        let shown = tools_core::text::head_tail(&text, 12_000);
-        Ok(ToolOutput::text(format!("output of {whose}:\n{shown}"))
-            .with_structured(json!({"output": shown, "chars": text.chars().count()})))
+        let page = report::output_page(&text, offset);
+        Ok(
+            ToolOutput::text(format!("output of {whose}:\n{}", page.text)).with_structured(json!({
+                "output": page.shown,
+                "offset": page.start,
+                "next_offset": page.next,
+                "chars": page.total,
+            })),
+        )
     }
 }

@@ -2,6 +2,7 @@
 //! via the registry as a harness would.
 
 mod breakpoint_life;
+mod budget;
 mod common;
 mod delve;
 mod lldb;

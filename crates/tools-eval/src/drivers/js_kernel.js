@@ -11,8 +11,10 @@
 // call the host gave up on.
 //
 // One `vm` context lives as long as the kernel: its globals are the cell namespace. Cells
-// with top-level `await` run inside an async function whose top-level declarations are
-// turned into assignments to the context's globals, so they persist too.
+// with top-level `await` or `import` statements run inside an async function whose
+// top-level declarations are turned into assignments to the context's globals, so they
+// persist too, and whose last expression statement is the cell's value. `import()` and
+// `import` statements load ES modules and packages through Node's own loader.
 'use strict';
 
 const fs = require('fs');
@@ -350,19 +352,139 @@ function errorText(e) {
 function trimStack(stack) {
   const out = [];
   for (const line of stack.split('\n')) {
-    if (/^\s+at /.test(line) && /\[eval\]|node:internal|node:vm|__eval_async__/.test(line)) break;
+    if (/^\s+at /.test(line) && /__eval_async__/.test(line)) {
+      // The cell's own frame in the async wrapper: keep where, not the wrapper's name.
+      out.push(line.replace(/__eval_async__ \((.*)\)$/, '$1'));
+      break;
+    }
+    if (/^\s+at /.test(line) && /\[eval\]|node:internal|node:vm/.test(line)) break;
     out.push(line);
   }
   return out.join('\n');
 }
 
+// Node's own JavaScript parser (the one its REPL uses for top-level await), reachable because
+// the kernel runs with --expose-internals. Without it (another Node build), cells with
+// top-level await fall back to a line-based rewrite.
+let acorn = null;
+try {
+  acorn = require('internal/deps/acorn/acorn/dist/acorn');
+} catch (_) {
+  log('no bundled acorn: top-level await cells use the line-based rewrite');
+}
+
+// `import()` in a cell goes through the main context's ES module loader, which resolves a
+// relative specifier from the current directory and a bare one through node_modules from
+// there, as Node's REPL does. Node < 20.12 lacks the option: import() then fails clearly.
+const DYNAMIC_IMPORT = vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+const scriptOptions = (filename) => (DYNAMIC_IMPORT ? { filename, importModuleDynamically: DYNAMIC_IMPORT } : { filename });
+
+// The loader option is marked experimental; its one-time warning would land in a cell's
+// stderr as if the cell had caused it.
+const emitWarning = process.emitWarning;
+process.emitWarning = function (warning, ...rest) {
+  const text = typeof warning === 'string' ? warning : warning && warning.message;
+  if (typeof text === 'string' && text.includes('USE_MAIN_CONTEXT_DEFAULT_LOADER')) return;
+  return emitWarning.call(this, warning, ...rest);
+};
+
+const PARSE_OPTIONS = { ecmaVersion: 'latest', sourceType: 'script', allowHashBang: true };
+
+// Whether a cell that failed to compile as a script did so only because it uses top-level
+// `await` or ES `import` statements, which the async rewrite handles. Other errors (a
+// `const` declared again by a later cell, a typo) keep V8's own message.
+function needsAsyncRewrite(code, e) {
+  if (!(e instanceof SyntaxError)) return false;
+  if (!acorn) return /await|reserved word|import statement/.test(e.message);
+  try {
+    acorn.parse(code, PARSE_OPTIONS);
+    return false;
+  } catch (_) {
+    // Not a script: maybe an async cell, or a plain syntax error that the async
+    // rewrite reports with the cell's line.
+    return /await|reserved word|import|export/.test(e.message) || /\bawait\b|\bimport\b/.test(code);
+  }
+}
+
+// The text of an `import` declaration as an assignment from `await import(...)`, so the
+// names it binds become globals like the cell's other declarations.
+function importAsAssignment(code, stmt) {
+  const source = code.slice(stmt.source.start, stmt.source.end);
+  const attrs = stmt.attributes && stmt.attributes.length ? `, { with: { ${stmt.attributes.map((a) => code.slice(a.start, a.end)).join(', ')} } }` : '';
+  const load = `await import(${source}${attrs})`;
+  const key = (n) => (n.type === 'Literal' ? JSON.stringify(n.value) : n.name);
+  const namespace = stmt.specifiers.find((s) => s.type === 'ImportNamespaceSpecifier');
+  const parts = [];
+  for (const s of stmt.specifiers) {
+    if (s.type === 'ImportDefaultSpecifier') parts.push(`default: ${s.local.name}`);
+    else if (s.type === 'ImportSpecifier') parts.push(`${key(s.imported)}: ${s.local.name}`);
+  }
+  let text;
+  if (namespace && parts.length) text = `void (${namespace.local.name} = ${load}, {${parts.join(', ')}} = ${namespace.local.name});`;
+  else if (namespace) text = `void (${namespace.local.name} = ${load});`;
+  else if (parts.length) text = `void ({${parts.join(', ')}} = ${load});`;
+  else text = `${load};`;
+  // Keep the cell's line numbers for the statements after this one.
+  return text + '\n'.repeat((code.slice(stmt.start, stmt.end).match(/\n/g) || []).length);
+}
+
+// A cell with top-level `await` or `import` as the body of an async function, on the same
+// lines as the cell: its top-level declarations become assignments to the context's
+// globals, so they outlive the function (and a cell can be run again), and its last
+// expression statement is returned as the cell's value.
+function asyncCellSource(code) {
+  const program = acorn.parse(code, { ...PARSE_OPTIONS, allowAwaitOutsideFunction: true, allowImportExportEverywhere: true });
+  const edits = [];
+  const edit = (from, to, text) => edits.push([from, to, text, edits.length]);
+  let prologue = '';
+  program.body.forEach((stmt, i) => {
+    switch (stmt.type) {
+      case 'VariableDeclaration': {
+        const decls = stmt.declarations;
+        edit(stmt.start, decls[0].start, 'void (');
+        for (const d of decls) {
+          if (d.init) continue;
+          // `let x;` resets x; `var x;` keeps a value x already has, as in a script.
+          const name = d.id.name;
+          edit(d.id.end, d.id.end, stmt.kind === 'var' ? ` = (typeof ${name} === 'undefined' ? undefined : ${name})` : ' = undefined');
+        }
+        edit(decls[decls.length - 1].end, stmt.end, ');');
+        break;
+      }
+      case 'FunctionDeclaration':
+        // Hoisted inside the function, so it is published before any statement runs.
+        prologue += `globalThis[${JSON.stringify(stmt.id.name)}] = ${stmt.id.name}; `;
+        break;
+      case 'ClassDeclaration':
+        edit(stmt.start, stmt.start, `${stmt.id.name} = `);
+        edit(stmt.end, stmt.end, ';');
+        break;
+      case 'ImportDeclaration':
+        edit(stmt.start, stmt.end, importAsAssignment(code, stmt));
+        break;
+      case 'ExpressionStatement':
+        if (i === program.body.length - 1) {
+          edit(stmt.start, stmt.start, 'return (');
+          edit(stmt.expression.end, stmt.end, ');');
+        }
+        break;
+      default:
+        break;
+    }
+  });
+  // Later positions first; at one position, the edit made last goes first.
+  edits.sort((a, b) => b[0] - a[0] || b[3] - a[3]);
+  let out = code;
+  for (const [from, to, text] of edits) out = out.slice(0, from) + text + out.slice(to);
+  return `(async function __eval_async__() { ${prologue}${out}\n})()`;
+}
+
+// The line-based rewrite, for a Node without a bundled parser.
 const DECL = /^(?:const|let|var)\s+([A-Za-z_$][\w$]*)(\s*=)/;
 const FUNC = /^(async\s+)?function(\s*\*?\s*)([A-Za-z_$][\w$]*)/;
 const CLASS = /^class\s+([A-Za-z_$][\w$]*)/;
 const STATEMENT = /^(?:(?:const|let|var|if|for|while|do|function|async\s+function|class|return|throw|try|switch|import|export)(?![\w$])|[{}]|\/\/|\/\*)/;
 
-// Top-level declarations become assignments to the context's globals, so they outlive the
-// async function a cell with top-level await runs in. Returns the lines and which changed.
 function hoistDeclarations(lines) {
   const declared = new Set();
   const out = lines.map((line, i) => {
@@ -386,7 +508,7 @@ function hoistDeclarations(lines) {
   return { lines: out, declared };
 }
 
-function compileAsync(code, filename) {
+function lineBasedAsyncScript(code, filename) {
   const { lines, declared } = hoistDeclarations(code.split('\n'));
   let last = lines.length - 1;
   while (last >= 0 && lines[last].trim() === '') last--;
@@ -400,12 +522,26 @@ function compileAsync(code, filename) {
     tail[0] = 'return (' + tail[0];
     const src = '(async function __eval_async__() { ' + body.concat(tail).join('\n') + '\n); })()';
     try {
-      return new vm.Script(src, { filename });
+      return new vm.Script(src, scriptOptions(filename));
     } catch (_) {
       // not an expression from here on; try an earlier line
     }
   }
-  return new vm.Script('(async function __eval_async__() { ' + lines.join('\n') + '\n})()', { filename });
+  return new vm.Script('(async function __eval_async__() { ' + lines.join('\n') + '\n})()', scriptOptions(filename));
+}
+
+function compileAsync(code, filename) {
+  if (!acorn) return lineBasedAsyncScript(code, filename);
+  let source;
+  try {
+    source = asyncCellSource(code);
+  } catch (e) {
+    if (!(e instanceof SyntaxError) || !e.loc) throw e;
+    const err = new SyntaxError(e.message.replace(/\s*\(\d+:\d+\)$/, ''));
+    err.stack = `SyntaxError: ${err.message}\n    at ${filename}:${e.loc.line}:${e.loc.column + 1}`;
+    throw err;
+  }
+  return new vm.Script(source, scriptOptions(filename));
 }
 
 function isPromise(v) {
@@ -435,9 +571,9 @@ async function runCell(msg) {
   try {
     let script = null;
     try {
-      script = new vm.Script(code, { filename });
+      script = new vm.Script(code, scriptOptions(filename));
     } catch (e) {
-      if (!(e instanceof SyntaxError && /await/.test(e.message))) throw e;
+      if (!needsAsyncRewrite(code, e)) throw e;
     }
     if (!script) script = compileAsync(code, filename);
     let value = script.runInContext(ctx, { breakOnSigint: true, displayErrors: false });
@@ -451,6 +587,10 @@ async function runCell(msg) {
     const interrupted = !!(e && (e.interrupted || (typeof e.message === 'string' && /Script execution interrupted/.test(e.message))));
     status = interrupted ? 'interrupted' : 'error';
     const isErr = e && typeof e === 'object' && typeof e.stack === 'string';
+    if (isErr && e.code === 'ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING' && !DYNAMIC_IMPORT) {
+      e.message += ` (import() in a cell needs Node.js 20.12 or later; this is ${process.version}: use require, or set [eval] node to a newer node)`;
+      e.stack = `${e.name}: ${e.message}`;
+    }
     cell.flush();
     send({
       type: 'error',

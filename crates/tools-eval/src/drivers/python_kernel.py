@@ -442,7 +442,10 @@ def render(obj):
     if "text/markdown" not in data and "image/png" not in data:
         text = repr(obj)
         if len(text) > REPR_MAX:
-            text = text[:REPR_MAX] + "… [repr cut: %d more characters]" % (len(text) - REPR_MAX)
+            # Head and tail, with the marker the host merges into its own cut.
+            keep = REPR_MAX // 2
+            text = "%s\n… [cut: %d characters of the value not shown] …\n%s" % (
+                text[:keep], len(text) - 2 * keep, text[-keep:])
         data["text/plain"] = text
     return data
 

@@ -14,6 +14,21 @@ const DESC: &str = "run a small python test cell";
 /// Starts an eval call with its own cancellation token, cancels it once `started` has been
 /// printed by the cell, and returns what the call answered.
 async fn cancel_when_started(e: &Env, code: &str, language: &str) -> Result<ToolOutput, CallError> {
+    cancel_when(e, code, language, false).await
+}
+
+/// As [`cancel_when_started`], and once the cell's bridged `echo` call is under way too (a
+/// cancel that came first would stop the cell before it makes the call).
+async fn cancel_mid_bridge(e: &Env, code: &str, language: &str) -> Result<ToolOutput, CallError> {
+    cancel_when(e, code, language, true).await
+}
+
+async fn cancel_when(
+    e: &Env,
+    code: &str,
+    language: &str,
+    after_bridge_call: bool,
+) -> Result<ToolOutput, CallError> {
     let cancel = CancellationToken::new();
     let opts = CallOptions {
         cancel: Some(cancel.clone()),
@@ -28,7 +43,9 @@ async fn cancel_when_started(e: &Env, code: &str, language: &str) -> Result<Tool
     );
     let canceller = async {
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !marker.exists() {
+        while !marker.exists()
+            || (after_bridge_call && e.echo_calls.load(std::sync::atomic::Ordering::SeqCst) == 0)
+        {
             assert!(Instant::now() < deadline, "the cell never started");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -104,7 +121,7 @@ async fn cancel_mid_bridge_answers_the_call_as_cancelled_inside_the_cell() {
         return;
     }
     let e = env();
-    let out = cancel_when_started(
+    let out = cancel_mid_bridge(
         &e,
         "open('started', 'w').close()\ntry:\n    tool('echo', {'sleep_ms': 60000})\nexcept ToolError as err:\n    seen = err.kind\n    import time\n    time.sleep(60)",
         "python",
@@ -128,7 +145,7 @@ async fn javascript_cancel_mid_bridge_keeps_the_kernel() {
     }
     let e = env();
     e.js("globalThis.kept = 7").await;
-    let out = cancel_when_started(
+    let out = cancel_mid_bridge(
         &e,
         "require('fs').writeFileSync('started', '')\ntry { await tool('echo', {sleep_ms: 60000}) } catch (err) { globalThis.seen = err.kind }\nawait new Promise(r => setTimeout(r, 60000))",
         "javascript",

@@ -96,12 +96,21 @@ impl Approver for NoScribble {
 }
 
 pub fn env_with(config: &str) -> Env {
+    env_trusted(config, true)
+}
+
+/// A run the user has not trusted (see tools-core's `trust`).
+pub fn env_untrusted() -> Env {
+    env_trusted("", false)
+}
+
+fn env_trusted(config: &str, trusted: bool) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let run = Run::new(RunOptions {
         root: dir.path().into(),
         conversation_id: "eval-test".into(),
         config: Config::parse(config).unwrap(),
-        trusted: true,
+        trusted,
     })
     .unwrap();
     let fam = tools_eval::family(&run)

@@ -4,6 +4,10 @@ use serde_json::json;
 
 use super::common::*;
 
+/// The default answer budget of a cell: 4000 characters (`[eval] max_output_chars`), about
+/// 4 KB of ASCII text once the cut markers' ellipses (3 bytes each) are counted.
+const ANSWER_BUDGET: usize = 4096;
+
 #[tokio::test]
 async fn state_persists_and_the_last_expression_is_displayed() {
     if !python() {
@@ -300,19 +304,24 @@ async fn a_gigabyte_print_stays_bounded() {
         .await;
     assert!(o.text.starts_with("START\nxxxx"), "{}", &o.text[..100]);
     assert!(o.text.trim_end().ends_with("END"), "tail kept");
-    assert!(o.text.len() < 25_000, "bounded: {} bytes", o.text.len());
+    assert!(
+        o.text.len() <= ANSWER_BUDGET,
+        "bounded: {} bytes",
+        o.text.len()
+    );
     let s = o.structured.as_ref().unwrap();
     let cut = s["cut_chars"].as_u64().unwrap();
     assert!(cut > 1_073_000_000, "{cut}");
     assert!(
-        o.text
-            .contains(&format!("[cut: {cut} characters of output not shown]")),
+        o.text.contains(&format!(
+            "[cut: {cut} characters of output not shown; print a slice of it, or write it to a file"
+        )),
         "{}",
-        &o.text[9_000..11_000]
+        o.text
     );
     // fd-level output is bounded the same way.
     let o = e.py("!yes | head -c 50000000").await;
-    assert!(o.text.len() < 25_000);
+    assert!(o.text.len() <= ANSWER_BUDGET);
     assert!(
         o.structured.as_ref().unwrap()["cut_chars"]
             .as_u64()
@@ -438,4 +447,54 @@ async fn input_and_exit_do_not_hang_or_kill_the_kernel() {
     assert_eq!(status(&o), "error");
     assert!(o.text.contains("SystemExit: 2"), "{}", o.text);
     assert_eq!(e.py("x").await.text, "5");
+}
+
+#[tokio::test]
+async fn every_part_of_the_default_answer_stays_within_its_budget() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    // Output, a large value and a long traceback in one cell: a log line per record, then a
+    // frame as the last value, then an error with a long message.
+    let o = e
+        .py("for i in range(5000):\n    print(f'record {i}: status=ok latency_ms={i % 97}')\nbig = {f'key_{i}': list(range(20)) for i in range(2000)}\nbig")
+        .await;
+    assert!(o.text.len() <= ANSWER_BUDGET, "{} bytes", o.text.len());
+    assert!(o.text.starts_with("record 0: status=ok"), "{}", o.text);
+    assert!(
+        o.text
+            .contains("characters of output not shown; print a slice"),
+        "{}",
+        o.text
+    );
+    assert!(
+        o.text
+            .contains("characters of the value not shown; print a slice"),
+        "{}",
+        o.text
+    );
+    assert!(
+        o.text.trim_end().ends_with("19]}"),
+        "the value's tail is kept: {}",
+        o.text
+    );
+    let s = o.structured.as_ref().unwrap();
+    assert!(serde_json::to_string(s).unwrap().len() <= 2 * ANSWER_BUDGET);
+    assert!(s["output_chars"].as_u64().unwrap() > 150_000);
+    let o = e
+        .py("raise ValueError('bad record: ' + 'y' * 50_000)")
+        .await;
+    assert_eq!(status(&o), "error");
+    assert!(o.text.len() <= ANSWER_BUDGET, "{} bytes", o.text.len());
+    assert!(o.text.contains("ValueError: bad record"), "{}", o.text);
+    assert!(o.text.contains("of the traceback not shown"), "{}", o.text);
+    // The budget is the configuration's.
+    let e = env_with("[eval]\nmax_output_chars = 12000\n");
+    let o = e.py("print('z' * 50_000)").await;
+    assert!(
+        (10_000..=12_300).contains(&o.text.len()),
+        "{} bytes",
+        o.text.len()
+    );
 }

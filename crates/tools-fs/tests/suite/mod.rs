@@ -3,6 +3,7 @@
 mod concurrency;
 mod conventions;
 mod hostile;
+mod preview;
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use tools_core::{CallError, Registry, RegistryBuilder, Run, RunOptions, Surface,
 /// A workspace with the fs family wired through a real registry.
 pub struct Ws {
     pub dir: tempfile::TempDir,
+    pub run: Arc<Run>,
     pub registry: Arc<Registry>,
 }
 
@@ -23,7 +25,7 @@ impl Ws {
             .family(tools_fs::family(&run))
             .build()
             .unwrap();
-        Ws { dir, registry }
+        Ws { dir, run, registry }
     }
     pub fn path(&self, rel: &str) -> std::path::PathBuf {
         self.dir.path().join(rel)

@@ -35,6 +35,12 @@ async fn clangd_answers_every_action() {
         out.contains("shapes.c:2:5") || out.contains("shapes.h:5:5"),
         "{out}"
     );
+    // The declaration is the header's prototype, wherever the definition is.
+    let out = p
+        .ok(json!({"action": "declaration", "file": "main.c", "line": 6, "symbol": "area"}))
+        .await;
+    has(&out, "1 declaration(s) of `area`");
+    has(&out, "shapes.h:5:5");
     let out = p
         .ok(json!({"action": "type_definition", "file": "main.c", "line": 5, "symbol": "p", "occurrence": 1}))
         .await;

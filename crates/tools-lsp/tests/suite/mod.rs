@@ -1,12 +1,16 @@
 //! Shared helpers: a temporary project, a run with the lsp family wired into a registry,
 //! and calls through the registry's guard chain as a model would make them.
 
+mod acquire;
+mod budget;
 mod c_checker;
 mod clangd;
 mod failures;
 mod first_write;
 mod go;
+mod hierarchy;
 mod on_write;
+mod preview;
 mod project_c;
 mod project_go;
 mod project_python;
@@ -17,6 +21,7 @@ mod rename;
 mod rename_check;
 mod rename_safety;
 mod rust_checker;
+mod status;
 mod typescript;
 
 use std::path::{Path, PathBuf};
@@ -52,6 +57,8 @@ impl Project {
         let reg = RegistryBuilder::new(Arc::clone(&run))
             .family(fam)
             .tool(Arc::new(TestWrite))
+            .tool(Arc::new(preview::TestPreview))
+            .tool(Arc::new(preview::TestResolve))
             .build()
             .unwrap();
         Project { dir, run, reg }

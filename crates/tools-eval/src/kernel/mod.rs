@@ -1,0 +1,156 @@
+//! One kernel: an interpreter child process running a driver shipped in this crate.
+//!
+//! The job is split by concern: [`start`] builds the process and installs its pipes,
+//! [`channel`] carries the framed protocol over them, and [`execute`] runs one cell (output,
+//! bridged calls, idle budget, cancel). This module holds the process itself: waiting for
+//! the driver to be ready, telling how it died, and shutting it down.
+
+mod channel;
+mod execute;
+mod start;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tools_core::process::ChildProcess;
+use tools_core::{Run, ToolError};
+
+use crate::Language;
+use crate::cell::CellEnd;
+use crate::discover::Interpreter;
+use crate::protocol::{FromKernel, ToKernel};
+use channel::KernelChannel;
+use start::{describe_exit, log_suffix};
+
+/// A running kernel.
+pub struct KernelProcess {
+    /// Its language.
+    pub language: Language,
+    /// The interpreter it runs and why that one.
+    pub interpreter: Interpreter,
+    /// The interpreter's version, as the driver reported it.
+    pub version: String,
+    /// The executable actually running (`sys.executable` / `process.execPath`).
+    pub executable: String,
+    child: ChildProcess,
+    channel: KernelChannel,
+    next_id: u64,
+    /// The request id of a cell whose `done` has not arrived.
+    in_flight: Option<u64>,
+    /// Bridged calls of that cell still waiting for their answer.
+    bridge_waiting: Vec<u64>,
+}
+
+impl std::fmt::Debug for KernelProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelProcess")
+            .field("language", &self.language)
+            .field("pid", &self.child.pid())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for KernelProcess {
+    fn drop(&mut self) {
+        self.child.kill();
+    }
+}
+
+impl KernelProcess {
+    /// Starts a kernel and waits for its driver to say it is ready.
+    pub async fn start(
+        run: &Arc<Run>,
+        language: Language,
+        interpreter: Interpreter,
+        start_timeout: Duration,
+    ) -> Result<Self, ToolError> {
+        let started = start::spawn(run, language, &interpreter)?;
+        let channel = KernelChannel::new(started.commands, started.messages)?;
+        let mut kernel = KernelProcess {
+            language,
+            interpreter,
+            version: String::new(),
+            executable: String::new(),
+            child: started.child,
+            channel,
+            next_id: 1,
+            in_flight: None,
+            bridge_waiting: Vec::new(),
+        };
+        let ready = tokio::time::timeout(start_timeout, kernel.channel.recv()).await;
+        match ready {
+            Ok(Some(Ok(FromKernel::Ready {
+                version,
+                executable,
+                language: _,
+            }))) => {
+                kernel.version = version;
+                kernel.executable = executable;
+                Ok(kernel)
+            }
+            Ok(Some(Ok(other))) => Err(ToolError::internal(format!(
+                "the {} kernel sent {other:?} before it was ready",
+                language.name()
+            ))),
+            Ok(Some(Err(e))) => Err(ToolError::internal(format!(
+                "the {} kernel broke the protocol while starting: {e}",
+                language.name()
+            ))),
+            Ok(None) => {
+                let status = tokio::time::timeout(Duration::from_secs(2), kernel.child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Err(ToolError::not_available(format!(
+                    "the {} kernel ({}, {}) {} while starting{}",
+                    language.name(),
+                    kernel.interpreter.path.display(),
+                    kernel.interpreter.why,
+                    describe_exit(status),
+                    log_suffix(&kernel.child.stderr().last_lines(15)),
+                )))
+            }
+            Err(_) => Err(ToolError::timed_out(format!(
+                "the {} kernel ({}) did not start within {:.0} s{}",
+                language.name(),
+                kernel.interpreter.path.display(),
+                start_timeout.as_secs_f64(),
+                log_suffix(&kernel.child.stderr().last_lines(15)),
+            ))),
+        }
+    }
+
+    /// The kernel's process id (also its process group).
+    pub fn pid(&self) -> i32 {
+        self.child.pid()
+    }
+
+    /// Whether the process is still running.
+    pub fn is_alive(&mut self) -> bool {
+        self.child.try_status().is_none()
+    }
+
+    /// Asks the kernel to exit, then makes sure it has (kills its group after `grace`).
+    pub async fn shutdown(mut self, grace: Duration) {
+        let _ = tokio::time::timeout(grace, self.channel.send(&ToKernel::Shutdown)).await;
+        self.child.shutdown(grace).await;
+    }
+
+    /// How the kernel ended, once its channel closed during a cell.
+    async fn died(&mut self) -> CellEnd {
+        let status = match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
+            Ok(Ok(s)) => Some(s),
+            _ => {
+                self.child.kill();
+                None
+            }
+        };
+        // Let the stderr drain catch the last lines (a fault handler's traceback).
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        CellEnd::Crashed {
+            how: describe_exit(status),
+            log: self.child.stderr().last_lines(20),
+        }
+    }
+}

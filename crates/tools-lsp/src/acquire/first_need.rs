@@ -1,0 +1,94 @@
+//! `auto_install = true`: the first need of a server whose binary is missing installs it
+//! into the user's cache (with progress notifications while it runs, when the call has a
+//! progress sink), then the server starts as if it had been there. Only when the root marker
+//! exists: the binary must be the one missing half. An install that failed is not tried again
+//! in the same run (every call would wait for the same failure); the error says how to retry.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tools_core::{Progress, ToolError};
+
+use super::{Installer, ServerCache};
+use crate::supervisor::{Located, ServerSupervisor};
+
+/// The auto-installs that failed in this run: install folder name → the error.
+#[derive(Default)]
+struct FailedInstalls(Mutex<HashMap<String, String>>);
+
+impl ServerSupervisor {
+    /// After `locate(file)` failed with `missing`: installs the entry's first installable
+    /// server when `auto_install` is on and only the binary is missing, then locates again.
+    /// Otherwise (or when the install fails) the original error, with the install's.
+    pub(crate) async fn install_on_first_need(
+        &self,
+        file: &Path,
+        missing: ToolError,
+    ) -> Result<Located, ToolError> {
+        if !self.config().auto_install {
+            return Err(missing);
+        }
+        let Some(spec) = crate::discover::spec_for(self.table(), file) else {
+            return Err(missing);
+        };
+        let has_root =
+            crate::roots::server_root(&spec.language, &spec.markers, file, self.workspace())
+                .is_some();
+        let recipe = spec.candidates.iter().find_map(|c| c.install.clone());
+        let (true, Some(recipe), Some(run)) = (has_root, recipe, self.open_run()) else {
+            return Err(missing);
+        };
+        let missing = bare(&missing);
+        let failed = run.state(FailedInstalls::default);
+        let key = ServerCache::folder_name(&recipe);
+        if let Some(earlier) = failed.0.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Err(ToolError::not_available(format!(
+                "{missing}; auto_install of {recipe} failed earlier in this run ({earlier}); \
+                 `{}` retries it",
+                super::install_command(&recipe)
+            )));
+        }
+        let cache = ServerCache::from_env()?;
+        let installer = Installer::new(run, cache, self.config().install_timeout());
+        let progress = Progress::current();
+        let step = AtomicU64::new(0);
+        let note = |line: &str| {
+            let n = step.fetch_add(1, Ordering::SeqCst) + 1;
+            progress.report(n as f64, None, Some(format!("auto_install: {line}")));
+        };
+        tracing::info!("auto_install: installing {recipe} for {}", file.display());
+        match installer.install(&recipe, &note).await {
+            Ok(report) => {
+                note(&format!(
+                    "{recipe} ready in {:.1} s; starting the {} server",
+                    report.elapsed.as_secs_f64(),
+                    spec.language
+                ));
+                self.locate(file)
+            }
+            Err(e) => {
+                if let Ok(mut m) = failed.0.lock() {
+                    m.insert(key, bare(&e));
+                }
+                Err(ToolError::not_available(format!(
+                    "{missing}; auto_install tried {recipe} and failed: {}",
+                    bare(&e)
+                )))
+            }
+        }
+    }
+}
+
+/// An error's message without its kind prefix (`not available here: `), for embedding one
+/// error in another.
+fn bare(e: &ToolError) -> String {
+    match e {
+        ToolError::NotAvailable(m)
+        | ToolError::TimedOut(m)
+        | ToolError::Rejected(m)
+        | ToolError::Internal(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
