@@ -33,6 +33,7 @@ pub mod framing;
 pub mod json_unicode;
 mod output;
 mod path_locks;
+mod pre_write;
 mod preview;
 pub mod process;
 mod registry;
@@ -55,6 +56,7 @@ pub use config::Config;
 pub use error::ToolError;
 pub use output::{Image, Section, ToolOutput};
 pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
+pub use pre_write::{MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreWriteImages};
 pub use preview::{MAX_PREVIEW_FILE_BYTES, PreviewReport, ProposedFile};
 pub use registry::{
     Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,

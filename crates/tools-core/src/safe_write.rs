@@ -208,6 +208,29 @@ pub fn write_file_as(
     content: &[u8],
     meta: Option<FileMeta>,
 ) -> Result<Written, FileError> {
+    keep_pre_image(ws, path);
+    let written = replace_file(ws, path, content, meta);
+    ws.pre_write_images().after_write(path);
+    written
+}
+
+/// Keeps what `path` holds now for a write observer that asked for pre-images (see the
+/// `pre_write` module); a file that cannot be read as a regular file is not kept.
+fn keep_pre_image(ws: &Workspace, path: &Path) {
+    ws.pre_write_images().before_write(path, || {
+        match read_file_if_exists(ws, path, crate::pre_write::MAX_PRE_IMAGE_BYTES) {
+            Ok(c) => Ok(c.map(|c| c.bytes)),
+            Err(_) => Err(()),
+        }
+    });
+}
+
+fn replace_file(
+    ws: &Workspace,
+    path: &Path,
+    content: &[u8],
+    meta: Option<FileMeta>,
+) -> Result<Written, FileError> {
     let (dir, name) = open_parent(ws.root(), path, true)?;
     let existing = regular_entry(&dir, &name)?;
     if let Some(e) = &existing {
@@ -240,6 +263,13 @@ pub fn write_file_as(
 
 /// Removes the regular file at `path` (resolved by `ws`). The caller holds the path's lock.
 pub fn remove_file(ws: &Workspace, path: &Path) -> Result<(), FileError> {
+    keep_pre_image(ws, path);
+    let removed = unlink_file(ws, path);
+    ws.pre_write_images().after_write(path);
+    removed
+}
+
+fn unlink_file(ws: &Workspace, path: &Path) -> Result<(), FileError> {
     let (dir, name) = open_parent(ws.root(), path, false)?;
     let entry = regular_entry(&dir, &name)?.ok_or(FileError::NotFound)?;
     check_writable(&dir, &name, entry.mode)?;

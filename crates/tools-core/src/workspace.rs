@@ -2,14 +2,28 @@
 //! refused when it escapes it, symlinks included.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use crate::ToolError;
+use crate::pre_write::PreWriteImages;
 
 /// A workspace root. Paths are resolved against it and may not leave it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Clones share the pre-images the safe writer keeps of the files it replaces (see
+/// [`Workspace::pre_write_images`]); two workspaces are equal when their roots are.
+#[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    pre_write: Arc<PreWriteImages>,
 }
+
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for Workspace {}
 
 impl Workspace {
     /// Opens a workspace at `root`, which must be an existing directory. The root is
@@ -28,7 +42,16 @@ impl Workspace {
                 format!("{} is not a directory", root.display()),
             ));
         }
-        Ok(Workspace { root: canon })
+        Ok(Workspace {
+            root: canon,
+            pre_write: Arc::default(),
+        })
+    }
+
+    /// What the files written through [`crate::safe_write`] held just before, for a write
+    /// observer that needs the old text (kept only once someone enabled it).
+    pub fn pre_write_images(&self) -> &PreWriteImages {
+        &self.pre_write
     }
 
     /// The canonical root.

@@ -1,9 +1,15 @@
-//! `cargo bench -p tools-lsp --bench lsp`: the added latency of the `lsp` tool over a raw
-//! JSON-RPC round trip to the same warm server (hover, definition, references), and of
-//! diagnostics on write over the server's own time to publish for the new version, and
-//! of a preview of a change against the same change written with diagnostics on write.
-//! Targets: p50 overhead ≤ 2 ms for queries, ≤ 100 ms for diagnostics on write; a
-//! preview ≤ 1.2× the write.
+//! `cargo bench -p tools-lsp --bench lsp` (or `cargo xtask bench lsp`): the added latency
+//! of the `lsp` tool over a raw JSON-RPC round trip to the same warm server (hover,
+//! definition, references), of diagnostics on write over the server's own time to publish
+//! for the new version (pyright), and of a preview of a change against the same change
+//! written with diagnostics on write; then, on the Cargo workspace fixture, the memory of
+//! our servers against one rust-analyzer started by hand and the added time of diagnostics
+//! on write over rust-analyzer's own settle time (the `workspace` module).
+//! Targets: p50 overhead ≤ 2 ms for queries, ≤ 100 ms for diagnostics on write; a preview
+//! ≤ 1.2× the write; memory ≤ 1.1× the hand-started server.
+
+#[path = "lsp_parts/workspace.rs"]
+mod workspace;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -36,6 +42,11 @@ fn write(root: &Path, rel: &str, text: &str) {
 
 #[tokio::main]
 async fn main() {
+    // `LSP_BENCH_ONLY=workspace` runs the Cargo workspace part alone.
+    if std::env::var("LSP_BENCH_ONLY").as_deref() == Ok("workspace") {
+        workspace::bench_cargo_workspace().await;
+        return;
+    }
     let server = ["pyright-langserver", "--stdio"];
     if tools_core::testing::which(server[0]).is_none() {
         eprintln!(
@@ -313,4 +324,6 @@ async fn main() {
         ms(rs),
     );
     run.close().await;
+
+    workspace::bench_cargo_workspace().await;
 }

@@ -3,6 +3,10 @@
 //! project root with a timeout, its output parsed into `path:LINE:COL severity message`
 //! where the format allows, capped. C and C++ projects are checked through the compile
 //! commands they declare (the `c_checker` module).
+//!
+//! A checker must not stop at the first failing unit: `cargo check` runs with
+//! `--workspace --keep-going`, so every crate whose dependencies build is reported; `go vet
+//! ./...` already reports every package that fails on its own.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -732,6 +732,13 @@ impl LspClient {
         self.sync_text(path, text, stamp, proposed).await
     }
 
+    /// Opens `path` with `text`, which is *not* what the disk holds now: the text a file
+    /// had before a write, so the server sees the state before it first. The next
+    /// [`LspClient::sync_file`] sends the disk's text as a change.
+    pub async fn open_with_text(&self, path: &Path, text: String) -> Result<DocState> {
+        self.sync_text(path, text, None, false).await
+    }
+
     async fn sync_text(
         &self,
         path: &Path,

@@ -9,8 +9,17 @@
 //! JavaScript/TypeScript and `#include "name.h"` for C and C++. It may list a file that does
 //! not really import the target (opening one more file as baseline costs little); it never
 //! reads outside the server's root, skips vendored folders and is capped.
+//!
+//! Opened after a write, an importer shows the written file's *new* text, so whatever the
+//! write broke in it would be taken for its baseline. So the written file is first opened
+//! at its text from before the write (the pre-image the safe writer keeps, see
+//! `tools_core::pre_write`), the importers are opened and settle against that, and only
+//! then is the new text synced: the importers' breakage is the write's own news.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use tools_core::PreImage;
 
 use crate::client::LspClient;
 use crate::supervisor::ServerSupervisor;
@@ -145,6 +154,52 @@ pub async fn open_importers(
                 out.opened.push((dep.clone(), doc.version));
                 out.open.push(dep);
             }
+        }
+    }
+    out
+}
+
+/// The written files as a server that diagnoses only open documents first sees them.
+#[derive(Debug, Clone, Default)]
+pub struct BeforeWrite {
+    /// Written files opened just now at their text from before the write: (path, version).
+    pub opened: Vec<(PathBuf, i32)>,
+    /// Whether the server now has every written file at its text from before the write
+    /// (open already, or opened just now from its pre-image): only then do the importers
+    /// opened next show the state before the write rather than after it.
+    pub complete: bool,
+}
+
+/// Opens each written file the server does not have open at the text it held before the
+/// write (its pre-image, kept by the safe writer), for servers that diagnose only open
+/// documents: the importers opened next are then checked against the old text, so what the
+/// write breaks in them shows up as a change instead of as their baseline. A file with no
+/// pre-image (written by other means, created by the write, too large) leaves the state
+/// before the write unknown: `complete` is false and its importers stay baseline.
+pub async fn open_before_write(
+    client: &LspClient,
+    written: &[PathBuf],
+    pre_images: &HashMap<PathBuf, PreImage>,
+) -> BeforeWrite {
+    let mut out = BeforeWrite {
+        opened: Vec::new(),
+        complete: true,
+    };
+    if ImportStyle::of_language(&client.language).is_none() {
+        return out;
+    }
+    for path in written {
+        if client.is_open(path).await {
+            continue;
+        }
+        let Some(PreImage::Content(bytes)) = pre_images.get(path) else {
+            out.complete = false;
+            continue;
+        };
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        match client.open_with_text(path, text).await {
+            Ok(doc) => out.opened.push((path.clone(), doc.version)),
+            Err(_) => out.complete = false,
         }
     }
     out

@@ -115,6 +115,7 @@ mod preview;
 mod query;
 pub mod recipe;
 pub mod rename;
+mod rename_check;
 mod rename_preview;
 mod rename_refs;
 mod roots;
@@ -165,7 +166,10 @@ impl ToolFamily for LspFamily {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         vec![
             Arc::new(LspTool::new(Arc::clone(&self.sup))),
-            Arc::new(rename::LspRenameTool::new(Arc::clone(&self.sup))),
+            Arc::new(
+                rename::LspRenameTool::new(Arc::clone(&self.sup))
+                    .with_observer(Arc::clone(&self.observer)),
+            ),
         ]
     }
     fn observers(&self) -> Vec<Arc<dyn WriteObserver>> {
@@ -184,6 +188,9 @@ pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> 
         return Ok(None);
     }
     let sup = ServerSupervisor::new(run, cfg);
+    // The observer opens written files at their text from before the write (servers that
+    // diagnose only open documents): the safe writer keeps it from now on.
+    run.workspace().pre_write_images().enable();
     Ok(Some(Arc::new(LspFamily {
         observer: Arc::new(observer::DiagnosticsOnWrite::new(Arc::clone(&sup))),
         sup,

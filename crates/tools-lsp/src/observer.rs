@@ -25,11 +25,12 @@ use std::time::Instant;
 
 use lsp_types::FileChangeType;
 use serde_json::{Value, json};
+use tools_core::PreImage;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, PreviewReport, ProposedFile, Section, WriteObserver};
 
 use crate::client::LspClient;
-use crate::dependents::open_importers;
+use crate::dependents::{open_before_write, open_importers};
 use crate::format::{Renderer, diagnostic_code, diagnostic_line, severity_name};
 use crate::ledger::DiagnosticsLedger;
 use crate::settle::{SettleGoal, settle};
@@ -75,10 +76,15 @@ pub(crate) struct Before {
 
 /// Step 1 of the module doc: external changes and importers first, then the settled state
 /// before a change to `paths` (which stay as the server has them).
+///
+/// `pre_images` holds what written files held before the write (a preview passes none):
+/// for servers that diagnose only open documents, a written file not open yet is opened at
+/// that text first, so the importers opened next show the state before the write.
 pub(crate) async fn state_before(
     sup: &ServerSupervisor,
     client: &LspClient,
     paths: &[PathBuf],
+    pre_images: &HashMap<PathBuf, PreImage>,
 ) -> Before {
     let cfg = sup.config();
     let mut notes = Vec::new();
@@ -87,13 +93,15 @@ pub(crate) async fn state_before(
     if let Ok(changed) = client.flush_external(paths).await {
         expect.extend(changed);
     }
-    // Importers not open yet are opened now — after the write reached the disk, so what
-    // they show may already be the write's doing: they are baseline, never new.
+    // Importers not open yet are opened now, after the written files were opened at their
+    // text from before the write where it is known; where it is not, what the importers
+    // show may already be the write's doing: they are baseline, never new.
+    let before_write = open_before_write(client, paths, pre_images).await;
+    expect.extend(before_write.opened.iter().cloned());
     let importers = open_importers(sup, client, paths).await;
     for dep in &importers.opened {
         expect.push(dep.clone());
     }
-    let observers: Vec<PathBuf> = importers.opened.iter().map(|(p, _)| p.clone()).collect();
     let pre = SettleGoal {
         publishes: expect,
         likely: Vec::new(),
@@ -117,8 +125,17 @@ pub(crate) async fn state_before(
     if client.pulls_diagnostics() {
         pull_open(client, paths).await;
     }
+    let state = within_workspace(sup, client.snapshot());
+    // An importer with no settled report from before the write has no state to compare
+    // with either.
+    let observers: Vec<PathBuf> = importers
+        .opened
+        .iter()
+        .map(|(p, _)| p.clone())
+        .filter(|p| !before_write.complete || !state.contains_key(p))
+        .collect();
     Before {
-        state: within_workspace(sup, client.snapshot()),
+        state,
         settled,
         observers,
         open_importers: importers.open,
@@ -159,6 +176,17 @@ pub struct DiagnosticsOnWrite {
     ledger: Mutex<DiagnosticsLedger>,
     writes: AtomicU64,
     pending: Mutex<HashMap<(String, PathBuf), PendingWrite>>,
+    /// Files a writing tool had observed itself (see [`DiagnosticsOnWrite::observe_now`]),
+    /// with their disk stamp then: the registry's pass over the same write skips them.
+    observed_by_tool: Mutex<HashMap<PathBuf, Option<DiskStamp>>>,
+}
+
+/// A file's modification time and length (`None` when absent).
+type DiskStamp = (std::time::SystemTime, u64);
+
+fn disk_stamp(path: &Path) -> Option<DiskStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
 }
 
 /// What one server saw of one write.
@@ -187,7 +215,40 @@ impl DiagnosticsOnWrite {
             ledger: Mutex::new(DiagnosticsLedger::default()),
             writes: AtomicU64::new(0),
             pending: Mutex::new(HashMap::new()),
+            observed_by_tool: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The diagnostics of a write, observed by the writing tool itself before it answers
+    /// (`lsp_rename` checks the servers' synced view of what it wrote). The same sections
+    /// as the registry's pass would give; that pass then skips these files, unless they
+    /// changed again in between.
+    pub async fn observe_now(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
+        let sections = self.after_write(ctx, touched).await;
+        let mut seen = match self.observed_by_tool.lock() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        };
+        for p in touched {
+            seen.insert(p.clone(), disk_stamp(p));
+        }
+        sections
+    }
+
+    /// `touched` without the files a tool already observed as they are now.
+    fn not_observed_yet(&self, touched: &[PathBuf]) -> Vec<PathBuf> {
+        let mut seen = match self.observed_by_tool.lock() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        };
+        touched
+            .iter()
+            .filter(|p| match seen.remove(*p) {
+                Some(stamp) => stamp != disk_stamp(p),
+                None => true,
+            })
+            .cloned()
+            .collect()
     }
 
     fn ledger(&self) -> std::sync::MutexGuard<'_, DiagnosticsLedger> {
@@ -268,7 +329,13 @@ impl DiagnosticsOnWrite {
     }
 
     /// Steps 1 and 2 of the module doc for one server.
-    async fn observe(&self, client: Arc<LspClient>, paths: Vec<PathBuf>, number: u64) -> Observed {
+    async fn observe(
+        &self,
+        client: Arc<LspClient>,
+        paths: Vec<PathBuf>,
+        number: u64,
+        pre_images: &HashMap<PathBuf, PreImage>,
+    ) -> Observed {
         // A preview of this server (or another write's observation) finishes first.
         let _observing = client.observation().await;
         let cfg = self.sup.config();
@@ -287,7 +354,7 @@ impl DiagnosticsOnWrite {
             observers,
             open_importers,
             notes: before_notes,
-        } = state_before(&self.sup, &client, &paths).await;
+        } = state_before(&self.sup, &client, &paths, pre_images).await;
         notes.extend(before_notes);
         let late = earlier.map(|e| (e, before.clone()));
         // What the server said about a written file it did not have open may already
@@ -417,6 +484,17 @@ impl WriteObserver for DiagnosticsOnWrite {
     }
 
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
+        let touched = &self.not_observed_yet(touched)[..];
+        if touched.is_empty() {
+            return Vec::new();
+        }
+        // Taken for every touched file, observed or not, so none is left to stand for the
+        // state before a later call.
+        let images = ctx.run.workspace().pre_write_images();
+        let pre_images: HashMap<PathBuf, PreImage> = touched
+            .iter()
+            .filter_map(|p| images.take(p).map(|i| (p.clone(), i)))
+            .collect();
         let mut uniq: Vec<PathBuf> = Vec::new();
         for p in touched {
             if !uniq.contains(p) {
@@ -434,7 +512,7 @@ impl WriteObserver for DiagnosticsOnWrite {
         let observed = futures::future::join_all(
             groups
                 .into_iter()
-                .map(|(c, paths)| self.observe(c, paths, number)),
+                .map(|(c, paths)| self.observe(c, paths, number, &pre_images)),
         )
         .await;
 

@@ -227,7 +227,7 @@ async fn preview_on(
             observers,
             open_importers,
             mut notes,
-        } = state_before(&sup, &client, &paths).await;
+        } = state_before(&sup, &client, &paths, &std::collections::HashMap::new()).await;
         for p in &paths {
             if !client.is_open(p).await {
                 before.remove(p);

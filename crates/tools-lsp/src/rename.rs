@@ -7,7 +7,10 @@
 //! current content, checked again just before writing (any change since rejects the whole
 //! rename), written atomically file by file, and restored if a write fails part-way.
 //! References the server reports under the old name that its edit does not cover are
-//! added to the same edit, or the rename is refused (the `rename_refs` module).
+//! added to the same edit, or the rename is refused (the `rename_refs` module). Once
+//! written, the files are synced to the server, the write's diagnostics are taken as for
+//! any write, and the references under the new name are compared with those from before
+//! (the `rename_check` module): what the rename left behind is named in the answer.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,11 +30,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tools_core::safe_write::{self, FileChange, MAX_UNDO_BYTES};
 use tools_core::{
-    CallCtx, PathLocks, Run, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for,
+    CallCtx, PathLocks, Run, Tier, Tool, ToolError, ToolOutput, Workspace, parse_args, schema_for,
 };
 
 use crate::client::{LspClient, uri_to_path};
 use crate::error::LspError;
+use crate::observer::DiagnosticsOnWrite;
 use crate::position::{Encoding, offset_of};
 use crate::query;
 use crate::supervisor::ServerSupervisor;
@@ -66,12 +70,24 @@ pub struct InjectWriteFailure(pub AtomicUsize);
 /// The `lsp_rename` tool.
 pub struct LspRenameTool {
     sup: Arc<ServerSupervisor>,
+    observer: Option<Arc<DiagnosticsOnWrite>>,
 }
 
 impl LspRenameTool {
     /// A tool over `sup`.
     pub fn new(sup: Arc<ServerSupervisor>) -> Self {
-        LspRenameTool { sup }
+        LspRenameTool {
+            sup,
+            observer: None,
+        }
+    }
+
+    /// Takes the rename's diagnostics through `observer` before checking the renamed
+    /// project (so they are computed from the state before the files reached the server);
+    /// the registry's own pass over the same files then adds nothing.
+    pub fn with_observer(mut self, observer: Arc<DiagnosticsOnWrite>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 }
 
@@ -83,6 +99,8 @@ pub(crate) enum Final {
 }
 
 pub(crate) struct Plan {
+    /// The workspace the files are read through.
+    ws: Workspace,
     /// Path → content when planned (None = absent), to re-check before writing.
     pub(crate) original: BTreeMap<PathBuf, Option<String>>,
     /// Path → final state.
@@ -93,18 +111,17 @@ pub(crate) struct Plan {
     deleted: Vec<PathBuf>,
 }
 
-fn read_opt(p: &Path) -> Result<Option<String>, ToolError> {
-    match std::fs::read(p) {
-        Ok(b) => String::from_utf8(b).map(Some).map_err(|_| {
-            ToolError::rejected(format!(
-                "{} is not UTF-8 text; nothing was changed",
-                p.display()
-            ))
+/// The text of `p` through the safe reader: never through a link, never from a FIFO or
+/// device (a server's edit may name anything), `None` when absent.
+fn read_opt(ws: &Workspace, p: &Path) -> Result<Option<String>, ToolError> {
+    let shown = ws.display(p);
+    match safe_write::read_file_if_exists(ws, p, MAX_UNDO_BYTES) {
+        Ok(None) => Ok(None),
+        Ok(Some(c)) => String::from_utf8(c.bytes).map(Some).map_err(|_| {
+            ToolError::rejected(format!("{shown} is not UTF-8 text; nothing was changed"))
         }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ToolError::internal(format!(
-            "cannot read {}: {e}",
-            p.display()
+        Err(e) => Err(ToolError::rejected(format!(
+            "the server's edit names `{shown}`, which {e}; nothing was changed"
         ))),
     }
 }
@@ -154,7 +171,7 @@ impl Plan {
                 Final::Absent => None,
             });
         }
-        let cur = read_opt(p)?;
+        let cur = read_opt(&self.ws, p)?;
         self.original
             .entry(p.to_path_buf())
             .or_insert_with(|| cur.clone());
@@ -182,6 +199,7 @@ impl Plan {
 
 async fn plan_edit(run: &Run, client: &LspClient, edit: &WorkspaceEdit) -> Result<Plan, ToolError> {
     let mut plan = Plan {
+        ws: run.workspace().clone(),
         original: BTreeMap::new(),
         finals: BTreeMap::new(),
         edits: BTreeMap::new(),
@@ -543,11 +561,97 @@ impl Tool for LspRenameTool {
             ));
         }
         let touched: Vec<PathBuf> = plan.finals.keys().cloned().collect();
-        Ok(ToolOutput::text(lines.join("\n"))
-            .with_structured(
-                json!({"edits": total, "files": files, "added_references": extra.added}),
+        let sections = match &self.observer {
+            Some(obs) => obs.observe_now(ctx, &touched).await,
+            None => Vec::new(),
+        };
+        let verified = match &extra.before {
+            Some(before) => Some(
+                crate::rename_check::verify_rename(
+                    run.workspace(),
+                    c,
+                    &touched,
+                    &edit,
+                    before,
+                    &p.doc.text,
+                )
+                .await,
+            ),
+            None => None,
+        };
+        let (line, verified_json) =
+            describe_check(run, &c.server, &a.new_name, extra.before.as_ref(), verified);
+        lines.push(line);
+        let mut out = ToolOutput::text(lines.join("\n"))
+            .with_structured(json!({"edits": total, "files": files,
+                "added_references": extra.added, "checked_after_writing": verified_json}))
+            .with_touched(touched);
+        out.sections = sections;
+        Ok(out)
+    }
+}
+
+/// The answer's line and structured form for the check after writing.
+fn describe_check(
+    run: &Run,
+    server: &str,
+    new_name: &str,
+    before: Option<&crate::rename_refs::ReferencesBefore>,
+    verified: Option<Result<crate::rename_check::RenameVerified, String>>,
+) -> (String, Value) {
+    let places = |v: &[(PathBuf, u32)]| -> Vec<String> {
+        v.iter()
+            .map(|(p, l)| format!("{}:{}", run.workspace().display(p), l + 1))
+            .collect()
+    };
+    let listed = |v: &[String]| {
+        let capped = tools_core::text::cap_list(v.iter().cloned(), 20);
+        let mut s = capped.shown.join(", ");
+        if let Some(more) = capped.more_line() {
+            s.push_str(&format!(" {more}"));
+        }
+        s
+    };
+    match (before, verified) {
+        (Some(b), Some(Ok(v))) if v.is_clean() => (
+            format!(
+                "checked after writing: {server} links all {} reference(s) of `{}` from before to `{new_name}`",
+                v.before, b.old_name
+            ),
+            json!({"clean": true, "before": v.before, "after": v.after}),
+        ),
+        (Some(b), Some(Ok(v))) => {
+            let lost = places(&v.lost);
+            let left = places(&v.old_name_left);
+            let mut line = format!(
+                "WARNING — checked after writing, the rename left places behind: {server} linked {} reference(s) to `{}` before and links {} to `{new_name}` now.",
+                v.before, b.old_name, v.after
+            );
+            if !lost.is_empty() {
+                line.push_str(&format!(" No longer linked: {}.", listed(&lost)));
+            }
+            if !left.is_empty() {
+                line.push_str(&format!(
+                    " Still spelt `{}`: {}.",
+                    b.old_name,
+                    listed(&left)
+                ));
+            }
+            line.push_str(" Fix those places (see the diagnostics) or undo the rename.");
+            (
+                line,
+                json!({"clean": false, "before": v.before, "after": v.after,
+                    "no_longer_linked": lost, "old_name_left": left}),
             )
-            .with_touched(touched))
+        }
+        (_, Some(Err(why))) => (
+            format!("not checked after writing: {why}"),
+            json!({"clean": null, "why": why}),
+        ),
+        _ => (
+            format!("not checked after writing: {server} gave no references to compare with"),
+            json!({"clean": null, "why": "no references before the rename"}),
+        ),
     }
 }
 

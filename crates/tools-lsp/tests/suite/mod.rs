@@ -6,6 +6,7 @@ mod budget;
 mod c_checker;
 mod clangd;
 mod failures;
+mod first_write;
 mod go;
 mod hierarchy;
 mod on_write;
@@ -17,7 +18,9 @@ mod project_rust;
 mod project_typescript;
 mod python;
 mod rename;
+mod rename_check;
 mod rename_safety;
+mod rust_checker;
 mod servers;
 mod status;
 mod typescript;
@@ -153,7 +156,8 @@ impl Project {
     }
 }
 
-/// A harness's own write tool: writes `text` to `path` and reports it as touched, so the
+/// A harness's own write tool: writes `text` to `path` through tools-core's safe writer
+/// (or, with `plain`, by plain `std::fs::write`) and reports it as touched, so the
 /// registry runs the write observers on it.
 pub struct TestWrite;
 
@@ -180,8 +184,15 @@ impl tools_core::Tool for TestWrite {
             .run
             .workspace()
             .resolve(args["path"].as_str().unwrap())?;
-        std::fs::create_dir_all(path.parent().unwrap())?;
-        std::fs::write(&path, args["text"].as_str().unwrap())?;
+        let text = args["text"].as_str().unwrap();
+        if args["plain"].as_bool() == Some(true) {
+            // A harness writing by its own means: no pre-image is kept.
+            std::fs::create_dir_all(path.parent().unwrap())?;
+            std::fs::write(&path, text)?;
+        } else {
+            tools_core::safe_write::write_file(ctx.run.workspace(), &path, text.as_bytes())
+                .map_err(|e| e.for_file(&path.display().to_string()))?;
+        }
         Ok(ToolOutput::text(format!("wrote {}", path.display())).with_touched([path]))
     }
 }
@@ -190,10 +201,14 @@ impl Project {
     /// Writes through the registry (so diagnostics on write run); returns the
     /// `diagnostics` section's body, if any.
     pub async fn write_tool(&self, rel: &str, text: &str) -> Option<String> {
-        let out = self
-            .call("test_write", json!({"path": rel, "text": text}))
+        self.write_tool_with(json!({"path": rel, "text": text}))
             .await
-            .unwrap();
+    }
+
+    /// [`Project::write_tool`] with the tool's arguments given whole.
+    pub async fn write_tool_with(&self, args: Value) -> Option<String> {
+        let rel = args["path"].as_str().unwrap_or_default().to_string();
+        let out = self.call("test_write", args).await.unwrap();
         if std::env::var_os("LSP_TEST_ECHO").is_some() {
             eprintln!(
                 ">>> write {rel} {:?}\n{}\n",

@@ -52,3 +52,36 @@ async fn rename_follows_no_planted_link_and_keeps_modes() {
         0o755
     );
 }
+
+/// A server's rename edit that names a FIFO: the planning step reads through the safe
+/// reader, so the rename is refused at once instead of blocking on the FIFO forever.
+#[tokio::test]
+async fn rename_refuses_an_edit_naming_a_fifo_without_blocking() {
+    let script = super::fixture("fake_lsp.py");
+    let p = Project::new(
+        &[("fake.toml", ""), ("a.fake", "alpha beta\ngamma\n")],
+        &format!(
+            "[lsp]\nstart_timeout_ms = 5000\nrequest_timeout_ms = 3000\n\
+             [lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"rename-to-fifo\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
+            script.display().to_string()
+        ),
+    );
+    let fifo = p.root().join("pipe.fake");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let call = p.call(
+        "lsp_rename",
+        json!({"file": "a.fake", "line": 1, "symbol": "alpha", "new_name": "omega"}),
+    );
+    let e = tokio::time::timeout(std::time::Duration::from_secs(60), call)
+        .await
+        .expect("the rename blocked on the FIFO")
+        .unwrap_err();
+    has(&e.to_string(), "pipe.fake");
+    has(&e.to_string(), "not a regular file");
+    has(&e.to_string(), "nothing was changed");
+    assert_eq!(p.read("a.fake"), "alpha beta\ngamma\n");
+}

@@ -1,0 +1,261 @@
+//! What files held just before this run's tools changed them (their *pre-images*).
+//!
+//! A write observer learns which files a call wrote only after the call, when the disk
+//! already holds the new text. Some consumers need the text from before: a language server
+//! that diagnoses only open documents must see the files importing a written one against
+//! the written file's *old* text first, or whatever the write broke in them looks as if it
+//! had always been there. Only the writer knows the old text at the moment it is replaced,
+//! so [`crate::safe_write`] records it here — when a consumer asked for it with
+//! [`PreWriteImages::enable`] — and the consumer takes it after the call.
+//!
+//! Several writes to one file within a call keep the first pre-image: each write records
+//! the file's stamp (device, inode, size, modification time) after it, and a later write
+//! keeps the older image only while the file is still exactly as that write left it. A file
+//! changed by anyone else in between, or a stamp that no longer matches when the image is
+//! taken, makes the image unknown: a consumer then falls back to not knowing, never to a
+//! wrong old text. Memory is bounded per file and in total.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The largest file whose pre-image is kept.
+pub const MAX_PRE_IMAGE_BYTES: u64 = 1024 * 1024;
+/// The most bytes of pre-images kept at once; the oldest go first.
+pub const MAX_PRE_IMAGES_TOTAL: usize = 32 * 1024 * 1024;
+
+/// A file's state just before a call wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreImage {
+    /// The file did not exist (the call created it).
+    Absent,
+    /// The file's bytes.
+    Content(Vec<u8>),
+}
+
+impl PreImage {
+    fn len(&self) -> usize {
+        match self {
+            PreImage::Absent => 0,
+            PreImage::Content(b) => b.len(),
+        }
+    }
+}
+
+/// Identifies one state of a file on disk without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+/// The stamp of what is at `path` now (`None`: nothing, or not a regular file).
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if !m.file_type().is_file() {
+        return None;
+    }
+    Some(Stamp {
+        dev: m.dev(),
+        ino: m.ino(),
+        len: m.len(),
+        modified: m.modified().ok(),
+    })
+}
+
+#[derive(Debug)]
+struct Recorded {
+    /// `None` when the old state could not be kept (too large, unreadable).
+    image: Option<PreImage>,
+    /// The file's stamp after the last write recorded for it.
+    after: Option<Stamp>,
+    /// Insertion order, for evicting the oldest.
+    order: u64,
+}
+
+#[derive(Debug, Default)]
+struct Images {
+    by_path: HashMap<PathBuf, Recorded>,
+    bytes: usize,
+    next: u64,
+}
+
+impl Images {
+    fn remove(&mut self, path: &Path) -> Option<Recorded> {
+        let r = self.by_path.remove(path)?;
+        self.bytes -= r.image.as_ref().map_or(0, PreImage::len);
+        Some(r)
+    }
+}
+
+/// The pre-images of one run's writes (shared by every clone of the run's [`crate::Workspace`]).
+#[derive(Debug, Default)]
+pub struct PreWriteImages {
+    enabled: AtomicBool,
+    images: Mutex<Images>,
+}
+
+impl PreWriteImages {
+    fn images(&self) -> std::sync::MutexGuard<'_, Images> {
+        match self.images.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Starts keeping pre-images (a consumer that takes them after every call asks for it;
+    /// without one, writers do not pay for the extra read).
+    pub fn enable(&self) {
+        self.enabled.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether pre-images are kept.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(Ordering::SeqCst)
+    }
+
+    /// Before a write to `path`: keeps its current state, read by `read_old` (`Ok(None)`:
+    /// no file; `Err(())`: not kept), unless an earlier write of the same call already kept
+    /// an older one and the file is still as that write left it.
+    pub(crate) fn before_write(
+        &self,
+        path: &Path,
+        read_old: impl FnOnce() -> Result<Option<Vec<u8>>, ()>,
+    ) {
+        if !self.is_enabled() {
+            return;
+        }
+        let now = stamp_of(path);
+        {
+            let mut images = self.images();
+            match images.by_path.get(path) {
+                Some(r) if r.after == now => return,
+                Some(_) => {
+                    images.remove(path);
+                }
+                None => {}
+            }
+        }
+        let image = match read_old() {
+            Ok(None) => Some(PreImage::Absent),
+            Ok(Some(bytes)) if bytes.len() as u64 <= MAX_PRE_IMAGE_BYTES => {
+                Some(PreImage::Content(bytes))
+            }
+            _ => None,
+        };
+        let len = image.as_ref().map_or(0, PreImage::len);
+        let mut images = self.images();
+        while images.bytes + len > MAX_PRE_IMAGES_TOTAL {
+            let Some(oldest) = images
+                .by_path
+                .iter()
+                .min_by_key(|(_, r)| r.order)
+                .map(|(p, _)| p.clone())
+            else {
+                break;
+            };
+            images.remove(&oldest);
+        }
+        let image = image.filter(|_| images.bytes + len <= MAX_PRE_IMAGES_TOTAL);
+        images.bytes += image.as_ref().map_or(0, PreImage::len);
+        let order = images.next;
+        images.next += 1;
+        images.by_path.insert(
+            path.to_path_buf(),
+            Recorded {
+                image,
+                after: None,
+                order,
+            },
+        );
+    }
+
+    /// After a write to `path` (successful or undone): remembers how it left the file.
+    pub(crate) fn after_write(&self, path: &Path) {
+        if !self.is_enabled() {
+            return;
+        }
+        let now = stamp_of(path);
+        if let Some(r) = self.images().by_path.get_mut(path) {
+            r.after = now;
+        }
+    }
+
+    /// Takes (removes) the pre-image of `path`: `None` when none was kept or the file has
+    /// changed since the last recorded write (by someone else: the image may be stale).
+    pub fn take(&self, path: &Path) -> Option<PreImage> {
+        let r = self.images().remove(path)?;
+        if r.after != stamp_of(path) {
+            return None;
+        }
+        r.image
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(images: &PreWriteImages, path: &Path, text: &str) {
+        images.before_write(path, || match std::fs::read(path) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(_) => Err(()),
+        });
+        std::fs::write(path, text).unwrap();
+        images.after_write(path);
+    }
+
+    #[test]
+    fn keeps_the_first_image_of_a_call_and_drops_stale_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.txt");
+        let images = PreWriteImages::default();
+        // Disabled: nothing kept.
+        std::fs::write(&f, "zero").unwrap();
+        write(&images, &f, "one");
+        assert_eq!(images.take(&f), None);
+
+        images.enable();
+        write(&images, &f, "two");
+        write(&images, &f, "three");
+        assert_eq!(images.take(&f), Some(PreImage::Content(b"one".to_vec())));
+        // Taken once only.
+        assert_eq!(images.take(&f), None);
+
+        // Changed by someone else after the write: the image may be stale.
+        write(&images, &f, "four");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&f, "outside, longer").unwrap();
+        assert_eq!(images.take(&f), None);
+
+        // Changed by someone else between two writes: the older image is not kept.
+        write(&images, &f, "five");
+        std::fs::write(&f, "outside again, longer").unwrap();
+        write(&images, &f, "six");
+        assert_eq!(
+            images.take(&f),
+            Some(PreImage::Content(b"outside again, longer".to_vec()))
+        );
+
+        // A created file had no content before.
+        let g = dir.path().join("new.txt");
+        write(&images, &g, "x");
+        assert_eq!(images.take(&g), Some(PreImage::Absent));
+    }
+
+    #[test]
+    fn large_files_are_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("big.bin");
+        std::fs::write(&f, vec![b'x'; MAX_PRE_IMAGE_BYTES as usize + 1]).unwrap();
+        let images = PreWriteImages::default();
+        images.enable();
+        write(&images, &f, "small");
+        assert_eq!(images.take(&f), None);
+    }
+}
