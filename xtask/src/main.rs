@@ -31,6 +31,11 @@ use std::process::{Command, ExitCode};
 struct Components {
     #[serde(default)]
     pip: Vec<String>,
+    /// pip packages whose pins conflict with the shared venv's (nginx-language-server wants
+    /// pydantic 1, the MCP SDK pydantic 2): each gets its own venv, its programs linked into
+    /// `.tools/bin`.
+    #[serde(default)]
+    pip_alone: Vec<String>,
     #[serde(default)]
     npm: Vec<String>,
     #[serde(default)]
@@ -60,6 +65,11 @@ fn node_bin() -> PathBuf {
     tools_dir().join("node/node_modules/.bin")
 }
 
+/// Programs of the packages installed each in its own venv (`pip_alone`).
+fn alone_bin() -> PathBuf {
+    tools_dir().join("bin")
+}
+
 fn go_bin() -> PathBuf {
     tools_dir().join("go/bin")
 }
@@ -68,6 +78,7 @@ fn go_bin() -> PathBuf {
 fn tool_path() -> String {
     let mut parts = vec![
         venv_bin().display().to_string(),
+        alone_bin().display().to_string(),
         node_bin().display().to_string(),
         go_bin().display().to_string(),
     ];
@@ -105,6 +116,7 @@ fn load_components() -> Result<Components> {
         let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         let c: Components = toml::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
         all.pip.extend(c.pip);
+        all.pip_alone.extend(c.pip_alone);
         all.npm.extend(c.npm);
         all.apt.extend(c.apt);
         all.rustup.extend(c.rustup);
@@ -189,6 +201,16 @@ fn setup() -> Result {
             .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
             .args(&pip))
     })?;
+    let alone: Vec<String> = c
+        .pip_alone
+        .iter()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    stamped("pip-alone", &alone, || {
+        alone.iter().try_for_each(|spec| install_alone(spec))
+    })?;
     let npm: Vec<String> = c
         .npm
         .iter()
@@ -233,6 +255,41 @@ fn setup() -> Result {
     );
     std::fs::write(tools_dir().join("env.sh"), env).map_err(|e| e.to_string())?;
     eprintln!("xtask: setup done; `source .tools/env.sh` puts the tools on PATH");
+    Ok(())
+}
+
+/// Installs one pip package (`name==version`) into `.tools/alone/NAME` and links the programs
+/// it adds into `.tools/bin`.
+fn install_alone(spec: &str) -> Result {
+    let name = spec
+        .split(['=', '<', '>', '~', '!', '['])
+        .next()
+        .unwrap_or(spec)
+        .trim();
+    let venv = tools_dir().join("alone").join(name);
+    if !venv.join("bin/python").exists() {
+        run(Command::new(real_python()).args(["-m", "venv"]).arg(&venv))?;
+    }
+    run(Command::new(venv.join("bin/python"))
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .arg(spec))?;
+    std::fs::create_dir_all(alone_bin()).map_err(|e| e.to_string())?;
+    let bin = venv.join("bin");
+    for entry in std::fs::read_dir(&bin).map_err(|e| format!("{}: {e}", bin.display()))? {
+        let program = entry.map_err(|e| e.to_string())?.file_name();
+        let text = program.to_string_lossy();
+        // The venv's own interpreter and tools stay inside it.
+        if ["python", "pip", "activate", "Activate", "deactivate"]
+            .iter()
+            .any(|own| text.starts_with(own))
+        {
+            continue;
+        }
+        let link = alone_bin().join(&program);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(bin.join(&program), &link)
+            .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
+    }
     Ok(())
 }
 
