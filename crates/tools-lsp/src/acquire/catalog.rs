@@ -256,6 +256,20 @@ pub fn choose(table: &[ServerSpec], name: &str) -> Result<Chosen, String> {
             })
     };
     let unscoped = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    // A scoped package's last part names it only when no other package ends the same way
+    // (`language-server` is both @vue/… and @astrojs/…).
+    let mut by_last_part: Vec<String> = installable()
+        .filter_map(|(_, c)| c.install.as_ref().map(|r| r.package.clone()))
+        .filter(|p| p.contains('/') && unscoped(p) == name)
+        .collect();
+    by_last_part.sort();
+    by_last_part.dedup();
+    if by_last_part.len() > 1 {
+        return Err(format!(
+            "`{name}` could be any of {}: name the whole package",
+            by_last_part.join(", ")
+        ));
+    }
     by(&|_, c| c.install.as_ref().is_some_and(|r| r.package == name))
         .or_else(|| {
             by(&|_, c| {
@@ -285,8 +299,17 @@ pub fn choose(table: &[ServerSpec], name: &str) -> Result<Chosen, String> {
 mod tests {
     use super::*;
 
+    /// The built-in table, its vue server under a program name no machine has, so the
+    /// entry reads as missing wherever the tests run.
     fn table() -> Vec<ServerSpec> {
-        crate::table::server_table(&crate::config::LspConfig::default())
+        let mut t = crate::table::server_table(&crate::config::LspConfig::default());
+        let vue = t.iter_mut().find(|s| s.language == "vue").unwrap();
+        let recipe = vue.candidates[0].install.clone().unwrap();
+        vue.candidates = vec![
+            Candidate::command(vec!["agent-tools-test-absent-vue-server".into()])
+                .installed_by(recipe),
+        ];
+        t
     }
 
     #[test]
@@ -294,14 +317,18 @@ mod tests {
         let t = table();
         for name in [
             "@vue/language-server",
-            "language-server",
-            "vue-language-server",
+            "agent-tools-test-absent-vue-server",
             "vue",
         ] {
             let c = choose(&t, name).unwrap();
             assert_eq!(c.language, "vue", "{name}");
             assert_eq!(c.recipe().unwrap().version, "2.2.10");
         }
+        let err = choose(&t, "language-server").unwrap_err();
+        assert!(
+            err.contains("@astrojs/language-server") && err.contains("@vue/language-server"),
+            "{err}"
+        );
         let err = choose(&t, "no-such-server").unwrap_err();
         assert!(err.contains("@vue/language-server"), "{err}");
         let vue = t.iter().find(|s| s.language == "vue").unwrap();
