@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tools_core::MAX_PREVIEW_FILE_BYTES;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, PreviewReport, ProposedFile, Section};
@@ -139,9 +139,19 @@ pub(crate) async fn predict(
     let mut gone_lines = Vec::new();
     let mut gone_json = Vec::new();
     let mut pending_json = Vec::new();
+    // Several servers (a type checker and its linter): each finding says which one, as a
+    // write's result does.
+    let several = predicted.len() > 1;
     for p in &predicted {
         notes.extend(p.notes.iter().cloned());
         let mut r = Renderer::new(ctx.run.root(), p.client.encoding);
+        let tag = |(l, mut j): (String, Value)| {
+            j["source"] = json!(p.client.server);
+            match several {
+                true => (format!("{l} ({})", p.client.server), j),
+                false => (l, j),
+            }
+        };
         let changes = diff_states(
             &mut ledger,
             Transition {
@@ -155,12 +165,12 @@ pub(crate) async fn predict(
         );
         for ch in &changes {
             for d in &ch.new {
-                let (l, j) = render(&mut r, &ch.path, d);
+                let (l, j) = tag(render(&mut r, &ch.path, d));
                 new_lines.push(l);
                 new_json.push(j);
             }
             for d in &ch.gone {
-                let (l, j) = render_gone(&r, &ch.path, d);
+                let (l, j) = tag(render_gone(&r, &ch.path, d));
                 gone_lines.push(l);
                 gone_json.push(j);
             }

@@ -367,9 +367,12 @@ async fn clangd_without_dirty_headers_names_includers_as_not_covered() {
     if require_binary("clangd", "clangd").is_none() {
         return;
     }
+    // The table starts clangd with --use-dirty-headers; a user's command without it is
+    // the case this names.
     let p = Project::from_fixture(
         "c_lib",
-        "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n",
+        "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n\
+         [lsp.servers.c]\ncommand = [\"clangd\"]\n",
     );
     let file = "include/shapes.h";
     let broken = p.read(file).replace(
