@@ -159,7 +159,7 @@ where
         let retry = match &r {
             Ok(v) => is_empty(v),
             Err(LspError::Server { code, .. }) => {
-                crate::client::ask_again_later(*code) || *code == -32800
+                crate::client::ask_again_later(*code) || *code == crate::client::REQUEST_CANCELLED
             }
             Err(_) => false,
         };

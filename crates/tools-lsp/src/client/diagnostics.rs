@@ -1,0 +1,139 @@
+//! The diagnostics a server published or answered when pulled, and the waits for a publish
+//! of a given document version.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use lsp_types::request::{DocumentDiagnosticRequest, Request};
+use lsp_types::{
+    Diagnostic, DocumentDiagnosticParams, PartialResultParams, TextDocumentIdentifier,
+    WorkDoneProgressParams,
+};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::{DocState, LspClient, Published, ask_again_later, uri_to_path};
+use crate::error::{LspError, Result};
+
+impl LspClient {
+    /// Every file's last published (or pulled) diagnostics.
+    pub fn snapshot(&self) -> HashMap<PathBuf, Published> {
+        self.shared.diags.snapshot()
+    }
+
+    /// Whether the server answers `textDocument/diagnostic` (pull); otherwise it pushes.
+    pub fn pulls_diagnostics(&self) -> bool {
+        self.caps.diagnostic_provider.is_some()
+    }
+
+    /// The publish sequence number so far (publishes after it are newer).
+    pub fn publish_seq(&self) -> u64 {
+        self.shared.diags.seq()
+    }
+
+    /// The last published (and pulled) diagnostics for `path`.
+    pub fn published(&self, path: &Path) -> Option<Published> {
+        self.shared.diags.get(path)
+    }
+
+    /// Every file's diagnostics newer than `after_seq`, by path.
+    pub fn published_since(&self, after_seq: u64) -> Vec<(PathBuf, Published)> {
+        self.snapshot()
+            .into_iter()
+            .filter(|(_, p)| p.seq > after_seq)
+            .collect()
+    }
+
+    /// A receiver that changes on every publish and progress event.
+    pub fn events(&self) -> watch::Receiver<u64> {
+        self.shared.events.subscribe()
+    }
+
+    /// Waits up to `max` for a publish for `path` that is for `version` (or, when the server
+    /// sends no versions, newer than `after_seq`). `None` when none came in time.
+    pub async fn wait_publish(
+        &self,
+        path: &Path,
+        version: i32,
+        after_seq: u64,
+        max: Duration,
+    ) -> Option<Published> {
+        let mut rx = self.events();
+        let deadline = Instant::now() + max;
+        loop {
+            if let Some(p) = self.published(path)
+                && p.seq > after_seq
+                && p.version.is_none_or(|v| v >= version)
+            {
+                return Some(p);
+            }
+            if !self.is_alive() {
+                return None;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, rx.changed()).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Pulls diagnostics for `path` (`textDocument/diagnostic`).
+    pub async fn pull_diagnostics(&self, doc: &DocState) -> Result<Vec<Diagnostic>> {
+        let params = serde_json::to_value(DocumentDiagnosticParams {
+            text_document: TextDocumentIdentifier::new(doc.uri.clone()),
+            identifier: None,
+            previous_result_id: None,
+            work_done_progress_params: WorkDoneProgressParams::default(),
+            partial_result_params: PartialResultParams::default(),
+        })
+        .map_err(|e| LspError::Other(e.to_string()))?;
+        // A server still catching up with a change answers "content modified" or
+        // "server cancelled" (rust-analyzer under load): ask again, a few times.
+        let mut tries = 0;
+        let v = loop {
+            let r = self
+                .request_raw(
+                    DocumentDiagnosticRequest::METHOD,
+                    Some(params.clone()),
+                    self.request_timeout,
+                )
+                .await;
+            match r {
+                Err(LspError::Server { code, .. }) if ask_again_later(code) && tries < 8 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                other => break other?,
+            }
+        };
+        let kind = v.get("kind").and_then(Value::as_str).unwrap_or("full");
+        let path = uri_to_path(&doc.uri);
+        if kind == "unchanged" {
+            return Ok(path
+                .and_then(|p| self.published(&p))
+                .map(|p| p.items)
+                .unwrap_or_default());
+        }
+        let items: Vec<Diagnostic> = v
+            .get("items")
+            .cloned()
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| LspError::Decode {
+                server: self.server.clone(),
+                method: DocumentDiagnosticRequest::METHOD.into(),
+                message: e.to_string(),
+            })?
+            .unwrap_or_default();
+        let Some(p) = path else {
+            return Ok(items);
+        };
+        self.shared
+            .diags
+            .record_pull(p.clone(), Some(doc.version), items);
+        self.shared.bump();
+        // Both sources: a server that also pushes (rust-analyzer's `cargo check`) keeps those.
+        Ok(self.published(&p).map(|x| x.items).unwrap_or_default())
+    }
+}

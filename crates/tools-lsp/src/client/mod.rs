@@ -1,0 +1,239 @@
+//! One language-server process and the conversation with it: start and `initialize`,
+//! typed requests with a timeout (and `$/cancelRequest` when it runs out), the one place
+//! that answers server→client requests, `$/progress` tracking so the first queries wait for
+//! indexing, document sync against the disk before every query, and the diagnostics the
+//! server published or answers when pulled.
+//!
+//! A preview hands the server proposed texts as unsaved changes ([`LspClient::propose_text`])
+//! under the observation lock ([`LspClient::observation`]); until it has put the disk's
+//! texts back, every sync from the disk waits, so no answer is computed from a text that is
+//! not on disk.
+//!
+//! The framing, writer, reader task and pending-request map are tools-core's [`Transport`];
+//! this module only speaks LSP on top of it, one job per file: `start` (process and
+//! `initialize`), `rpc` (requests, notifications, shutdown), `documents` (the document
+//! store), `diagnostics` (the diagnostics store's view and pulls), `readiness` (progress and
+//! indexing waits) and `server_messages` (what the server sends unasked).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lsp_types::{ServerCapabilities, Uri};
+use serde_json::Value;
+use tokio::sync::watch;
+use tools_core::process::{ChildProcess, StderrLog};
+use tools_core::transport::Transport;
+
+use crate::error::{LspError, Result};
+use crate::position::Encoding;
+
+mod diagnostics;
+mod documents;
+mod readiness;
+mod rpc;
+mod server_messages;
+mod start;
+
+/// Everything needed to start one server.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The language (server group), e.g. `python`.
+    pub language: String,
+    /// The resolved program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The project root the server serves (its working directory).
+    pub root: PathBuf,
+    /// The workspace root (bounds the local binary folders put on the server's `PATH`).
+    pub workspace: PathBuf,
+    /// Settings answered to `workspace/configuration`.
+    pub settings: Value,
+    /// `initializationOptions`.
+    pub initialization_options: Option<Value>,
+    /// Per-request timeout.
+    pub request_timeout: Duration,
+    /// `initialize` timeout.
+    pub start_timeout: Duration,
+    /// Bound on waiting for indexing progress.
+    pub index_wait: Duration,
+    /// Open-document cap.
+    pub max_open_documents: usize,
+}
+
+use crate::diag_store::DiagnosticsStore;
+pub use crate::diag_store::Published;
+use crate::watcher::ExternalChanges;
+
+struct Shared {
+    server: String,
+    diags: DiagnosticsStore,
+    events: watch::Sender<u64>,
+    progress: Mutex<HashSet<String>>,
+    progress_seen: AtomicBool,
+    /// How many work-done progress reports have begun so far.
+    progress_begun: AtomicU64,
+    /// rust-analyzer's `experimental/serverStatus`: `None` until the server sends one.
+    quiescent: Mutex<Option<bool>>,
+    /// When the server last published, reported progress or changed status.
+    last_event: Mutex<Instant>,
+    shutting_down: AtomicBool,
+    settings: Value,
+    folders: Value,
+}
+
+impl Shared {
+    fn bump(&self) {
+        if let Ok(mut t) = self.last_event.lock() {
+            *t = Instant::now();
+        }
+        self.events.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+/// What a server is doing now, as far as its notifications tell.
+#[derive(Debug, Clone, Copy)]
+pub struct Activity {
+    /// Work-done progress reports under way.
+    pub progress_active: bool,
+    /// How many progress reports have begun since start (compare two readings to see
+    /// whether work started in between).
+    pub progress_begun: u64,
+    /// `experimental/serverStatus` quiescence; `None` when the server never sent it.
+    pub quiescent: Option<bool>,
+    /// When the server last published, reported progress or changed status.
+    pub last_event: Instant,
+}
+
+struct OpenDoc {
+    version: i32,
+    text: String,
+    last_used: Instant,
+    /// The file's modification time and length when it was last read: a cheap check of
+    /// whether the disk changed since, without reading it.
+    stamp: Option<(std::time::SystemTime, u64)>,
+    /// Whether the server has a previewed (proposed, unsaved) text instead of the disk's.
+    proposed: bool,
+}
+
+fn disk_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
+
+/// The synced state of one document.
+#[derive(Debug, Clone)]
+pub struct DocState {
+    /// Its URI.
+    pub uri: Uri,
+    /// The version the server has.
+    pub version: i32,
+    /// The text the server has (equal to the disk at sync time).
+    pub text: String,
+    /// Whether this sync sent anything (open or change).
+    pub changed: bool,
+}
+
+/// One running language server.
+pub struct LspClient {
+    /// The language (server group).
+    pub language: String,
+    /// The server's short name (its program's file name).
+    pub server: String,
+    /// The project root it serves.
+    pub root: PathBuf,
+    /// Where its program is.
+    pub program: PathBuf,
+    /// The arguments it was started with.
+    pub args: Vec<String>,
+    /// When it was started.
+    pub started: Instant,
+    /// The capabilities it announced.
+    pub caps: ServerCapabilities,
+    /// Whether it announced `typeHierarchyProvider` (a capability lsp-types 0.97 does not
+    /// decode).
+    pub type_hierarchy: bool,
+    /// The position encoding agreed.
+    pub encoding: Encoding,
+    transport: Transport,
+    child: tokio::sync::Mutex<ChildProcess>,
+    pid: i32,
+    stderr: StderrLog,
+    shared: Arc<Shared>,
+    docs: tokio::sync::Mutex<HashMap<PathBuf, OpenDoc>>,
+    request_timeout: Duration,
+    index_wait: Duration,
+    max_open: usize,
+    opened_once: AtomicBool,
+    external: Option<Mutex<ExternalChanges>>,
+    check_after_save: AtomicBool,
+    /// Held by whoever changes what the server sees and then waits for its settled state
+    /// (a write's observation, a preview): two of them must never interleave.
+    observation: Arc<tokio::sync::Mutex<()>>,
+    /// True from the moment a preview hands the server proposed texts until the server
+    /// has settled on the disk's texts again; syncs from the disk wait for it.
+    previewing: watch::Sender<bool>,
+}
+
+/// The longest a sync from the disk waits for a preview in flight to restore the server's
+/// view (past it, the disk wins and the preview's restore finds nothing left to undo).
+pub const PREVIEW_WAIT_LIMIT: Duration = Duration::from_secs(60);
+
+/// LSP error code: the document changed while the request was handled.
+pub const CONTENT_MODIFIED: i64 = lsp_types::error_codes::CONTENT_MODIFIED;
+/// LSP error code: the server cancelled the request (it will want it asked again).
+pub const SERVER_CANCELLED: i64 = lsp_types::error_codes::SERVER_CANCELLED;
+/// LSP error code: the client cancelled the request (`$/cancelRequest`).
+pub const REQUEST_CANCELLED: i64 = lsp_types::error_codes::REQUEST_CANCELLED;
+/// JSON-RPC error code: the method is not one the receiver knows.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+
+/// Whether an error code means "ask again later": the server was catching up with a change
+/// (rust-analyzer answers "content modified" under either code, depending on its version).
+pub fn ask_again_later(code: i64) -> bool {
+    code == CONTENT_MODIFIED || code == SERVER_CANCELLED
+}
+
+/// Most external changes handed to a server at once (a checkout of another branch can
+/// change thousands of files; servers rescan on their own past that).
+pub const MAX_WATCHED_EVENTS: usize = 2_000;
+
+impl std::fmt::Debug for LspClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LspClient")
+            .field("server", &self.server)
+            .field("root", &self.root)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A file path as a `file://` URI.
+pub fn path_to_uri(path: &Path) -> Result<Uri> {
+    let url = url::Url::from_file_path(path)
+        .map_err(|_| LspError::Other(format!("{} is not an absolute path", path.display())))?;
+    url.as_str()
+        .parse::<Uri>()
+        .map_err(|e| LspError::Other(format!("bad URI {url}: {e:?}")))
+}
+
+/// The file path of a `file://` URI.
+pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
+    url::Url::parse(uri.as_str()).ok()?.to_file_path().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_round_trip_with_spaces_and_non_ascii() {
+        let p = PathBuf::from("/tmp/a dir/é.py");
+        let u = path_to_uri(&p).unwrap();
+        assert!(u.as_str().starts_with("file:///tmp/a%20dir/"));
+        assert_eq!(uri_to_path(&u), Some(p));
+    }
+}

@@ -1,0 +1,116 @@
+//! Whether a server is still working: its work-done progress, rust-analyzer's
+//! `experimental/serverStatus`, and the bounded waits for it to finish indexing before the
+//! first queries are answered.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::{Activity, DocState, LspClient, uri_to_path};
+
+impl LspClient {
+    /// Whether work-done progress (indexing) is under way, or the server says it is not
+    /// quiescent.
+    pub fn indexing(&self) -> bool {
+        let a = self.activity();
+        a.progress_active || a.quiescent == Some(false)
+    }
+
+    /// Whether the server has been seen to start a check (reported as progress) after a
+    /// save: rust-analyzer's `cargo check`, unless turned off.
+    pub fn checks_after_save(&self) -> bool {
+        self.check_after_save.load(Ordering::SeqCst)
+    }
+
+    /// Records that a save was followed by a check.
+    pub fn note_check_after_save(&self) {
+        self.check_after_save.store(true, Ordering::SeqCst);
+    }
+
+    /// What the server is doing now.
+    pub fn activity(&self) -> Activity {
+        Activity {
+            progress_active: self
+                .shared
+                .progress
+                .lock()
+                .map(|p| !p.is_empty())
+                .unwrap_or(false),
+            progress_begun: self.shared.progress_begun.load(Ordering::SeqCst),
+            quiescent: self.shared.quiescent.lock().ok().and_then(|q| *q),
+            last_event: self
+                .shared
+                .last_event
+                .lock()
+                .map(|t| *t)
+                .unwrap_or_else(|_| Instant::now()),
+        }
+    }
+
+    /// Waits (bounded) until no work-done progress is under way, so a first query after
+    /// start does not get an empty answer from a server still indexing. Returns whether the
+    /// server is idle.
+    pub async fn wait_ready(&self) -> bool {
+        // Progress usually begins right after `initialized`; give it a moment to show up.
+        let grace = Duration::from_millis(300);
+        if !self.shared.progress_seen.load(Ordering::SeqCst) && self.started.elapsed() < grace {
+            let mut rx = self.shared.events.subscribe();
+            let left = grace.saturating_sub(self.started.elapsed());
+            let _ = tokio::time::timeout(left, async {
+                while !self.shared.progress_seen.load(Ordering::SeqCst) {
+                    if rx.changed().await.is_err() {
+                        break;
+                    }
+                }
+            })
+            .await;
+        }
+        let mut rx = self.shared.events.subscribe();
+        let deadline = Instant::now() + self.index_wait;
+        loop {
+            if !self.indexing() || !self.is_alive() {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            if tokio::time::timeout(left, rx.changed()).await.is_err() {
+                return false;
+            }
+        }
+    }
+
+    /// After the first document is opened, servers often begin loading the project
+    /// (typescript-language-server reports it only then): wait briefly for that progress
+    /// to show up, then for it to end, and (push servers) for the first publish for that
+    /// document, the sign it was analysed: tsserver answers a definition with the import
+    /// line until then. Once per server, bounded by the indexing wait (at most 8 s).
+    pub async fn settle_after_first_open(&self, doc: &DocState) {
+        if self.opened_once.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Until the server shows progress or publishes for this document (whichever is
+        // first; at most 1.5 s: some servers do neither).
+        let path = uri_to_path(&doc.uri);
+        let mut rx = self.shared.events.subscribe();
+        let _ = tokio::time::timeout(Duration::from_millis(1500), async {
+            loop {
+                let published = path.as_ref().is_some_and(|p| self.published(p).is_some());
+                if self.shared.progress_seen.load(Ordering::SeqCst) || published {
+                    break;
+                }
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+        self.wait_ready().await;
+        if !self.pulls_diagnostics()
+            && let Some(path) = uri_to_path(&doc.uri)
+        {
+            let bound = self.index_wait.min(Duration::from_secs(8));
+            let _ = self.wait_publish(&path, doc.version, 0, bound).await;
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The request plumbing of one server: typed requests and notifications with a timeout
+//! (and `$/cancelRequest` when it runs out), the errors that say the server died, and
+//! shutdown.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use lsp_types::notification::{Cancel, Exit, Notification};
+use lsp_types::request::{Request, Shutdown};
+use lsp_types::{CancelParams, NumberOrString};
+use serde_json::{Value, json};
+use tools_core::transport::TransportError;
+
+use super::LspClient;
+use crate::error::{LspError, Result};
+
+impl LspClient {
+    /// The process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Whether the server's output is still open.
+    pub fn is_alive(&self) -> bool {
+        !self.transport.is_closed()
+    }
+
+    /// The exit status (if it exited) and the last lines of stderr, for messages.
+    pub async fn exit_detail(&self) -> String {
+        let status = {
+            let mut c = self.child.lock().await;
+            let mut s = c.try_status();
+            if s.is_none() && !self.is_alive() {
+                // The output closed; give the process a moment to be reaped.
+                s = tokio::time::timeout(Duration::from_millis(500), c.wait())
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok());
+            }
+            s
+        };
+        let tail = self.stderr.last_lines(6);
+        let mut out = String::new();
+        if let Some(s) = status {
+            out.push_str(&format!(" ({s})"));
+        }
+        if !tail.trim().is_empty() {
+            out.push_str(&format!("; its last stderr lines:\n{}", tail.trim_end()));
+        }
+        out
+    }
+
+    /// Sends a typed request and waits (the configured timeout) for its result.
+    pub async fn request<R: Request>(&self, params: R::Params) -> Result<R::Result> {
+        self.request_with::<R>(params, self.request_timeout).await
+    }
+
+    /// [`LspClient::request`] with an explicit timeout.
+    pub async fn request_with<R: Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<R::Result> {
+        let params = serde_json::to_value(params).map_err(|e| LspError::Other(e.to_string()))?;
+        let v = self.request_raw(R::METHOD, Some(params), timeout).await?;
+        serde_json::from_value(v).map_err(|e| LspError::Decode {
+            server: self.server.clone(),
+            method: R::METHOD.into(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Sends a request given as JSON; returns its `result`. `params: None` omits the field
+    /// (some servers reject `"params": null`).
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let mut msg = json!({"method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        let pending = match self.transport.start_request(msg).await {
+            Ok(p) => p,
+            Err(TransportError::StreamClosed) => return Err(self.died(method).await),
+            Err(e) => return Err(LspError::Other(e.to_string())),
+        };
+        let id = pending.id();
+        match pending.wait(timeout).await {
+            Ok(resp) => {
+                if let Some(err) = resp.get("error") {
+                    return Err(LspError::Server {
+                        server: self.server.clone(),
+                        method: method.into(),
+                        code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                        message: err
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("(no message)")
+                            .to_string(),
+                    });
+                }
+                Ok(resp.get("result").cloned().unwrap_or(Value::Null))
+            }
+            Err(TransportError::Timeout(after)) => {
+                let _ = self
+                    .transport
+                    .send(json!({"method": Cancel::METHOD, "params": CancelParams {
+                        id: NumberOrString::Number(id as i32),
+                    }}))
+                    .await;
+                Err(LspError::Timeout {
+                    server: self.server.clone(),
+                    method: method.into(),
+                    after,
+                })
+            }
+            Err(TransportError::StreamClosed) => Err(self.died(method).await),
+            Err(e) => Err(LspError::Other(e.to_string())),
+        }
+    }
+
+    async fn died(&self, method: &str) -> LspError {
+        LspError::Died {
+            server: self.server.clone(),
+            method: method.into(),
+            detail: self.exit_detail().await,
+        }
+    }
+
+    /// Sends a typed notification.
+    pub async fn notify<N: Notification>(&self, params: N::Params) -> Result<()> {
+        let params = serde_json::to_value(params).map_err(|e| LspError::Other(e.to_string()))?;
+        self.notify_raw(N::METHOD, params).await
+    }
+
+    async fn notify_raw(&self, method: &str, params: Value) -> Result<()> {
+        match self
+            .transport
+            .send(json!({"method": method, "params": params}))
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(TransportError::StreamClosed) => Err(self.died(method).await),
+            Err(e) => Err(LspError::Other(e.to_string())),
+        }
+    }
+
+    /// Shuts the server down: `shutdown`, `exit`, close its stdin, then kill its group after
+    /// a short grace. Idempotent.
+    pub async fn shutdown(&self) {
+        self.shared.shutting_down.store(true, Ordering::SeqCst);
+        if self.is_alive() {
+            let _ = self
+                .request_raw(Shutdown::METHOD, None, Duration::from_secs(2))
+                .await;
+            let _ = self.transport.send(json!({"method": Exit::METHOD})).await;
+            self.transport.close_writer().await;
+        }
+        let mut c = self.child.lock().await;
+        c.shutdown(Duration::from_millis(1500)).await;
+    }
+
+    /// Kills the server's process group at once (for tests and for `reload` of a hung server).
+    pub async fn kill(&self) {
+        self.shared.shutting_down.store(true, Ordering::SeqCst);
+        self.child.lock().await.kill();
+    }
+}

@@ -1,0 +1,184 @@
+//! Everything a server sends that is not a response: its requests, all answered in this
+//! one place, and its notifications (diagnostics, progress, status), recorded for the
+//! waiters.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use lsp_types::notification::{Notification, Progress, PublishDiagnostics};
+use lsp_types::{
+    NumberOrString, ProgressParams, ProgressParamsValue, PublishDiagnosticsParams, WorkDoneProgress,
+};
+use serde_json::{Value, json};
+use tools_core::transport::Transport;
+
+use super::{METHOD_NOT_FOUND, Shared, uri_to_path};
+
+/// rust-analyzer's status notification (an extension; lsp-types has no type for it).
+const SERVER_STATUS: &str = "experimental/serverStatus";
+
+/// Reads everything the server sends that is not a response: answers its requests (all in
+/// this one place) and records its notifications. Ends when the server's output closes.
+pub(super) async fn event_loop(
+    transport: Transport,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Value>,
+    shared: Arc<Shared>,
+) {
+    while let Some(msg) = rx.recv().await {
+        let Some(method) = msg.get("method").and_then(Value::as_str) else {
+            continue;
+        };
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        if let Some(id) = msg.get("id").cloned() {
+            let reply = match answer_server_request(method, &params, &shared) {
+                Ok(result) => json!({"id": id, "result": result}),
+                Err((code, message)) => {
+                    json!({"id": id, "error": {"code": code, "message": message}})
+                }
+            };
+            let _ = transport.send(reply).await;
+            continue;
+        }
+        match method {
+            PublishDiagnostics::METHOD => record_publish(params, &shared),
+            SERVER_STATUS => record_status(&params, &shared),
+            Progress::METHOD => record_progress(params, &shared),
+            _ => {}
+        }
+    }
+    // Wake every waiter: the server is gone.
+    shared.bump();
+}
+
+/// The answer to one server→client request: `Ok(result)` or `Err((code, message))`.
+/// Unknown methods get MethodNotFound, so a server waiting on a reply never hangs.
+fn answer_server_request(
+    method: &str,
+    params: &Value,
+    shared: &Shared,
+) -> std::result::Result<Value, (i64, String)> {
+    if shared.shutting_down.load(Ordering::SeqCst) {
+        // After shutdown, answer null: some servers treat an error reply as fatal.
+        return Ok(Value::Null);
+    }
+    match method {
+        "workspace/configuration" => {
+            let items = params
+                .get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            Ok(Value::Array(
+                items
+                    .iter()
+                    .map(|it| {
+                        lookup_setting(&shared.settings, it.get("section").and_then(Value::as_str))
+                    })
+                    .collect(),
+            ))
+        }
+        "window/workDoneProgress/create" => Ok(Value::Null),
+        "client/registerCapability"
+        | "client/unregisterCapability"
+        | "workspace/diagnostic/refresh"
+        | "workspace/semanticTokens/refresh"
+        | "workspace/inlayHint/refresh"
+        | "workspace/inlineValue/refresh"
+        | "workspace/codeLens/refresh"
+        | "window/showDocument" => Ok(Value::Null),
+        "window/showMessageRequest" => Ok(Value::Null),
+        "workspace/workspaceFolders" => Ok(shared.folders.clone()),
+        "workspace/applyEdit" => Ok(json!({
+            "applied": false,
+            "failureReason": "this client applies edits only through its own tools (lsp_rename)"
+        })),
+        _ => {
+            tracing::debug!("{}: unknown server request {method}", shared.server);
+            Err((METHOD_NOT_FOUND, format!("method not found: {method}")))
+        }
+    }
+}
+
+fn lookup_setting(settings: &Value, section: Option<&str>) -> Value {
+    let Some(section) = section.filter(|s| !s.is_empty()) else {
+        return settings.clone();
+    };
+    let mut cur = settings;
+    for part in section.split('.') {
+        match cur.get(part) {
+            Some(v) => cur = v,
+            None => return Value::Null,
+        }
+    }
+    cur.clone()
+}
+
+fn record_publish(params: Value, shared: &Shared) {
+    // A publish that does not decode (a URI that is not a file, a malformed diagnostic) is
+    // dropped whole rather than half-recorded.
+    let Ok(publish) = serde_json::from_value::<PublishDiagnosticsParams>(params) else {
+        return;
+    };
+    let Some(path) = uri_to_path(&publish.uri) else {
+        return;
+    };
+    shared
+        .diags
+        .record_push(path, publish.version, publish.diagnostics);
+    shared.bump();
+}
+
+fn record_progress(params: Value, shared: &Shared) {
+    // Only work-done progress says whether the server is busy; anything else (partial
+    // results) still wakes the waiters.
+    if let Ok(progress) = serde_json::from_value::<ProgressParams>(params) {
+        let token = match progress.token {
+            NumberOrString::String(s) => s,
+            NumberOrString::Number(n) => n.to_string(),
+        };
+        let ProgressParamsValue::WorkDone(work) = progress.value;
+        if let Ok(mut p) = shared.progress.lock() {
+            match work {
+                WorkDoneProgress::Begin(_) => {
+                    p.insert(token);
+                    shared.progress_seen.store(true, Ordering::SeqCst);
+                    shared.progress_begun.fetch_add(1, Ordering::SeqCst);
+                }
+                WorkDoneProgress::End(_) => {
+                    p.remove(&token);
+                }
+                WorkDoneProgress::Report(_) => {}
+            }
+        }
+    }
+    shared.bump();
+}
+
+/// rust-analyzer's status: `quiescent` is false while it loads the workspace, builds
+/// dependencies' metadata or primes caches.
+fn record_status(params: &Value, shared: &Shared) {
+    let quiescent = params
+        .get("quiescent")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    if let Ok(mut q) = shared.quiescent.lock() {
+        *q = Some(quiescent);
+    }
+    shared.bump();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_lookup_by_dotted_section() {
+        let s = json!({"python": {"analysis": {"typeCheckingMode": "strict"}}});
+        assert_eq!(
+            lookup_setting(&s, Some("python.analysis")),
+            json!({"typeCheckingMode": "strict"})
+        );
+        assert_eq!(lookup_setting(&s, Some("gopls")), Value::Null);
+        assert_eq!(lookup_setting(&Value::Null, Some("x")), Value::Null);
+    }
+}
