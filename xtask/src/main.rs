@@ -132,7 +132,15 @@ fn stamped(name: &str, inputs: &[String], step: impl FnOnce() -> Result) -> Resu
         eprintln!("xtask: {name} is up to date");
         return Ok(());
     }
+    let started = std::time::Instant::now();
     step()?;
+    // Install time by package manager (one resolver run each keeps setup short; a run per
+    // server would not).
+    eprintln!(
+        "xtask: {name}: {} package(s) installed in {:.1} s",
+        inputs.len(),
+        started.elapsed().as_secs_f64()
+    );
     std::fs::write(&stamp, want).map_err(|e| format!("cannot write {}: {e}", stamp.display()))
 }
 
@@ -179,10 +187,16 @@ fn setup() -> Result {
             cmd.env("DEBIAN_FRONTEND", "noninteractive");
             cmd
         };
+        let started = std::time::Instant::now();
         run(&mut sudo(&["apt-get", "update", "-q"]))?;
         let mut args = vec!["apt-get", "install", "-y", "-q", "--no-install-recommends"];
         args.extend(missing.iter().map(String::as_str));
         run(&mut sudo(&args))?;
+        eprintln!(
+            "xtask: apt: {} package(s) installed in {:.1} s",
+            missing.len(),
+            started.elapsed().as_secs_f64()
+        );
     }
     if !venv_bin().join("python").exists() {
         run(Command::new(real_python())
@@ -495,15 +509,21 @@ fn test(args: &[String]) -> Result {
 /// Prints the exercised / skipped / not-installable table; returns how many promised components were skipped.
 fn component_table(log: &Path) -> usize {
     let text = std::fs::read_to_string(log).unwrap_or_default();
-    let mut exercised = BTreeSet::new();
+    // Component → the time a test reported driving it (the longest, when several did).
+    let mut exercised: std::collections::BTreeMap<String, Option<f64>> = Default::default();
     let mut skipped = std::collections::BTreeMap::new();
     let mut optional = std::collections::BTreeMap::new();
     let mut not_here = std::collections::BTreeMap::new();
     for line in text.lines() {
         let mut parts = line.splitn(3, '\t');
         match (parts.next(), parts.next(), parts.next()) {
-            (Some("exercised"), Some(c), _) => {
-                exercised.insert(c.to_string());
+            (Some("exercised"), Some(c), took) => {
+                let secs = took.and_then(|t| t.strip_suffix(" s")?.parse::<f64>().ok());
+                let entry = exercised.entry(c.to_string()).or_insert(None);
+                *entry = match (*entry, secs) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
             }
             (Some("skipped"), Some(c), Some(why)) => {
                 skipped.insert(c.to_string(), why.to_string());
@@ -518,12 +538,15 @@ fn component_table(log: &Path) -> usize {
         }
     }
     eprintln!("\nReal components\n{:<28} result", "component");
-    for c in &exercised {
-        eprintln!("{c:<28} exercised");
+    for (c, took) in &exercised {
+        match took {
+            Some(secs) => eprintln!("{c:<28} exercised ({secs:.1} s)"),
+            None => eprintln!("{c:<28} exercised"),
+        }
     }
     let mut promised_skips = 0;
     for (c, why) in &skipped {
-        if !exercised.contains(c) {
+        if !exercised.contains_key(c) {
             promised_skips += 1;
         }
         eprintln!("{c:<28} SKIPPED: {why}");

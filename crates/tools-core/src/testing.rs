@@ -30,6 +30,15 @@ pub fn exercised(component: &str) {
     record(&format!("exercised\t{component}\t-"));
 }
 
+/// Records that a test drove the real `component` for `took` (start, queries and writes):
+/// the final component table shows it beside the component.
+pub fn exercised_for(component: &str, took: std::time::Duration) {
+    record(&format!(
+        "exercised\t{component}\t{:.1} s",
+        took.as_secs_f64()
+    ));
+}
+
 /// Records that a test could not drive `component`, and why. Under `CI=true` this panics:
 /// CI installs every component the suite promises, so a skip there is a failure.
 pub fn skipped(component: &str, why: &str) {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
-use tools_core::testing::{exercised, not_installable, skipped, which};
+use tools_core::testing::{exercised, exercised_for, not_installable, skipped, which};
 
 use super::{Project, section};
 
@@ -465,7 +465,7 @@ async fn every_installable_server_answers_hover_definition_and_diagnostics_on_wr
             Ok((component, took, outcome)) => {
                 eprintln!("[server] {component:<34} {:>6.1} s", took.as_secs_f64());
                 match outcome {
-                    Ok(()) => exercised(component),
+                    Ok(()) => exercised_for(component, took),
                     Err(e) => failures.push(format!("{component}:\n  {e}")),
                 }
             }
