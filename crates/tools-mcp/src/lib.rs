@@ -18,6 +18,9 @@
 //!   the tool is then given [`CANCEL_WIND_DOWN`] to stop cleanly (eval interrupts its cell
 //!   and answers pending bridged calls as cancelled) before its future is dropped, so the
 //!   next call finds the tool in a known state.
+//! - With a client that declared the tasks extension, `eval`, `debug` and `vibe_wait` calls
+//!   run as tasks (the `tasks` module): the call answers with a task id at once, and
+//!   `tasks/get`, `tasks/update` and `tasks/cancel` poll, answer and cancel it.
 //! - A tool that panics is answered with an internal error by the registry; the server keeps
 //!   serving. Requests whose arguments hold text that is not Unicode (a lone surrogate
 //!   escape such as `"\ud800"`, or bytes that are not UTF-8) are answered with
@@ -41,6 +44,7 @@
 
 mod progress;
 mod stdio;
+mod tasks;
 
 pub use progress::DEFAULT_HEARTBEAT;
 use progress::PeerProgress;
@@ -78,6 +82,8 @@ pub struct McpServer {
     factory: RegistryFactory,
     registry: Arc<OnceCell<Arc<Registry>>>,
     pending: std::sync::Mutex<PendingCalls>,
+    /// The calls running as tasks (see the `tasks` module).
+    tasks: rmcp::task_manager::TaskManager,
 }
 
 /// How long a cancelled call is given to stop by itself before it is dropped.
@@ -170,6 +176,7 @@ impl McpServer {
             factory,
             registry: Arc::new(OnceCell::new()),
             pending: Default::default(),
+            tasks: Default::default(),
         }
     }
 
@@ -183,6 +190,7 @@ impl McpServer {
             factory: Arc::new(move |_| Box::pin(std::future::ready(Ok(Arc::clone(&registry))))),
             registry: Arc::new(cell),
             pending: Default::default(),
+            tasks: Default::default(),
         }
     }
 
@@ -558,7 +566,12 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        );
         info.server_info.name = "agent-tools".into();
         info.server_info.version = env!("CARGO_PKG_VERSION").into();
         info.instructions = Some(format!(
@@ -595,6 +608,23 @@ impl ServerHandler for McpServer {
             .take()
             .map(Value::Object)
             .unwrap_or(Value::Null);
+        if tasks::runs_as_task(&request.name)
+            && request.request_state.is_none()
+            && ctx
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks())
+        {
+            let cancel = reg.run().cancellation().child_token();
+            return Ok(tasks::start(
+                &self.tasks,
+                Arc::clone(reg),
+                self.surface,
+                request.name.to_string(),
+                args,
+                cancel,
+            )
+            .into());
+        }
         let sink = ctx
             .meta
             .get_progress_token()
@@ -637,6 +667,32 @@ impl ServerHandler for McpServer {
             }
         };
         finish(result)
+    }
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        self.tasks
+            .get_task(&request.task_id)
+            .map(rmcp::model::GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel_task(&request.task_id)
     }
 }
 
