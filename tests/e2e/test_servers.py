@@ -5,9 +5,11 @@ a server is missing, and `auto_install` from the user's configuration only (neve
 repository's), with progress notifications while it installs."""
 
 import json
+import time
 import os
 import subprocess
 
+import anyio
 import pytest
 
 from conftest import agent_tools_bin, mcp_session, text
@@ -163,6 +165,25 @@ async def test_auto_install_comes_from_the_users_configuration_only(tmp_path):
     assert progress and progress[0].startswith("auto_install: installing bash-language-server 5.8.1 (npm)"), progress
     assert any("ready in" in m for m in progress), progress
     assert cache_folders(tmp_path) == ["npm-bash-language-server@5.8.1"]
+
+
+async def test_a_write_starts_the_auto_install_in_the_background_and_a_later_write_is_checked(tmp_path):
+    env = isolated_env(tmp_path)
+    ws = workspace(tmp_path)
+    (tmp_path / "config" / "agent-tools").mkdir(parents=True)
+    (tmp_path / "config" / "agent-tools" / "config.toml").write_text("[lsp]\nauto_install = true\n")
+    async with mcp_session(ws, env=env) as c:
+        first = await c.call_tool("write", {"path": "greet.sh", "content": SCRIPT + "# a comment\n"})
+        assert not first.is_error, text(first)
+        assert "auto_install is installing bash-language-server 5.8.1 (npm)" in text(first), text(first)
+        # The write answered without waiting for the install, which goes on in the background.
+        deadline = time.time() + 300
+        while cache_folders(tmp_path) != ["npm-bash-language-server@5.8.1"] and time.time() < deadline:
+            await anyio.sleep(0.5)
+        assert cache_folders(tmp_path) == ["npm-bash-language-server@5.8.1"]
+        second = await c.call_tool("write", {"path": "greet.sh", "content": SCRIPT + "cd $2\n"})
+        assert not second.is_error and "auto_install" not in text(second), text(second)
+        assert "new diagnostic" in text(second) and "SC2" in text(second), text(second)
 
 
 async def test_a_cached_typescript_server_never_runs_the_repositorys_tsserver(tmp_path):

@@ -284,9 +284,16 @@ impl DiagnosticsOnWrite {
         let mut groups: Vec<(Arc<LspClient>, Vec<PathBuf>)> = Vec::new();
         let mut notes = Vec::new();
         for p in paths {
-            // The primary server, then its diagnostics-only companions (ruff, eslint).
-            let Ok(loc) = self.sup.locate(&p) else {
-                continue;
+            // The primary server, then its diagnostics-only companions (ruff, eslint). A
+            // missing server is quiet unless auto_install starts installing it.
+            let loc = match self.sup.locate(&p) {
+                Ok(loc) => loc,
+                Err(_) => {
+                    if let Some(line) = self.sup.install_in_background(&p) {
+                        notes.push(format!("{}: {line}", self.display(&p)));
+                    }
+                    continue;
+                }
             };
             for loc in std::iter::once(loc).chain(self.sup.companions(&p)) {
                 match self.client_within_bound(&loc).await {

@@ -1,13 +1,15 @@
 //! `auto_install = true`: the first need of a server whose binary is missing installs it
 //! into the user's cache (with progress notifications while it runs, when the call has a
-//! progress sink), then the server starts as if it had been there. Only when the root marker
+//! progress sink), then the server starts as if it had been there. A write does not wait for
+//! an install: it starts one in the background and says so, and a later write is checked
+//! by the installed server. Only when the root marker
 //! exists: the binary must be the one missing half. An install that failed is not tried again
 //! in the same run (every call would wait for the same failure); the error says how to retry.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tools_core::{Progress, ToolError};
 
@@ -18,7 +20,53 @@ use crate::supervisor::{Located, ServerSupervisor};
 #[derive(Default)]
 struct FailedInstalls(Mutex<HashMap<String, String>>);
 
+/// The background installs a write started that have not ended: install folder names.
+#[derive(Default)]
+struct InstallsUnderWay(Mutex<HashSet<String>>);
+
 impl ServerSupervisor {
+    /// After `locate(file)` failed with `missing` while a write is observed: when
+    /// `auto_install` would install the entry's server, starts that install in the
+    /// background (once per run and recipe) and returns the line the write's result shows.
+    /// `None` when nothing is installed (auto_install off, no root marker, no recipe, or the
+    /// install failed earlier in this run).
+    pub(crate) fn install_in_background(self: &Arc<Self>, file: &Path) -> Option<String> {
+        if !self.config().auto_install {
+            return None;
+        }
+        let spec = crate::discover::spec_for(self.table(), file)?;
+        crate::roots::server_root(&spec.language, &spec.markers, file, self.workspace())?;
+        let recipe = spec.candidates.iter().find_map(|c| c.install.clone())?;
+        let run = self.open_run()?;
+        let key = ServerCache::folder_name(&recipe);
+        let failed = run.state(FailedInstalls::default);
+        if failed.0.lock().ok()?.contains_key(&key) {
+            return None;
+        }
+        let under_way = run.state(InstallsUnderWay::default);
+        let line = format!(
+            "diagnostics unavailable for this write: auto_install is installing {recipe} for the {} files in the background; later writes are checked by it",
+            spec.language
+        );
+        if !under_way.0.lock().ok()?.insert(key.clone()) {
+            return Some(line);
+        }
+        let sup = Arc::clone(self);
+        let file = file.to_path_buf();
+        let language = spec.language.clone();
+        tokio::spawn(async move {
+            let missing =
+                ToolError::not_available(format!("no {language} server for {}", file.display()));
+            if let Err(e) = sup.install_on_first_need(&file, missing).await {
+                tracing::warn!("auto_install on write: {e}");
+            }
+            if let Ok(mut m) = under_way.0.lock() {
+                m.remove(&key);
+            }
+        });
+        Some(line)
+    }
+
     /// After `locate(file)` failed with `missing`: installs the entry's first installable
     /// server when `auto_install` is on and only the binary is missing, then locates again.
     /// Otherwise (or when the install fails) the original error, with the install's.
