@@ -289,17 +289,31 @@ pub fn server_table(cfg: &LspConfig) -> Vec<ServerSpec> {
         let entry = table
             .entry(lang.clone())
             .or_insert_with(|| ServerSpec::new(lang));
+        // A user's command for a program the table knows keeps the table's install recipe,
+        // so `servers install` and the install hints still name it.
+        let builtin_candidates = entry.candidates.clone();
+        let keep_recipe = |command: &Vec<String>| {
+            let c = Candidate::command(command.clone());
+            match builtin_candidates
+                .iter()
+                .find(|b| b.program() == c.program())
+                .and_then(|b| b.install.clone())
+            {
+                Some(recipe) => c.installed_by(recipe),
+                None => c,
+            }
+        };
         if let Some(cmds) = &o.commands {
             entry.candidates = cmds
                 .iter()
                 .filter(|c| !c.is_empty())
-                .map(|c| Candidate::command(c.clone()))
+                .map(keep_recipe)
                 .collect();
         }
         if let Some(cmd) = &o.command
             && !cmd.is_empty()
         {
-            entry.candidates = vec![Candidate::command(cmd.clone())];
+            entry.candidates = vec![keep_recipe(cmd)];
         }
         if let Some(m) = &o.markers {
             entry.markers = m.clone();

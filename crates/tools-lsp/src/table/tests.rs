@@ -45,7 +45,20 @@ fn overrides_replace_and_extend() {
     );
     let t = server_table(&cfg);
     let py = entry(&t, "python");
-    assert_eq!(py.candidates, vec![Candidate::of(&["pylsp"])]);
+    // The user's pylsp command keeps the table's recipe for pylsp.
+    assert_eq!(py.candidates.len(), 1);
+    assert_eq!(py.candidates[0].command, ["pylsp"]);
+    assert_eq!(
+        py.candidates[0]
+            .install
+            .as_ref()
+            .map(|r| r.package.as_str()),
+        Some("python-lsp-server[all]")
+    );
+    assert_eq!(
+        entry(&t, "mylang").candidates,
+        vec![Candidate::of(&["myls"])]
+    );
     assert!(py.markers.contains(&"pyproject.toml".to_string()));
     let mine = entry(&t, "mylang");
     assert!(mine.handles("my"));
