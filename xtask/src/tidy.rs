@@ -34,10 +34,6 @@ pub const LONG_FILES: &[(&str, &str)] = &[
          decide the round's status together; the event reader is the part to move out next",
     ),
     (
-        "crates/tools-lsp/src/client.rs",
-        "being split into the transport-facing connection and the typed client",
-    ),
-    (
         "crates/tools-eval/src/drivers/python_kernel.py",
         "the Python kernel ships as one file run with `python -c`, so it cannot import \
          sibling modules of its own",
