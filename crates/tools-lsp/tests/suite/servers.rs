@@ -353,11 +353,18 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// The same for a server whose indexing report can stall short of its end (ccls 0.20220729
+/// stops at "1/2" on this tree now and then, and ends it only at shutdown): queries wait for
+/// the index briefly and then answer, saying it is not final.
+const CONFIG_STALLING_INDEX: &str = "[lsp]\nindex_wait_ms = 5000\nstart_timeout_ms = 90000\n\
+                                     request_timeout_ms = 60000\ndiagnostics_wait_ms = 30000\n";
+
 /// Drives one case; returns what went wrong, if anything.
 async fn drive(case: &Case) -> Result<(), String> {
-    let base = match case.breaking.2.is_empty() {
-        true => CONFIG_SILENT,
-        false => CONFIG,
+    let base = match (case.component, case.breaking.2.is_empty()) {
+        ("ccls", _) => CONFIG_STALLING_INDEX,
+        (_, true) => CONFIG_SILENT,
+        (_, false) => CONFIG,
     };
     let p = Project::from_fixture("polyglot", &format!("{base}{}", case.config));
     let ask = |action: &str, (line, symbol): (u32, &str)| json!({"action": action, "file": case.file, "line": line, "symbol": symbol});
