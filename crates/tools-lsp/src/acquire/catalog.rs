@@ -61,7 +61,10 @@ pub fn entry_states(table: &[ServerSpec], search: &ProgramSearch) -> Vec<EntrySt
                 .map(|c| CandidateState {
                     program: c.program().to_string(),
                     recipe: c.install.clone(),
-                    found: search.find(c.program(), search.workspace()).ok(),
+                    found: search
+                        .find(c.program(), search.workspace())
+                        .ok()
+                        .filter(|f| !rustup_proxy_without_component(&f.path, c.program())),
                 })
                 .collect(),
         })
@@ -72,6 +75,29 @@ pub fn entry_states(table: &[ServerSpec], search: &ProgramSearch) -> Vec<EntrySt
             .then_with(|| a.language.cmp(&b.language))
     });
     states
+}
+
+/// Whether `path` is rustup's proxy for `program` (a link to `rustup` beside it) while the
+/// active toolchain lacks the component: the proxy exists for every component rustup knows
+/// and fails when run. Asked outside the workspace, so a repository's toolchain file plays
+/// no part, and with rustup's auto-install off.
+fn rustup_proxy_without_component(path: &std::path::Path, program: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let rustup = path.with_file_name("rustup");
+    let same_file = |a: &std::path::Path, b: &std::path::Path| match (a.metadata(), b.metadata()) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    };
+    if path.file_name().is_some_and(|n| n == "rustup") || !same_file(path, &rustup) {
+        return false;
+    }
+    !std::process::Command::new(&rustup)
+        .args(["which", program])
+        .current_dir(std::env::temp_dir())
+        .env("RUSTUP_AUTO_INSTALL", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 fn where_text(found: &Option<FoundProgram>, cache: Option<&std::path::Path>) -> String {
@@ -336,6 +362,40 @@ mod tests {
             install_hint(vue).unwrap(),
             "`agent-tools servers install @vue/language-server` installs @vue/language-server 2.2.10 (npm)"
         );
+    }
+
+    #[test]
+    fn a_rustup_proxy_counts_only_with_its_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let rustup = dir.path().join("rustup");
+        // A stand-in rustup: `which` succeeds for `present` only.
+        std::fs::write(
+            &rustup,
+            "#!/bin/sh\n[ \"$1\" = which ] && [ \"$2\" = present ]\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&rustup, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for name in ["present", "absent"] {
+            std::os::unix::fs::symlink("rustup", dir.path().join(name)).unwrap();
+        }
+        std::fs::hard_link(&rustup, dir.path().join("absent-hard")).unwrap();
+        assert!(!rustup_proxy_without_component(
+            &dir.path().join("present"),
+            "present"
+        ));
+        assert!(rustup_proxy_without_component(
+            &dir.path().join("absent"),
+            "absent"
+        ));
+        assert!(rustup_proxy_without_component(
+            &dir.path().join("absent-hard"),
+            "absent-hard"
+        ));
+        // Not a proxy: a program of its own.
+        let own = dir.path().join("own");
+        std::fs::write(&own, "#!/bin/sh\n").unwrap();
+        assert!(!rustup_proxy_without_component(&own, "own"));
     }
 
     #[test]
