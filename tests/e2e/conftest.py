@@ -5,6 +5,7 @@ official MCP Python SDK, as a real client drives it.
 - `mcp_session(root, surface=..., args=..., **client_kwargs)` opens a client session on a
   fresh `agent-tools mcp` process serving `root` (async context manager).
 - `text(result)` joins a call result's text content.
+- `running(pid)` says whether a process is alive (not a zombie).
 """
 
 import contextlib
@@ -48,6 +49,17 @@ async def mcp_session(root, surface="full", args=(), env=None, **client_kwargs):
     )
     async with Client(params, **client_kwargs) as client:
         yield client
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` is alive (not a zombie). A process can end between the open
+    and the read of its stat file (ESRCH): that is not running either."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 def text(result) -> str:

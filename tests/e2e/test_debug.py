@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import mcp_session, run_cli, text
+from conftest import mcp_session, run_cli, running, text
 
 pytestmark = pytest.mark.anyio
 
@@ -21,14 +21,6 @@ APP = """def add(a, b):
 print("sum", add(2, 3))
 """
 
-
-def running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def has_debugpy() -> bool:

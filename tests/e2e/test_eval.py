@@ -10,20 +10,12 @@ import time
 
 import pytest
 
-from conftest import mcp_session, text
+from conftest import mcp_session, running, text
 
 pytestmark = pytest.mark.anyio
 
 DESC = "run a cell from the end to end suite"
 
-
-def running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def png_size(data: bytes):

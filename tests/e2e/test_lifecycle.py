@@ -25,7 +25,7 @@ import time
 import anyio
 import pytest
 
-from conftest import REPO, agent_tools_bin, mcp_session, text
+from conftest import REPO, agent_tools_bin, mcp_session, running, text
 
 pytestmark = pytest.mark.anyio
 
@@ -34,14 +34,6 @@ WORKER = REPO / "crates" / "tools-vibe" / "tests" / "fixtures" / "worker.py"
 LOOP = "import time\nwhile True:\n    time.sleep(0.05)\n"
 
 
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
 
 def processes_of(root):
     """Live processes whose cwd, command line or environment names `root`."""
@@ -49,7 +41,7 @@ def processes_of(root):
     me = os.getpid()
     found = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me or not alive(int(entry)):
+        if not entry.isdigit() or int(entry) == me or not running(int(entry)):
             continue
         hit = False
         try:
@@ -267,7 +259,7 @@ async def test_a_signal_leaves_no_process_of_the_run(tmp_path, sig):
                 assert len(before) >= 6, describe(before)
                 signalled = True
                 os.kill(server_pid, sig)
-                await wait_until(lambda: not alive(server_pid), "the server to exit", 20)
+                await wait_until(lambda: not running(server_pid), "the server to exit", 20)
                 tg.cancel_scope.cancel()
     except BaseException:
         # The SDK may report the server's disappearance on the way out; that is expected
@@ -313,12 +305,12 @@ async def test_detached_grandchildren_of_a_cell_end_with_the_run(tmp_path):
         server_pid = int(text(r))
         await wait_until(lambda: (tmp_path / "setsid.pid").exists() and (tmp_path / "group.pid").exists(), "the grandchildren")
         pids = [int((tmp_path / n).read_text()) for n in ("setsid.pid", "group.pid")]
-        assert all(alive(p) for p in pids)
+        assert all(running(p) for p in pids)
     deadline = time.monotonic() + 10
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
         await anyio.sleep(0.05)
-    assert not [p for p in pids if alive(p)], "detached grandchildren outlived the run"
-    assert not alive(server_pid)
+    assert not [p for p in pids if running(p)], "detached grandchildren outlived the run"
+    assert not running(server_pid)
 
 
 async def test_a_language_server_that_stops_reading_makes_the_call_fail_not_hang(tmp_path):

@@ -12,8 +12,8 @@ import anyio
 import httpx2
 import pytest
 
-from conftest import agent_tools_bin, text
-from serve_support import DESC, INIT, MCP_HEADERS, client, post_init, running, serve, workspace
+from conftest import agent_tools_bin, running, text
+from serve_support import DESC, INIT, MCP_HEADERS, client, post_init, serve, workspace
 
 pytestmark = pytest.mark.anyio
 

@@ -83,7 +83,7 @@ def children_of(pid):
                 with open(f"/proc/{entry}/stat") as f:
                     if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
                         found.add(int(entry))
-            except (FileNotFoundError, IndexError, ValueError):
+            except (OSError, IndexError, ValueError):
                 pass
     return found
 
