@@ -484,6 +484,47 @@ pub(crate) fn render_gone(r: &Renderer, path: &Path, d: &lsp_types::Diagnostic) 
     )
 }
 
+/// What a write (or a preview) found, as the lines of its answer and their JSON.
+#[derive(Default)]
+pub(crate) struct Findings {
+    /// New diagnostics.
+    pub new: (Vec<String>, Vec<Value>),
+    /// Diagnostics that went away.
+    pub gone: (Vec<String>, Vec<Value>),
+}
+
+impl Findings {
+    /// Adds one server's `changes`; each finding's JSON names `server`, and its line does
+    /// too when `several` servers served the files (a type checker and its linter).
+    pub(crate) fn add(
+        &mut self,
+        r: &mut Renderer,
+        changes: &[FileChange],
+        server: &str,
+        several: bool,
+    ) {
+        let tag = |(line, mut json): (String, Value)| {
+            json["source"] = json!(server);
+            match several {
+                true => (format!("{line} ({server})"), json),
+                false => (line, json),
+            }
+        };
+        for ch in changes {
+            for d in &ch.new {
+                let (l, j) = tag(render(r, &ch.path, d));
+                self.new.0.push(l);
+                self.new.1.push(j);
+            }
+            for d in &ch.gone {
+                let (l, j) = tag(render_gone(r, &ch.path, d));
+                self.gone.0.push(l);
+                self.gone.1.push(j);
+            }
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl WriteObserver for DiagnosticsOnWrite {
     async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
@@ -523,10 +564,7 @@ impl WriteObserver for DiagnosticsOnWrite {
         )
         .await;
 
-        let mut new_lines = Vec::new();
-        let mut new_json = Vec::new();
-        let mut gone_lines = Vec::new();
-        let mut gone_json = Vec::new();
+        let mut findings = Findings::default();
         let mut late_blocks = Vec::new();
         let mut late_json = Vec::new();
         let mut pending_json = Vec::new();
@@ -578,25 +616,7 @@ impl WriteObserver for DiagnosticsOnWrite {
                     before_settled: o.before_settled,
                 },
             );
-            let tag = |(l, mut j): (String, Value)| {
-                j["source"] = json!(o.client.server);
-                match several {
-                    true => (format!("{l} ({})", o.client.server), j),
-                    false => (l, j),
-                }
-            };
-            for ch in &changes {
-                for d in &ch.new {
-                    let (l, j) = tag(render(&mut r, &ch.path, d));
-                    new_lines.push(l);
-                    new_json.push(j);
-                }
-                for d in &ch.gone {
-                    let (l, j) = tag(render_gone(&r, &ch.path, d));
-                    gone_lines.push(l);
-                    gone_json.push(j);
-                }
-            }
+            findings.add(&mut r, &changes, &o.client.server, several);
             if let Some(what) = &o.pending {
                 let waited = self.sup.config().diagnostics_wait_ms;
                 notes.push(format!(
@@ -607,6 +627,10 @@ impl WriteObserver for DiagnosticsOnWrite {
                 pending_json.push(json!({"server": o.client.server, "waiting_for": what}));
             }
         }
+        let Findings {
+            new: (new_lines, mut new_json),
+            gone: (gone_lines, mut gone_json),
+        } = findings;
         if new_lines.is_empty()
             && gone_lines.is_empty()
             && notes.is_empty()

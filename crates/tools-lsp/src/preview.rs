@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tools_core::MAX_PREVIEW_FILE_BYTES;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, PreviewReport, ProposedFile, Section};
@@ -33,8 +33,8 @@ use tools_core::{CallCtx, PreviewReport, ProposedFile, Section};
 use crate::client::LspClient;
 use crate::format::Renderer;
 use crate::observer::{
-    Before, DiagnosticsOnWrite, GONE_CAP, ON_WRITE_CAP, ON_WRITE_FILES, pull_open, render,
-    render_gone, state_before, within_workspace,
+    Before, DiagnosticsOnWrite, Findings, GONE_CAP, ON_WRITE_CAP, ON_WRITE_FILES, pull_open,
+    state_before, within_workspace,
 };
 use crate::settle::{SettleGoal, checks_on_save, settle};
 use crate::state_diff::{DiagnosticState, Transition, diff_states};
@@ -134,10 +134,7 @@ pub(crate) async fn predict(
         .collect();
 
     let mut ledger = obs.ledger_copy();
-    let mut new_lines = Vec::new();
-    let mut new_json = Vec::new();
-    let mut gone_lines = Vec::new();
-    let mut gone_json = Vec::new();
+    let mut findings = Findings::default();
     let mut pending_json = Vec::new();
     // Several servers (a type checker and its linter): each finding says which one, as a
     // write's result does.
@@ -145,13 +142,6 @@ pub(crate) async fn predict(
     for p in &predicted {
         notes.extend(p.notes.iter().cloned());
         let mut r = Renderer::new(ctx.run.root(), p.client.encoding);
-        let tag = |(l, mut j): (String, Value)| {
-            j["source"] = json!(p.client.server);
-            match several {
-                true => (format!("{l} ({})", p.client.server), j),
-                false => (l, j),
-            }
-        };
         let changes = diff_states(
             &mut ledger,
             Transition {
@@ -163,18 +153,7 @@ pub(crate) async fn predict(
                 before_settled: p.before_settled,
             },
         );
-        for ch in &changes {
-            for d in &ch.new {
-                let (l, j) = tag(render(&mut r, &ch.path, d));
-                new_lines.push(l);
-                new_json.push(j);
-            }
-            for d in &ch.gone {
-                let (l, j) = tag(render_gone(&r, &ch.path, d));
-                gone_lines.push(l);
-                gone_json.push(j);
-            }
-        }
+        findings.add(&mut r, &changes, &p.client.server, several);
         if let Some(what) = &p.pending {
             let waited = obs.supervisor().config().diagnostics_wait_ms;
             notes.push(format!(
@@ -184,6 +163,10 @@ pub(crate) async fn predict(
             pending_json.push(json!({"server": p.client.server, "waiting_for": what}));
         }
     }
+    let Findings {
+        new: (new_lines, mut new_json),
+        gone: (gone_lines, mut gone_json),
+    } = findings;
     let total = new_lines.len();
     let gone = gone_lines.len();
     let mut body = Vec::new();
