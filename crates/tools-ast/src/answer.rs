@@ -12,6 +12,8 @@
 //!   captures trimmed the same way), within [`structured_budget`] bytes of JSON, and keeps
 //!   the counters a program may want.
 
+pub use tools_core::text::shorten;
+
 /// Default text budget of an answer, in bytes.
 pub const DEFAULT_ANSWER_BYTES: usize = 4096;
 /// Smallest budget a configuration may set: below it not even one match and the closing
@@ -145,23 +147,6 @@ impl BudgetedText {
     pub fn finish(self) -> String {
         self.text
     }
-}
-
-/// Cuts `text` to about `max_chars` characters, with a marker saying how much was cut —
-/// but only when the marker is shorter than what it replaces; otherwise the text is kept
-/// whole (a marker longer than the cut hides nothing and costs more).
-pub fn shorten(text: &str, max_chars: usize) -> String {
-    let count = text.chars().count();
-    if count <= max_chars {
-        return text.to_string();
-    }
-    let cut = count - max_chars;
-    let marker = format!("… [{cut} more chars]");
-    if marker.chars().count() >= cut {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(max_chars).collect();
-    format!("{kept}{marker}")
 }
 
 /// A code text on one line: its first line, and for a longer text its last line too, with

@@ -20,6 +20,23 @@ impl<T> Capped<T> {
     }
 }
 
+/// Cuts `text` to about `max_chars` characters, with a marker saying how much was cut —
+/// but only when the marker is shorter than what it replaces; otherwise the text is kept
+/// whole (a marker longer than the cut hides nothing and costs more).
+pub fn shorten(text: &str, max_chars: usize) -> String {
+    let count = text.chars().count();
+    if count <= max_chars {
+        return text.to_string();
+    }
+    let cut = count - max_chars;
+    let marker = format!("… [{cut} more chars]");
+    if marker.chars().count() >= cut {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(max_chars).collect();
+    format!("{kept}{marker}")
+}
+
 /// Keeps the first `cap` items.
 pub fn cap_list<T>(items: impl IntoIterator<Item = T>, cap: usize) -> Capped<T> {
     let mut shown = Vec::new();

@@ -12,6 +12,7 @@
 //! - room for the closing line is held back, so it always fits.
 
 use serde_json::{Value, json};
+pub use tools_core::text::shorten;
 
 /// Default text budget of an `lsp` answer, in bytes.
 pub const DEFAULT_ANSWER_BYTES: usize = 4096;
@@ -124,23 +125,6 @@ pub fn page(head: &str, entries: &[String], window: Window, budget: usize, narro
         total,
         next_offset,
     }
-}
-
-/// Cuts `text` to about `max_chars` characters, with a marker saying how much was cut —
-/// but only when the marker is shorter than what it replaces; otherwise the text is kept
-/// whole (a marker longer than the cut hides nothing and costs more).
-pub fn shorten(text: &str, max_chars: usize) -> String {
-    let count = text.chars().count();
-    if count <= max_chars {
-        return text.to_string();
-    }
-    let cut = count - max_chars;
-    let marker = format!("… [{cut} more chars]");
-    if marker.chars().count() >= cut {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(max_chars).collect();
-    format!("{kept}{marker}")
 }
 
 #[cfg(test)]
