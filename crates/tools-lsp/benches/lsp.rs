@@ -24,6 +24,8 @@ use tools_lsp::client::path_to_uri;
 use tools_lsp::{LspConfig, LspTool, ServerSupervisor};
 
 const ITER: usize = 30;
+/// The pause before each timed write on either side.
+const PAUSE: Duration = Duration::from_millis(500);
 
 fn p50(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -42,6 +44,13 @@ fn write(root: &Path, rel: &str, text: &str) {
 
 #[tokio::main]
 async fn main() {
+    // `RUST_LOG=tools_lsp=debug,tools_lsp::wire=trace` shows every settle and message, timed.
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     // `LSP_BENCH_ONLY=workspace` runs the Cargo workspace part alone.
     if std::env::var("LSP_BENCH_ONLY").as_deref() == Ok("workspace") {
         workspace::bench_cargo_workspace().await;
@@ -223,6 +232,10 @@ async fn main() {
         } else {
             format!("x = {i}\nprint(x)\n")
         };
+        // Each side starts on a server that has been quiet for a moment, as a write an
+        // agent makes seconds after its last one does (the other side's publish must not
+        // count against this one).
+        tokio::time::sleep(PAUSE).await;
         // The server alone: change the document, wait for its publish for that version.
         std::fs::write(&raw_target, &text).ok();
         let t = Instant::now();
@@ -233,6 +246,7 @@ async fn main() {
                 .await;
         }
         raw.push(t.elapsed());
+        tokio::time::sleep(PAUSE).await;
         // Ours: write the file, then the observer as the registry runs it.
         let t = Instant::now();
         std::fs::write(&target, &text).ok();

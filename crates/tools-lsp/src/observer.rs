@@ -375,6 +375,7 @@ impl DiagnosticsOnWrite {
         }
 
         // 2. The write itself.
+        tracing::debug!(server = %client.server, "state before taken; syncing the write");
         let since = client.publish_seq();
         let begun = client.activity().progress_begun;
         let deleted: Vec<PathBuf> = paths.iter().filter(|p| !p.exists()).cloned().collect();

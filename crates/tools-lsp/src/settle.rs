@@ -7,14 +7,22 @@
 //! errors in it. So a server counts as settled only when all of these hold:
 //!
 //! - every document we changed has a publish for its new version (push servers);
-//! - no work-done progress report is under way (indexing, `cargo check`);
+//! - no work-done progress report is under way or announced (indexing, `cargo check`,
+//!   pyright's analysis of the files left after its first slice of time);
 //! - rust-analyzer's `experimental/serverStatus` says quiescent (when it sends one);
 //! - after a save to a server that checks on save (rust-analyzer's flycheck), the check has
 //!   had its moment to begin;
-//! - nothing was published, reported or changed within the quiet window — at least three
-//!   times as long as the server took to publish the changed documents, so a server slowed down by
-//!   load gets time in proportion to follow up with the files that depend on them (pyright publishes
-//!   importers after the written file, without always reporting progress for it).
+//! - nothing was published, reported or changed within the quiet window, nor sent to it.
+//!
+//! The quiet window depends on what the server tells about its work. pyright, basedpyright
+//! and rust-analyzer report every pass that outlives one burst of notifications as progress
+//! (pyright publishes what a slice of analysis found and announces progress in the same
+//! breath when files are left; rust-analyzer publishes a check's results as it ends it):
+//! for them the window only has to cover the rest of a burst ([`BURST_GAP`]), so a write
+//! costs little more than the server's own time. Servers that may follow up unannounced
+//! (tsserver re-checking open importers, clangd, gopls) get at least three times as long
+//! as they took to publish the changed documents, so a server slowed down by load gets time
+//! in proportion to follow up with the files that depend on them.
 //!
 //! All of it bounded by a deadline: past it the caller says "pending" and names the server
 //! and what it was still waiting for.
@@ -36,6 +44,11 @@ pub const LIKELY_PUBLISH_WAIT: Duration = Duration::from_millis(1000);
 
 /// The longest quiet window the server's own latency can stretch it to.
 pub const MAX_QUIET: Duration = Duration::from_secs(3);
+
+/// How long the rest of one burst of notifications (the publishes of one pass, the progress
+/// announced with them) may take to arrive after the first, for a server that reports all
+/// its work ([`reports_all_work`]).
+pub const BURST_GAP: Duration = Duration::from_millis(50);
 
 /// What one settle waits for.
 #[derive(Debug, Clone)]
@@ -60,9 +73,25 @@ pub struct SettleGoal {
     pub deadline: Instant,
 }
 
-/// Whether a server runs a project check after a save, reporting it as progress.
+/// Whether a server runs a project check after a save, reporting it as progress:
+/// rust-analyzer, unless its settings turn `checkOnSave` off (an untrusted run does).
 pub fn checks_on_save(client: &LspClient) -> bool {
     client.server.starts_with("rust-analyzer")
+        && client.setting("rust-analyzer.checkOnSave") != serde_json::Value::Bool(false)
+}
+
+/// Whether every pass the server makes after a change either ends within one burst of
+/// notifications or is reported as work-done progress, so the quiet window need only cover
+/// a burst: pyright and basedpyright (a slice of analysis that leaves files to check
+/// announces progress as it publishes), rust-analyzer (`serverStatus`, and its check
+/// reported as progress), and servers whose diagnostics are pulled.
+pub fn reports_all_work(client: &LspClient) -> bool {
+    let s = client.server.as_str();
+    s.starts_with("pyright")
+        || s.starts_with("basedpyright")
+        || s.starts_with("rust-analyzer")
+        // A pull server's answer is computed on request (ruff): nothing follows unannounced.
+        || client.pulls_diagnostics()
 }
 
 /// Waits until `client` is settled for `goal`. `Err` names what it was still waiting for
@@ -70,7 +99,8 @@ pub fn checks_on_save(client: &LspClient) -> bool {
 pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String> {
     let mut rx = client.events();
     let check_on_save = checks_on_save(client);
-    let mut quiet = goal.quiet;
+    let all_reported = reports_all_work(client);
+    let mut quiet = if all_reported { BURST_GAP } else { goal.quiet };
     let mut published_seen = goal.publishes.is_empty();
     let mut latency = Duration::ZERO;
     loop {
@@ -98,7 +128,9 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
         }
         if missing.is_none() && !published_seen {
             published_seen = true;
-            if let Some(at) = goal.changed_at {
+            if let Some(at) = goal.changed_at
+                && !all_reported
+            {
                 latency = now.saturating_duration_since(at).min(MAX_QUIET);
                 // Three times the server's own latency: the follow-up work (importers) takes
                 // about as long as the first check, plus the server's scheduling in between,
@@ -114,6 +146,9 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
                     .unwrap_or_default()
             ))
         } else if a.progress_active {
+            // A progress token announced and never begun stops counting after a while,
+            // without an event to say so.
+            wake = wake.min(now + crate::client::ANNOUNCED_PROGRESS_LIFETIME);
             Some("work it reports as in progress (indexing or checking)".into())
         } else if a.quiescent == Some(false) {
             Some("its project to load (not quiescent)".into())
@@ -129,8 +164,10 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
                 wake = wake.min(at + CHECK_ON_SAVE_GRACE);
             }
             Some("the check it runs after a save".into())
-        } else if now < a.last_event + quiet {
-            wake = wake.min(a.last_event + quiet);
+        } else if now < a.last_event.max(a.last_told) + quiet {
+            // Quiet since its last word and since ours: a change we just sent (an external
+            // change handed over before the state is taken) must get its reaction.
+            wake = wake.min(a.last_event.max(a.last_told) + quiet);
             Some("more diagnostics (it published a moment ago)".into())
         } else {
             None
@@ -141,10 +178,22 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
         {
             client.note_check_after_save();
             // rust-analyzer clears the previous check's diagnostics only after reporting
-            // the check's end: give those publishes their own window.
-            quiet = quiet.max(AFTER_CHECK_QUIET);
+            // the check's end: give those publishes their own window (the rest of the
+            // burst, for a server that reports all its work).
+            quiet = quiet.max(if all_reported {
+                BURST_GAP
+            } else {
+                AFTER_CHECK_QUIET
+            });
         }
         let Some(what) = waiting else {
+            tracing::debug!(
+                server = %client.server,
+                since_change = ?goal.changed_at.map(|c| c.elapsed()),
+                since_last_event = ?a.last_event.elapsed(),
+                ?quiet,
+                "settled"
+            );
             return Ok(());
         };
         if now >= goal.deadline {

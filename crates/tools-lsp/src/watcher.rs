@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use lsp_types::FileChangeType;
+use notify::event::RenameMode;
 use notify::{EventKind, RecursiveMode, Watcher};
 
 /// Most folders watched per root; a bigger tree falls back to re-reading open documents.
@@ -38,6 +39,7 @@ type Changes = Arc<Mutex<HashMap<PathBuf, FileChangeType>>>;
 
 /// The changes seen under one root since they were last taken.
 pub struct ExternalChanges {
+    root: PathBuf,
     changes: Changes,
     // Kept for its lifetime: dropping it stops the watching.
     _watcher: notify::RecommendedWatcher,
@@ -53,6 +55,15 @@ fn skipped(name: &str) -> bool {
     SKIPPED.contains(&name)
 }
 
+/// Whether `path` lies in a folder that is never watched, judged below `root` only (a
+/// workspace may itself sit in a folder named `target` or `venv`).
+fn in_skipped_folder(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .any(|c| skipped(&c.as_os_str().to_string_lossy()))
+}
+
 fn lock(c: &Changes) -> std::sync::MutexGuard<'_, HashMap<PathBuf, FileChangeType>> {
     match c.lock() {
         Ok(g) => g,
@@ -60,12 +71,20 @@ fn lock(c: &Changes) -> std::sync::MutexGuard<'_, HashMap<PathBuf, FileChangeTyp
     }
 }
 
-/// Records one change, keeping the strongest meaning when a path changes twice (created
-/// then changed is still created; anything then deleted is deleted).
+/// Records one change, merged with what the path already had since the last take, so the
+/// server hears the net effect: created then changed is created; deleted then created is
+/// changed (a file replaced by a rename over it, as safe writers and formatters do); created
+/// then deleted is nothing at all (a temp file that came and went: rust-analyzer reloads
+/// the whole workspace for a file it is told was deleted); anything else is the last kind.
 fn record(changes: &Changes, path: PathBuf, kind: FileChangeType) {
     let mut m = lock(changes);
     let merged = match (m.get(&path), kind) {
+        (Some(&FileChangeType::CREATED), FileChangeType::DELETED) => {
+            m.remove(&path);
+            return;
+        }
         (Some(&FileChangeType::CREATED), FileChangeType::CHANGED) => FileChangeType::CREATED,
+        (Some(&FileChangeType::DELETED), FileChangeType::CREATED) => FileChangeType::CHANGED,
         (_, k) => k,
     };
     m.insert(path, merged);
@@ -76,35 +95,33 @@ impl ExternalChanges {
     pub fn watch(root: &Path) -> Option<ExternalChanges> {
         let changes: Changes = Arc::new(Mutex::new(HashMap::new()));
         let sink = Arc::clone(&changes);
+        let base = root.to_path_buf();
         let handler = move |res: notify::Result<notify::Event>| {
             let Ok(ev) = res else {
                 return;
             };
             let kind = match ev.kind {
-                EventKind::Create(_) => FileChangeType::CREATED,
-                EventKind::Modify(notify::event::ModifyKind::Name(_)) => {
-                    // A rename: each path is created or deleted depending on what is there.
-                    for p in ev.paths {
-                        let k = if p.exists() {
-                            FileChangeType::CREATED
-                        } else {
-                            FileChangeType::DELETED
-                        };
-                        record(&sink, p, k);
-                    }
-                    return;
-                }
-                EventKind::Modify(_) => FileChangeType::CHANGED,
-                EventKind::Remove(_) => FileChangeType::DELETED,
+                EventKind::Create(_) => Some(FileChangeType::CREATED),
+                // inotify reports a rename three times: its source, its target, then both
+                // together; the pair would undo the merging of the first two (a temp file
+                // renamed into place would come back as deleted).
+                EventKind::Modify(notify::event::ModifyKind::Name(RenameMode::Both)) => return,
+                // A rename: each path is created or deleted depending on what is there.
+                EventKind::Modify(notify::event::ModifyKind::Name(_)) => None,
+                EventKind::Modify(_) => Some(FileChangeType::CHANGED),
+                EventKind::Remove(_) => Some(FileChangeType::DELETED),
                 _ => return,
             };
             for p in ev.paths {
-                let ignored = p
-                    .components()
-                    .any(|c| skipped(&c.as_os_str().to_string_lossy()));
-                if !ignored {
-                    record(&sink, p, kind);
+                if in_skipped_folder(&base, &p) {
+                    continue;
                 }
+                let k = kind.unwrap_or(if p.exists() {
+                    FileChangeType::CREATED
+                } else {
+                    FileChangeType::DELETED
+                });
+                record(&sink, p, k);
             }
         };
         let mut watcher = notify::recommended_watcher(handler).ok()?;
@@ -127,6 +144,7 @@ impl ExternalChanges {
             }
         }
         Some(ExternalChanges {
+            root: root.to_path_buf(),
             changes,
             _watcher: watcher,
         })
@@ -145,6 +163,9 @@ impl ExternalChanges {
         };
         let mut files = Vec::new();
         for (p, k) in drained {
+            if in_skipped_folder(&self.root, &p) {
+                continue;
+            }
             if k == FileChangeType::CREATED && p.is_dir() {
                 // A folder that appeared (a checkout of another branch): watch it and report
                 // the files already in it.
@@ -172,6 +193,62 @@ impl ExternalChanges {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_reported_by_its_net_change() {
+        let c: Changes = Arc::new(Mutex::new(HashMap::new()));
+        let (tmp, lib, gone) = (
+            PathBuf::from("/r/.a.tmp"),
+            PathBuf::from("/r/a.rs"),
+            PathBuf::from("/r/b.rs"),
+        );
+        record(&c, tmp.clone(), FileChangeType::CREATED);
+        record(&c, tmp.clone(), FileChangeType::CHANGED);
+        record(&c, tmp.clone(), FileChangeType::DELETED);
+        record(&c, lib.clone(), FileChangeType::DELETED);
+        record(&c, lib.clone(), FileChangeType::CREATED);
+        record(&c, gone.clone(), FileChangeType::CHANGED);
+        record(&c, gone.clone(), FileChangeType::DELETED);
+        let m = lock(&c);
+        assert!(
+            !m.contains_key(&tmp),
+            "a file that came and went is not news"
+        );
+        assert_eq!(
+            m.get(&lib),
+            Some(&FileChangeType::CHANGED),
+            "replaced, not created"
+        );
+        assert_eq!(m.get(&gone), Some(&FileChangeType::DELETED));
+    }
+
+    #[test]
+    fn a_file_renamed_into_place_reports_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/lib.rs"), "x\n").unwrap();
+        let mut w = ExternalChanges::watch(&root).expect("watching works here");
+        // What a safe writer, an editor's atomic save or a formatter does.
+        let tmp = root.join("src/.lib.rs.1234.tmp");
+        std::fs::write(&tmp, "y\n").unwrap();
+        std::fs::rename(&tmp, root.join("src/lib.rs")).unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..50 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            seen.extend(w.take(&[]));
+            if seen.iter().any(|(p, _)| p.ends_with("src/lib.rs")) {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        seen.extend(w.take(&[]));
+        assert!(
+            seen.iter().any(|(p, _)| p.ends_with("src/lib.rs")),
+            "{seen:?}"
+        );
+        assert!(!seen.iter().any(|(p, _)| *p == tmp), "{seen:?}");
+    }
 
     #[test]
     fn changes_are_collected_except_the_ones_a_write_reports() {
@@ -203,7 +280,12 @@ mod tests {
                 .iter()
                 .any(|(p, _)| p.starts_with(root.join("node_modules")))
         );
-        // A file in a folder created after the watch began.
+        // A file in a folder created after the watch began; a build folder created after it
+        // (cargo's `target`) is never watched.
+        std::fs::create_dir_all(root.join("target/debug")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let _ = w.take(&[]);
+        std::fs::write(root.join("target/debug/x.rmeta"), "").unwrap();
         std::fs::write(root.join("pkg/c.py"), "c = 1\n").unwrap();
         let mut seen = Vec::new();
         for _ in 0..50 {
@@ -215,6 +297,10 @@ mod tests {
         }
         assert!(
             seen.iter().any(|(p, _)| p.ends_with("pkg/c.py")),
+            "{seen:?}"
+        );
+        assert!(
+            !seen.iter().any(|(p, _)| p.starts_with(root.join("target"))),
             "{seen:?}"
         );
     }

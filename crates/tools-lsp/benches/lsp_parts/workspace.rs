@@ -326,6 +326,7 @@ pub async fn bench_cargo_workspace() {
             // The server alone: change and save, then watch until it is still.
             std::fs::write(&lib, text).ok();
             let t = Instant::now();
+            tracing::debug!("timed: the server alone");
             let (seq, begun) = (client.publish_seq(), client.activity().progress_begun);
             // What an editor does: change, save, and (rust-analyzer answers pulls) ask
             // for the file's diagnostics; the server's settle time covers that answer.
@@ -363,6 +364,7 @@ pub async fn bench_cargo_workspace() {
             }
         } else {
             let t = Instant::now();
+            tracing::debug!("timed: write and observer");
             write_ours(text);
             let _ = observer.after_write(&ctx, std::slice::from_ref(&lib)).await;
             ours.push(t.elapsed());

@@ -361,20 +361,25 @@ impl LspClient {
                 changes.push((p, kind));
             }
         }
-        for (p, k) in &changes {
-            if !self.is_open(p).await {
-                continue;
-            }
-            if *k == FileChangeType::DELETED || !p.exists() {
-                self.close_file(p).await?;
+        // An open document is the server's to take from us, not from the disk: it gets a
+        // `didChange` when its text changed (nothing when we synced it already), and no
+        // watched-file event, which servers ignore for open documents anyway and which
+        // would only restart their quiet window.
+        let mut on_disk = Vec::with_capacity(changes.len());
+        for (p, k) in changes {
+            if !self.is_open(&p).await {
+                on_disk.push((p, k));
+            } else if k == FileChangeType::DELETED || !p.exists() {
+                self.close_file(&p).await?;
+                on_disk.push((p, FileChangeType::DELETED));
             } else {
-                let doc = self.sync_file_now(p).await?;
+                let doc = self.sync_file_now(&p).await?;
                 if doc.changed {
-                    changed.push((p.clone(), doc.version));
+                    changed.push((p, doc.version));
                 }
             }
         }
-        self.files_changed(&changes).await?;
+        self.files_changed(&on_disk).await?;
         Ok(changed)
     }
 }

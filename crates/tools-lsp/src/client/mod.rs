@@ -33,6 +33,7 @@ use crate::position::Encoding;
 mod diagnostics;
 mod documents;
 mod readiness;
+pub use readiness::ANNOUNCED_PROGRESS_LIFETIME;
 mod rpc;
 mod server_messages;
 mod start;
@@ -73,6 +74,10 @@ struct Shared {
     diags: DiagnosticsStore,
     events: watch::Sender<u64>,
     progress: Mutex<HashSet<String>>,
+    /// Tokens the server created (`window/workDoneProgress/create`) and has not begun yet,
+    /// with when: pyright creates one in the same breath as it publishes the first part of a
+    /// pass that goes on, and begins it only after our reply.
+    announced: Mutex<HashMap<String, Instant>>,
     progress_seen: AtomicBool,
     /// How many work-done progress reports have begun so far.
     progress_begun: AtomicU64,
@@ -80,6 +85,9 @@ struct Shared {
     quiescent: Mutex<Option<bool>>,
     /// When the server last published, reported progress or changed status.
     last_event: Mutex<Instant>,
+    /// When we last told the server something (a document or file change, a save): it is
+    /// not settled before it has had its quiet window after that.
+    last_told: Mutex<Instant>,
     shutting_down: AtomicBool,
     settings: Value,
     folders: Value,
@@ -97,7 +105,8 @@ impl Shared {
 /// What a server is doing now, as far as its notifications tell.
 #[derive(Debug, Clone, Copy)]
 pub struct Activity {
-    /// Work-done progress reports under way.
+    /// Work-done progress reports under way, or announced (a token created in the last
+    /// `ANNOUNCED_PROGRESS_LIFETIME` and not begun yet).
     pub progress_active: bool,
     /// How many progress reports have begun since start (compare two readings to see
     /// whether work started in between).
@@ -106,6 +115,8 @@ pub struct Activity {
     pub quiescent: Option<bool>,
     /// When the server last published, reported progress or changed status.
     pub last_event: Instant,
+    /// When we last sent it a notification that changes what it sees.
+    pub last_told: Instant,
 }
 
 struct OpenDoc {

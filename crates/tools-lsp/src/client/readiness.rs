@@ -7,6 +7,10 @@ use std::time::{Duration, Instant};
 
 use super::{Activity, DocState, LspClient, uri_to_path};
 
+/// How long a created progress token that has not begun counts as work under way: a
+/// server that creates tokens it never uses must not look busy for ever.
+pub const ANNOUNCED_PROGRESS_LIFETIME: Duration = Duration::from_secs(2);
+
 impl LspClient {
     /// Whether work-done progress (indexing) is under way, or the server says it is not
     /// quiescent.
@@ -19,6 +23,12 @@ impl LspClient {
     /// save: rust-analyzer's `cargo check`, unless turned off.
     pub fn checks_after_save(&self) -> bool {
         self.check_after_save.load(Ordering::SeqCst)
+    }
+
+    /// The setting at `section` (dotted, as `workspace/configuration` asks for it), `Null`
+    /// when unset.
+    pub fn setting(&self, section: &str) -> serde_json::Value {
+        super::server_messages::lookup_setting(&self.shared.settings, Some(section))
     }
 
     /// Records that a save was followed by a check.
@@ -34,12 +44,22 @@ impl LspClient {
                 .progress
                 .lock()
                 .map(|p| !p.is_empty())
-                .unwrap_or(false),
+                .unwrap_or(false)
+                || self.shared.announced.lock().is_ok_and(|a| {
+                    a.values()
+                        .any(|at| at.elapsed() < ANNOUNCED_PROGRESS_LIFETIME)
+                }),
             progress_begun: self.shared.progress_begun.load(Ordering::SeqCst),
             quiescent: self.shared.quiescent.lock().ok().and_then(|q| *q),
             last_event: self
                 .shared
                 .last_event
+                .lock()
+                .map(|t| *t)
+                .unwrap_or_else(|_| Instant::now()),
+            last_told: self
+                .shared
+                .last_told
                 .lock()
                 .map(|t| *t)
                 .unwrap_or_else(|_| Instant::now()),

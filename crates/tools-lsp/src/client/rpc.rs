@@ -3,7 +3,7 @@
 //! shutdown.
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use lsp_types::notification::{Cancel, Exit, Notification};
 use lsp_types::request::{Request, Shutdown};
@@ -137,6 +137,13 @@ impl LspClient {
     }
 
     async fn notify_raw(&self, method: &str, params: Value) -> Result<()> {
+        tracing::trace!(target: "tools_lsp::wire", server = %self.server, "-> {method} {}", tools_core::text::shorten(&params.to_string(), 200));
+        // A cancel or an exit changes nothing the server will report on.
+        if !matches!(method, "$/cancelRequest" | "exit")
+            && let Ok(mut t) = self.shared.last_told.lock()
+        {
+            *t = Instant::now();
+        }
         match self
             .transport
             .send(json!({"method": method, "params": params}))

@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use lsp_types::notification::{Notification, Progress, PublishDiagnostics};
+use lsp_types::request::{Request, WorkDoneProgressCreate};
 use lsp_types::{
-    NumberOrString, ProgressParams, ProgressParamsValue, PublishDiagnosticsParams, WorkDoneProgress,
+    NumberOrString, ProgressParams, ProgressParamsValue, PublishDiagnosticsParams,
+    WorkDoneProgress, WorkDoneProgressCreateParams,
 };
 use serde_json::{Value, json};
 use tools_core::transport::Transport;
@@ -39,6 +41,7 @@ pub(super) async fn event_loop(
             let _ = transport.send(reply).await;
             continue;
         }
+        tracing::trace!(target: "tools_lsp::wire", server = %shared.server, "<- {method} {}", tools_core::text::shorten(&params.to_string(), 200));
         match method {
             PublishDiagnostics::METHOD => record_publish(params, &shared),
             SERVER_STATUS => record_status(&params, &shared),
@@ -77,7 +80,10 @@ fn answer_server_request(
                     .collect(),
             ))
         }
-        "window/workDoneProgress/create" => Ok(Value::Null),
+        WorkDoneProgressCreate::METHOD => {
+            record_announced(params, shared);
+            Ok(Value::Null)
+        }
         "client/registerCapability"
         | "client/unregisterCapability"
         | "workspace/diagnostic/refresh"
@@ -99,7 +105,7 @@ fn answer_server_request(
     }
 }
 
-fn lookup_setting(settings: &Value, section: Option<&str>) -> Value {
+pub(super) fn lookup_setting(settings: &Value, section: Option<&str>) -> Value {
     let Some(section) = section.filter(|s| !s.is_empty()) else {
         return settings.clone();
     };
@@ -128,15 +134,35 @@ fn record_publish(params: Value, shared: &Shared) {
     shared.bump();
 }
 
+fn token_key(token: NumberOrString) -> String {
+    match token {
+        NumberOrString::String(s) => s,
+        NumberOrString::Number(n) => n.to_string(),
+    }
+}
+
+/// A token created for progress that begins after our reply: the work is under way from
+/// now (see `Activity::progress_active`).
+fn record_announced(params: &Value, shared: &Shared) {
+    if let Ok(create) = serde_json::from_value::<WorkDoneProgressCreateParams>(params.clone())
+        && let Ok(mut a) = shared.announced.lock()
+    {
+        // Tokens never begun are dropped once they no longer count.
+        a.retain(|_, at| at.elapsed() < super::readiness::ANNOUNCED_PROGRESS_LIFETIME);
+        a.insert(token_key(create.token), std::time::Instant::now());
+    }
+    shared.bump();
+}
+
 fn record_progress(params: Value, shared: &Shared) {
     // Only work-done progress says whether the server is busy; anything else (partial
     // results) still wakes the waiters.
     if let Ok(progress) = serde_json::from_value::<ProgressParams>(params) {
-        let token = match progress.token {
-            NumberOrString::String(s) => s,
-            NumberOrString::Number(n) => n.to_string(),
-        };
+        let token = token_key(progress.token);
         let ProgressParamsValue::WorkDone(work) = progress.value;
+        if let Ok(mut a) = shared.announced.lock() {
+            a.remove(&token);
+        }
         if let Ok(mut p) = shared.progress.lock() {
             match work {
                 WorkDoneProgress::Begin(_) => {
