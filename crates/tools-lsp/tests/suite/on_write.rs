@@ -156,6 +156,35 @@ async fn late_diagnostics_are_attributed_to_the_write_that_caused_them() {
 }
 
 #[tokio::test]
+async fn a_pass_the_server_announces_with_its_first_publish_belongs_to_the_write() {
+    // The server publishes the written file at once and, in the same breath, creates a
+    // progress token it begins only 0.8 s later (pyright, when analysis goes on after its
+    // first slice): longer than any quiet window. The error that pass finds in another file
+    // is this write's, in this write's result.
+    let script = super::fixture("fake_lsp.py");
+    let p = Project::new(
+        &[("fake.toml", ""), ("other.fake", "uses a\n")],
+        &format!(
+            "[lsp]\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"announced-pass\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
+            script.display().to_string()
+        ),
+    );
+    p.write("a.fake", "ok\n");
+    let out = p
+        .ok(json!({"action": "diagnostics", "file": "a.fake"}))
+        .await;
+    has(&out, "no diagnostics");
+    let s = p
+        .write_tool("a.fake", "ok\nbreaks-other\n")
+        .await
+        .expect("a section");
+    has(&s, "1 new diagnostic(s) after this write");
+    has(&s, "other.fake:1:1 error dependent error: the other file is broken");
+    assert!(!s.contains("pending"), "{s}");
+    p.close_and_check().await;
+}
+
+#[tokio::test]
 async fn a_server_that_never_answers_initialize_costs_a_write_only_the_diagnostics_wait() {
     let script = super::fixture("fake_lsp.py");
     let p = Project::new(
