@@ -8,6 +8,8 @@
 //! Targets: p50 overhead ≤ 2 ms for queries, ≤ 100 ms for diagnostics on write; a preview
 //! ≤ 1.2× the write; memory ≤ 1.1× the hand-started server.
 
+#[path = "lsp_parts/on_write.rs"]
+mod on_write;
 #[path = "lsp_parts/workspace.rs"]
 mod workspace;
 
@@ -49,12 +51,15 @@ async fn main() {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_writer(std::io::stderr)
+            .with_ansi(false)
             .try_init();
     }
-    // `LSP_BENCH_ONLY=workspace` runs the Cargo workspace part alone.
-    if std::env::var("LSP_BENCH_ONLY").as_deref() == Ok("workspace") {
-        workspace::bench_cargo_workspace().await;
-        return;
+    // `LSP_BENCH_ONLY=workspace` (memory on the Cargo workspace) or `on_write` (the project
+    // fixtures) runs that part alone.
+    match std::env::var("LSP_BENCH_ONLY").as_deref() {
+        Ok("workspace") => return workspace::bench_cargo_workspace().await,
+        Ok("on_write") => return on_write::bench_on_write_fixtures().await,
+        _ => {}
     }
     let server = ["pyright-langserver", "--stdio"];
     if tools_core::testing::which(server[0]).is_none() {
@@ -340,4 +345,5 @@ async fn main() {
     run.close().await;
 
     workspace::bench_cargo_workspace().await;
+    on_write::bench_on_write_fixtures().await;
 }

@@ -102,12 +102,14 @@ async fn server_findings(
         // Open and unchanged, but never published: the first publish is still to come.
         publishes.push((path.to_path_buf(), doc.version));
     }
+    let complete = crate::republish::refine(&client, &mut publishes, &mut likely).await;
     let goal = SettleGoal {
         publishes,
         likely,
         since_seq: since,
         changed_at: Some(Instant::now()),
         saved: None,
+        complete,
         quiet: sup.config().diagnostics_quiet(),
         deadline: Instant::now() + wait,
     };

@@ -118,6 +118,7 @@ pub mod rename;
 mod rename_check;
 mod rename_preview;
 mod rename_refs;
+mod republish;
 mod roots;
 mod settle;
 mod state_diff;

@@ -108,6 +108,7 @@ pub(crate) async fn state_before(
         since_seq: since,
         changed_at: None,
         saved: None,
+        complete: false,
         quiet: cfg.diagnostics_quiet(),
         deadline: Instant::now() + cfg.diagnostics_wait() / 2,
     };
@@ -421,12 +422,14 @@ impl DiagnosticsOnWrite {
                 likely.push((dep.clone(), v));
             }
         }
+        let complete = crate::republish::refine(&client, &mut expect, &mut likely).await;
         let goal = SettleGoal {
             publishes: expect,
             likely,
             since_seq: since,
             changed_at: Some(Instant::now()),
             saved: Some(begun),
+            complete,
             quiet,
             deadline: Instant::now() + cfg.diagnostics_wait(),
         };

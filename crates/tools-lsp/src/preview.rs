@@ -254,12 +254,14 @@ async fn preview_on(
             }
         }
         recheck_importers(&client, &open_importers, &mut likely).await;
+        let complete = crate::republish::refine(&client, &mut expect, &mut likely).await;
         let goal = SettleGoal {
             publishes: expect,
             likely,
             since_seq: since,
             changed_at: Some(Instant::now()),
             saved: None,
+            complete,
             quiet: cfg.diagnostics_quiet(),
             deadline: Instant::now() + cfg.diagnostics_wait(),
         };
@@ -339,12 +341,14 @@ async fn restore(
         }
     }
     recheck_importers(client, open_importers, &mut likely).await;
+    let complete = crate::republish::refine(client, &mut expect, &mut likely).await;
     let goal = SettleGoal {
         publishes: expect,
         likely,
         since_seq: since,
         changed_at: Some(Instant::now()),
         saved: None,
+        complete,
         quiet: cfg.diagnostics_quiet(),
         deadline: Instant::now() + cfg.diagnostics_wait(),
     };

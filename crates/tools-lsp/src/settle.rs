@@ -14,13 +14,15 @@
 //!   had its moment to begin;
 //! - nothing was published, reported or changed within the quiet window, nor sent to it.
 //!
-//! The quiet window depends on what the server tells about its work. pyright, basedpyright
-//! and rust-analyzer report every pass that outlives one burst of notifications as progress
+//! The quiet window depends on what the server tells about its work. pyright, basedpyright,
+//! rust-analyzer and gopls (as the table starts it) report every pass that outlives one burst
+//! of notifications as progress
 //! (pyright publishes what a slice of analysis found and announces progress in the same
 //! breath when files are left; rust-analyzer publishes a check's results as it ends it):
 //! for them the window only has to cover the rest of a burst ([`BURST_GAP`]), so a write
-//! costs little more than the server's own time. Servers that may follow up unannounced
-//! (tsserver re-checking open importers, clangd, gopls) get at least three times as long
+//! costs little more than the server's own time. So does a change whose publishes are all
+//! known in advance (typescript-language-server, see the `republish` module). Servers that
+//! may follow up unannounced (clangd re-checking open includers) get at least three times as long
 //! as they took to publish the changed documents, so a server slowed down by load gets time
 //! in proportion to follow up with the files that depend on them.
 //!
@@ -67,6 +69,10 @@ pub struct SettleGoal {
     /// The progress-begin count before a save: a server that checks on save is not
     /// settled until a check began after it (or the grace passed).
     pub saved: Option<u64>,
+    /// Whether `publishes` lists every publish the change will bring (the server's rule
+    /// for republishing was applied, see the `republish` module): then, as for a server
+    /// that reports all its work, only the rest of a burst is waited for.
+    pub complete: bool,
     /// The quiet window.
     pub quiet: Duration,
     /// The bound.
@@ -84,12 +90,16 @@ pub fn checks_on_save(client: &LspClient) -> bool {
 /// notifications or is reported as work-done progress, so the quiet window need only cover
 /// a burst: pyright and basedpyright (a slice of analysis that leaves files to check
 /// announces progress as it publishes), rust-analyzer (`serverStatus`, and its check
-/// reported as progress), and servers whose diagnostics are pulled.
+/// reported as progress), gopls with `verboseWorkDoneProgress` (each diagnosis reported
+/// as progress), and servers whose diagnostics are pulled.
 pub fn reports_all_work(client: &LspClient) -> bool {
     let s = client.server.as_str();
     s.starts_with("pyright")
         || s.starts_with("basedpyright")
         || s.starts_with("rust-analyzer")
+        // gopls reports each diagnosis as progress when asked to (the table asks).
+        || (s.starts_with("gopls")
+            && client.setting("gopls.verboseWorkDoneProgress") == serde_json::Value::Bool(true))
         // A pull server's answer is computed on request (ruff): nothing follows unannounced.
         || client.pulls_diagnostics()
 }
@@ -99,7 +109,7 @@ pub fn reports_all_work(client: &LspClient) -> bool {
 pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String> {
     let mut rx = client.events();
     let check_on_save = checks_on_save(client);
-    let all_reported = reports_all_work(client);
+    let all_reported = reports_all_work(client) || goal.complete;
     let mut quiet = if all_reported { BURST_GAP } else { goal.quiet };
     let mut published_seen = goal.publishes.is_empty();
     let mut latency = Duration::ZERO;

@@ -59,6 +59,10 @@ pub(super) fn entries() -> Vec<ServerSpec> {
             .candidate(&["gopls"], go("golang.org/x/tools/gopls", "v0.23.0"))
             .markers(&["go.mod", "go.work"])
             .extensions(&["go"])
+            // One diagnosis per change, analyzers included, instead of a quick one and a
+            // second a second later; each reported as progress, so a write knows when
+            // gopls is done (see the `settle` module).
+            .settings(json!({"gopls": {"diagnosticsDelay": "0s", "verboseWorkDoneProgress": true}}))
             .checker(&["go", "vet", "./..."]),
         // zls runs `build.zig` (project code) to learn the packages.
         ServerSpec::new("zig")

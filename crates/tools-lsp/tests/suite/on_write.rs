@@ -179,7 +179,10 @@ async fn a_pass_the_server_announces_with_its_first_publish_belongs_to_the_write
         .await
         .expect("a section");
     has(&s, "1 new diagnostic(s) after this write");
-    has(&s, "other.fake:1:1 error dependent error: the other file is broken");
+    has(
+        &s,
+        "other.fake:1:1 error dependent error: the other file is broken",
+    );
     assert!(!s.contains("pending"), "{s}");
     p.close_and_check().await;
 }

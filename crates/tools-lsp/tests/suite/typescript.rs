@@ -73,3 +73,37 @@ async fn typescript_language_server_answers_every_action() {
     assert!(out.contains("code action"), "{out}");
     p.close_and_check().await;
 }
+
+#[tokio::test]
+async fn a_clean_file_written_clean_again_is_not_left_pending() {
+    // typescript-language-server publishes nothing for a file whose diagnostics were empty
+    // and stay empty: a write must not wait for a publish that never comes (it used to
+    // answer "pending" after the whole bound), and must still see what a write breaks.
+    if require_binary("typescript-language-server", "typescript-language-server").is_none()
+        || require_binary("typescript", "tsc").is_none()
+    {
+        return;
+    }
+    let p = Project::new(&ts_files(), "[lsp]\ndiagnostics_wait_ms = 30000\n");
+    let shape = ts_files()[2].1;
+    for comment in ["// one", "// two"] {
+        let s = p
+            .write_tool("src/shape.ts", &format!("{comment}\n{shape}"))
+            .await;
+        assert!(s.as_deref().is_none_or(|s| !s.contains("pending")), "{s:?}");
+    }
+    let broken = shape.replace("return this.s * this.s;", "return this.s * 'x';");
+    let s = p
+        .write_tool("src/shape.ts", &broken)
+        .await
+        .expect("a section");
+    has(&s, "1 new diagnostic(s) after this write");
+    has(&s, "src/shape.ts:9:");
+    let s = p
+        .write_tool("src/shape.ts", shape)
+        .await
+        .expect("a section");
+    has(&s, "earlier diagnostic(s) are gone after this write");
+    assert!(!s.contains("pending"), "{s}");
+    p.close_and_check().await;
+}

@@ -1,0 +1,102 @@
+//! Which documents a server will publish diagnostics for after a change, by its own rule.
+//!
+//! Settling waits for the publishes a change is sure to bring, and for a quiet window after
+//! them in case others follow. A server whose rule is known lets the list be made exact, so
+//! the window only has to cover the rest of a burst:
+//!
+//! - **typescript-language-server** re-checks every open document after a change (one
+//!   `geterr` over all of them, 300–800 ms after the change) and publishes a document only
+//!   when its diagnostics were not empty or are not empty now: a clean file that stays clean
+//!   gets no publish at all (waiting for one left every write of a clean file "pending"
+//!   after the whole bound). Which of them will publish is asked of tsserver itself, through
+//!   the server's `typescript.tsserverRequest` command (`syntacticDiagnosticsSync`,
+//!   `semanticDiagnosticsSync`, `suggestionDiagnosticsSync`): tsserver has the change by
+//!   then, and its answer is what its `geterr` will find.
+//!
+//! Any other server keeps the list its caller made.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use lsp_types::request::{ExecuteCommand, Request};
+use lsp_types::{ExecuteCommandParams, WorkDoneProgressParams};
+use serde_json::{Value, json};
+
+use crate::client::LspClient;
+
+/// The command of typescript-language-server that forwards a request to tsserver.
+const TSSERVER_REQUEST: &str = "typescript.tsserverRequest";
+
+/// The tsserver requests whose answers together are what a document's publish holds.
+const TSSERVER_CHECKS: [&str; 3] = [
+    "syntacticDiagnosticsSync",
+    "semanticDiagnosticsSync",
+    "suggestionDiagnosticsSync",
+];
+
+/// How long one check may take (a large file's first semantic check).
+const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Whether `client` publishes a document after a change only when its diagnostics were or
+/// are not empty, re-checking every open document.
+pub fn publishes_only_nonempty(client: &LspClient) -> bool {
+    client.server.starts_with("typescript-language-server")
+}
+
+/// Makes `publishes` (sure to come) and `likely` (may come) exact for a change just sent
+/// to `client`, by the server's rule; returns whether they now list every publish that will
+/// come. A server without a known rule, or a check that fails, leaves them as they were
+/// (and the answer is false).
+pub async fn refine(
+    client: &LspClient,
+    publishes: &mut Vec<(PathBuf, i32)>,
+    likely: &mut Vec<(PathBuf, i32)>,
+) -> bool {
+    if !publishes_only_nonempty(client) {
+        return false;
+    }
+    let mut coming = Vec::new();
+    for path in client.open_paths().await {
+        let Some(version) = client.open_version(&path).await else {
+            continue;
+        };
+        // Never published (just opened): its first publish comes whatever it holds.
+        // Published with diagnostics: the re-check publishes again, empty or not.
+        let last = client.published(&path);
+        let sure = match last {
+            None => true,
+            Some(p) if !p.items.is_empty() => true,
+            Some(_) => match tsserver_finds_any(client, &path).await {
+                Some(any) => any,
+                None => return false,
+            },
+        };
+        if sure {
+            coming.push((path, version));
+        }
+    }
+    *publishes = coming;
+    likely.clear();
+    true
+}
+
+/// Whether tsserver finds any diagnostic in `path` now; `None` when it cannot be asked.
+async fn tsserver_finds_any(client: &LspClient, path: &Path) -> Option<bool> {
+    for check in TSSERVER_CHECKS {
+        let params = serde_json::to_value(ExecuteCommandParams {
+            command: TSSERVER_REQUEST.into(),
+            arguments: vec![json!(check), json!({"file": path})],
+            work_done_progress_params: WorkDoneProgressParams::default(),
+        })
+        .ok()?;
+        let answer = client
+            .request_raw(ExecuteCommand::METHOD, Some(params), CHECK_TIMEOUT)
+            .await
+            .ok()?;
+        let found = answer.get("body").and_then(Value::as_array)?;
+        if !found.is_empty() {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
