@@ -1,10 +1,12 @@
 //! `cargo bench -p tools-lsp --bench lsp` (or `cargo xtask bench lsp`): the added latency
 //! of the `lsp` tool over a raw JSON-RPC round trip to the same warm server (hover,
 //! definition, references), of diagnostics on write over the server's own time to publish
-//! for the new version (pyright), and of a preview of a change against the same change
-//! written with diagnostics on write; then, on the Cargo workspace fixture, the memory of
-//! our servers against one rust-analyzer started by hand and the added time of diagnostics
-//! on write over rust-analyzer's own settle time (the `workspace` module).
+//! for the new version (pyright, one file), and of a preview of a change against the same
+//! change written with diagnostics on write; then, on the Cargo workspace fixture, the
+//! memory of our servers against one rust-analyzer started by hand (the `workspace`
+//! module); then, on the five project fixtures, the added time of diagnostics on write over
+//! each server's own settle time (pyright, tsserver, gopls, clangd, rust-analyzer: the
+//! `on_write` module).
 //! Targets: p50 overhead ≤ 2 ms for queries, ≤ 100 ms for diagnostics on write; a preview
 //! ≤ 1.2× the write; memory ≤ 1.1× the hand-started server.
 

@@ -52,7 +52,9 @@ impl ImportStyle {
 }
 
 /// Up to `cap` files under `root` with one of `extensions` that import `target` (never
-/// `target` itself), in path order.
+/// `target` itself), in path order. For C and C++ the includers are followed through
+/// headers: a file that includes a header that includes `target` is rebuilt by the server
+/// too, and its errors are the write's as much as a direct includer's.
 pub fn importers(
     root: &Path,
     target: &Path,
@@ -73,6 +75,8 @@ pub fn importers(
         })
         .build();
     let mut found = Vec::new();
+    // C and C++: every scanned file's includes (by file name), to follow through headers.
+    let mut includes: Vec<(PathBuf, Vec<String>)> = Vec::new();
     for entry in walker.flatten().take(SCAN_CAP) {
         let path = entry.path();
         if path == target || !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -88,20 +92,66 @@ pub fn importers(
         let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };
-        let dir = path.parent().unwrap_or(root);
-        let imports = match style {
-            ImportStyle::JavaScript => js_imports(&text, dir, target),
-            ImportStyle::CInclude => c_includes(&text, target),
-        };
-        if imports {
-            found.push(path.to_path_buf());
-            if found.len() >= cap {
-                break;
+        match style {
+            ImportStyle::JavaScript => {
+                let dir = path.parent().unwrap_or(root);
+                if js_imports(&text, dir, target) {
+                    found.push(path.to_path_buf());
+                    if found.len() >= cap {
+                        break;
+                    }
+                }
             }
+            ImportStyle::CInclude => includes.push((path.to_path_buf(), c_include_names(&text))),
         }
+    }
+    if style == ImportStyle::CInclude {
+        found = includers_through_headers(target, &includes, cap);
     }
     found.sort();
     found
+}
+
+/// The files of `includes` that include `target` directly or through headers, breadth
+/// first, at most `cap`.
+fn includers_through_headers(
+    target: &Path,
+    includes: &[(PathBuf, Vec<String>)],
+    cap: usize,
+) -> Vec<PathBuf> {
+    let name_of = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut frontier = vec![name_of(target)];
+    let mut seen_names = frontier.clone();
+    while let Some(name) = frontier.pop() {
+        for (path, names) in includes {
+            if found.len() >= cap {
+                return found;
+            }
+            if found.contains(path) || !names.contains(&name) {
+                continue;
+            }
+            found.push(path.clone());
+            let own = name_of(path);
+            if is_header(path) && !seen_names.contains(&own) {
+                seen_names.push(own.clone());
+                frontier.push(own);
+            }
+        }
+    }
+    found
+}
+
+/// Whether `path` is a C or C++ header (something other files include).
+fn is_header(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("h" | "hh" | "hpp" | "hxx" | "h++" | "inc" | "inl" | "ipp" | "tpp")
+    )
 }
 
 /// The importers of some files, for one server.
@@ -231,23 +281,21 @@ fn strip_js_ext(p: &Path) -> PathBuf {
     }
 }
 
-fn c_includes(text: &str, target: &Path) -> bool {
-    let Some(name) = target.file_name().and_then(|n| n.to_str()) else {
-        return false;
-    };
-    text.lines().any(|line| {
-        let l = line.trim_start();
-        let Some(rest) = l.strip_prefix('#') else {
-            return false;
-        };
-        let Some(rest) = rest.trim_start().strip_prefix("include") else {
-            return false;
-        };
-        let inc = rest
-            .trim()
-            .trim_matches(|c| c == '"' || c == '<' || c == '>');
-        Path::new(inc).file_name().and_then(|n| n.to_str()) == Some(name)
-    })
+/// The file names `text` includes (`#include "a/b.h"` and `#include <b.h>` give `b.h`).
+fn c_include_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix('#')?;
+            let rest = rest.trim_start().strip_prefix("include")?;
+            let inc = rest
+                .trim()
+                .trim_matches(|c| c == '"' || c == '<' || c == '>');
+            Path::new(inc)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_string)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -271,6 +319,8 @@ mod tests {
             ("src/m.c", "#include \"../inc/m.h\"\n"),
             ("t/t.c", "#  include <m.h>\n"),
             ("t/u.c", "#include \"mm.h\"\n"),
+            ("inc/wrap.h", "#include \"m.h\"\n"),
+            ("src/via_wrap.c", "#include <wrap.h>\n"),
         ];
         for (p, t) in files {
             std::fs::create_dir_all(ws.join(p).parent().unwrap()).unwrap();
@@ -292,7 +342,16 @@ mod tests {
             &exts(&["c", "h"]),
             10,
         );
-        assert_eq!(c, vec![ws.join("src/m.c"), ws.join("t/t.c")]);
+        assert_eq!(
+            c,
+            vec![
+                ws.join("inc/wrap.h"),
+                ws.join("src/m.c"),
+                ws.join("src/via_wrap.c"),
+                ws.join("t/t.c")
+            ],
+            "direct includers and the files that include them through a header"
+        );
         assert_eq!(
             importers(
                 ws,

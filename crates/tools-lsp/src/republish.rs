@@ -12,6 +12,11 @@
 //!   the server's `typescript.tsserverRequest` command (`syntacticDiagnosticsSync`,
 //!   `semanticDiagnosticsSync`, `suggestionDiagnosticsSync`): tsserver has the change by
 //!   then, and its answer is what its `geterr` will find.
+//! - **clangd** rebuilds a changed file and every open file that includes it, directly or
+//!   through headers, and publishes each of them (a file whose inputs did not change is not
+//!   rebuilt and gets nothing): the callers list the written files as sure and the open
+//!   includers (found by the `dependents` scan, which follows headers) as likely, and that
+//!   is the whole list.
 //!
 //! Any other server keeps the list its caller made.
 
@@ -43,6 +48,12 @@ pub fn publishes_only_nonempty(client: &LspClient) -> bool {
     client.server.starts_with("typescript-language-server")
 }
 
+/// Whether `client` publishes, after a change, for the changed files and their open
+/// includers only (clangd).
+pub fn rebuilds_open_includers(client: &LspClient) -> bool {
+    client.server.starts_with("clangd")
+}
+
 /// Makes `publishes` (sure to come) and `likely` (may come) exact for a change just sent
 /// to `client`, by the server's rule; returns whether they now list every publish that will
 /// come. A server without a known rule, or a check that fails, leaves them as they were
@@ -52,6 +63,9 @@ pub async fn refine(
     publishes: &mut Vec<(PathBuf, i32)>,
     likely: &mut Vec<(PathBuf, i32)>,
 ) -> bool {
+    if rebuilds_open_includers(client) {
+        return true;
+    }
     if !publishes_only_nonempty(client) {
         return false;
     }

@@ -21,10 +21,10 @@
 //! breath when files are left; rust-analyzer publishes a check's results as it ends it):
 //! for them the window only has to cover the rest of a burst ([`BURST_GAP`]), so a write
 //! costs little more than the server's own time. So does a change whose publishes are all
-//! known in advance (typescript-language-server, see the `republish` module). Servers that
-//! may follow up unannounced (clangd re-checking open includers) get at least three times as long
-//! as they took to publish the changed documents, so a server slowed down by load gets time
-//! in proportion to follow up with the files that depend on them.
+//! known in advance (typescript-language-server, clangd: see the `republish` module). Any
+//! other server may follow up unannounced: it gets at least three times as long as it took
+//! to publish the changed documents, so a server slowed down by load gets time in
+//! proportion to follow up with the files that depend on them.
 //!
 //! All of it bounded by a deadline: past it the caller says "pending" and names the server
 //! and what it was still waiting for.
