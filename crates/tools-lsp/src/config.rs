@@ -21,7 +21,7 @@ pub struct LspConfig {
     pub index_wait_ms: u64,
     /// Diagnostics on write: the longest wait for the new version's diagnostics (default 5 000 ms).
     pub diagnostics_wait_ms: u64,
-    /// Diagnostics on write: the quiet window for follow-up publishes, such as the files a write broke (default 200 ms; every publish restarts it).
+    /// Diagnostics on write: the least quiet window for follow-up publishes, such as the files a write broke, for servers that may follow up without reporting it (default 200 ms; every publish restarts it). Servers that report all their work, or whose publishes are known in advance, wait only for the rest of a burst (see the `settle` module).
     pub diagnostics_quiet_ms: u64,
     /// Diagnostics on write, for servers that diagnose only open documents (tsserver,
     /// clangd): most files importing a written one that are opened to observe it (default

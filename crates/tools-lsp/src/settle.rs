@@ -12,7 +12,9 @@
 //! - rust-analyzer's `experimental/serverStatus` says quiescent (when it sends one);
 //! - after a save to a server that checks on save (rust-analyzer's flycheck), the check has
 //!   had its moment to begin;
-//! - nothing was published, reported or changed within the quiet window, nor sent to it.
+//! - nothing was published, reported or changed within the quiet window, nor sent to it;
+//! - after files changed on disk were handed to it, it has shown some reaction, or had a
+//!   moment to ([`DISK_NEWS_REACTION`]).
 //!
 //! The quiet window depends on what the server tells about its work. pyright, basedpyright,
 //! rust-analyzer and gopls (as the table starts it) report every pass that outlives one burst
@@ -43,6 +45,11 @@ pub const AFTER_CHECK_QUIET: Duration = Duration::from_secs(1);
 
 /// How long a likely (not certain) publish is waited for after the change, at least.
 pub const LIKELY_PUBLISH_WAIT: Duration = Duration::from_millis(1000);
+
+/// How long a server that reports all its work gets to show any reaction to files changed
+/// on disk: it answers them in its own time (pyright after a back-off of about 250 ms) and
+/// only by publishing what changed, so silence until then is no sign of being done.
+pub const DISK_NEWS_REACTION: Duration = Duration::from_millis(1000);
 
 /// The longest quiet window the server's own latency can stretch it to.
 pub const MAX_QUIET: Duration = Duration::from_secs(3);
@@ -138,14 +145,17 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
         }
         if missing.is_none() && !published_seen {
             published_seen = true;
-            if let Some(at) = goal.changed_at
-                && !all_reported
-            {
+            if let Some(at) = goal.changed_at {
+                // The server's latency stretches the wait for likely publishes on a loaded
+                // machine, whatever the server.
                 latency = now.saturating_duration_since(at).min(MAX_QUIET);
                 // Three times the server's own latency: the follow-up work (importers) takes
                 // about as long as the first check, plus the server's scheduling in between,
-                // and a loaded machine stretches both unevenly.
-                quiet = quiet.max((latency * 3).min(MAX_QUIET));
+                // and a loaded machine stretches both unevenly. Not for a server whose
+                // follow-up work is announced or known.
+                if !all_reported {
+                    quiet = quiet.max((latency * 3).min(MAX_QUIET));
+                }
             }
         }
         let waiting: Option<String> = if let Some(p) = missing {
@@ -174,6 +184,15 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
                 wake = wake.min(at + CHECK_ON_SAVE_GRACE);
             }
             Some("the check it runs after a save".into())
+        } else if let Some(news) = a.last_disk_news
+            && all_reported
+            // A pull server's reaction is what it answers when pulled.
+            && !client.pulls_diagnostics()
+            && a.last_event < news
+            && now < news + DISK_NEWS_REACTION
+        {
+            wake = wake.min(news + DISK_NEWS_REACTION);
+            Some("its reaction to files changed on disk".into())
         } else if now < a.last_event.max(a.last_told) + quiet {
             // Quiet since its last word and since ours: a change we just sent (an external
             // change handed over before the state is taken) must get its reaction.

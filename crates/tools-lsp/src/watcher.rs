@@ -182,6 +182,14 @@ impl ExternalChanges {
                     }
                 }
             } else if !p.is_dir() {
+                // Events arrive a moment after the change, and a file replaced by delete
+                // and create (`git checkout`) may be taken between the two: what is on
+                // disk now decides.
+                let k = match (k, p.exists()) {
+                    (FileChangeType::DELETED, true) => FileChangeType::CHANGED,
+                    (_, false) => FileChangeType::DELETED,
+                    (k, true) => k,
+                };
                 files.push((p, k));
             }
         }
@@ -220,6 +228,27 @@ mod tests {
             "replaced, not created"
         );
         assert_eq!(m.get(&gone), Some(&FileChangeType::DELETED));
+    }
+
+    #[test]
+    fn the_disk_decides_an_event_taken_between_delete_and_create() {
+        // `git checkout -- f` deletes and re-creates f; taken between the two events, f
+        // must not be reported deleted (an open document would be closed).
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("f.py"), "x = 1\n").unwrap();
+        let mut w = ExternalChanges::watch(&root).expect("watching works here");
+        record(&w.changes, root.join("f.py"), FileChangeType::DELETED);
+        record(&w.changes, root.join("gone.py"), FileChangeType::CHANGED);
+        let taken = w.take(&[]);
+        assert!(
+            taken.contains(&(root.join("f.py"), FileChangeType::CHANGED)),
+            "{taken:?}"
+        );
+        assert!(
+            taken.contains(&(root.join("gone.py"), FileChangeType::DELETED)),
+            "{taken:?}"
+        );
     }
 
     #[test]

@@ -312,6 +312,9 @@ impl LspClient {
         if list.is_empty() {
             return Ok(());
         }
+        if let Ok(mut t) = self.shared.last_disk_news.lock() {
+            *t = Some(std::time::Instant::now());
+        }
         self.notify::<DidChangeWatchedFiles>(DidChangeWatchedFilesParams { changes: list })
             .await
     }

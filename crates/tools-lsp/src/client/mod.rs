@@ -88,6 +88,9 @@ struct Shared {
     /// When we last told the server something (a document or file change, a save): it is
     /// not settled before it has had its quiet window after that.
     last_told: Mutex<Instant>,
+    /// When we last told the server of files changed on disk
+    /// (`workspace/didChangeWatchedFiles`).
+    last_disk_news: Mutex<Option<Instant>>,
     shutting_down: AtomicBool,
     settings: Value,
     folders: Value,
@@ -117,6 +120,9 @@ pub struct Activity {
     pub last_event: Instant,
     /// When we last sent it a notification that changes what it sees.
     pub last_told: Instant,
+    /// When we last told it of files changed on disk, if ever: it reacts in its own time
+    /// (pyright after a back-off), and only by publishing what changed.
+    pub last_disk_news: Option<Instant>,
 }
 
 struct OpenDoc {

@@ -63,6 +63,7 @@ impl LspClient {
                 .lock()
                 .map(|t| *t)
                 .unwrap_or_else(|_| Instant::now()),
+            last_disk_news: self.shared.last_disk_news.lock().ok().and_then(|t| *t),
         }
     }
 

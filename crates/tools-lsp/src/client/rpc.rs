@@ -88,8 +88,10 @@ impl LspClient {
             Err(e) => return Err(LspError::Other(e.to_string())),
         };
         let id = pending.id();
+        tracing::trace!(target: "tools_lsp::wire", server = %self.server, "-> {method} #{id}");
         match pending.wait(timeout).await {
             Ok(resp) => {
+                tracing::trace!(target: "tools_lsp::wire", server = %self.server, "<- #{id} {}", tools_core::text::shorten(&resp.to_string(), 200));
                 if let Some(err) = resp.get("error") {
                     return Err(LspError::Server {
                         server: self.server.clone(),

@@ -77,6 +77,7 @@ impl LspClient {
             quiescent: Mutex::new(None),
             last_event: Mutex::new(Instant::now()),
             last_told: Mutex::new(Instant::now()),
+            last_disk_news: Mutex::new(None),
             shutting_down: AtomicBool::new(false),
             settings: launch.settings.clone(),
             folders: folders.clone(),

@@ -41,6 +41,14 @@ pub struct Project {
 
 impl Project {
     pub fn new(files: &[(&str, &str)], config: &str) -> Project {
+        // `RUST_LOG=tools_lsp=debug,tools_lsp::wire=trace` prints every settle and message.
+        if std::env::var_os("RUST_LOG").is_some() {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+                .with_test_writer()
+                .with_ansi(false)
+                .try_init();
+        }
         let dir = tempfile::tempdir().unwrap();
         for (p, text) in files {
             let path = dir.path().join(p);
