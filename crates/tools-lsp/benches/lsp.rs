@@ -20,10 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tools_core::{
-    CallCtx, Config, Invoker, Progress, ProposedFile, RegistryBuilder, Run, RunOptions, Surface,
-    WriteObserver,
-};
+use tools_core::{Config, ProposedFile, RegistryBuilder, Run, RunOptions, Surface, WriteObserver};
 use tools_lsp::client::path_to_uri;
 use tools_lsp::{LspConfig, LspTool, ServerSupervisor};
 
@@ -221,13 +218,7 @@ async fn main() {
     // Diagnostics on write: ours (write + observer) vs the server's own publish time for
     // the same change (didChange → publish of that version), alternating two contents.
     let observer = tools_lsp::observer::DiagnosticsOnWrite::new(Arc::clone(&sup));
-    let ctx = CallCtx {
-        run: Arc::clone(&run),
-        surface: Surface::FULL,
-        invoker: Invoker::detached(Surface::FULL),
-        progress: Progress::none(),
-        cancel: run.cancellation().child_token(),
-    };
+    let ctx = crate::on_write::call_ctx(&run);
     let target = run.root().join("w.py");
     let raw_target = run.root().join("raw.py");
     let n = 12;

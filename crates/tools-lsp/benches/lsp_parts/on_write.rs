@@ -105,6 +105,17 @@ fn p50(mut v: Vec<Duration>) -> Duration {
     v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
+/// A call context for `run` as the registry gives a tool on the full surface.
+pub fn call_ctx(run: &Arc<Run>) -> CallCtx {
+    CallCtx {
+        run: Arc::clone(run),
+        surface: Surface::FULL,
+        invoker: Invoker::detached(Surface::FULL),
+        progress: Progress::none(),
+        cancel: run.cancellation().child_token(),
+    }
+}
+
 /// Copies a project fixture to `to`; `NAME.in` files become `NAME` with `@ROOT@` replaced
 /// by the copy's root (`compile_commands.json`).
 pub fn copy_fixture(fixture: &str, to: &Path) {
@@ -173,13 +184,7 @@ pub async fn time_case(case: &Case) -> Option<(Duration, Duration, Duration)> {
         .build()
         .ok()?;
     let observer = tools_lsp::observer::DiagnosticsOnWrite::new(Arc::clone(&sup));
-    let ctx = CallCtx {
-        run: Arc::clone(&run),
-        surface: Surface::FULL,
-        invoker: Invoker::detached(Surface::FULL),
-        progress: Progress::none(),
-        cancel: run.cancellation().child_token(),
-    };
+    let ctx = call_ctx(&run);
     let file: PathBuf = root.join(case.file);
     let ok = std::fs::read_to_string(&file).ok()?;
     let broken = ok.replace(case.ok, case.broken);

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tools_core::transport::{JsonRpc, Transport};
-use tools_core::{CallCtx, Config, Invoker, Progress, RegistryBuilder, Run, RunOptions, Surface};
+use tools_core::{Config, RegistryBuilder, Run, RunOptions, Surface};
 use tools_core::{WriteObserver, safe_write};
 use tools_lsp::{LspConfig, LspTool, ServerSupervisor};
 
@@ -250,13 +250,7 @@ async fn ours_sample() -> Option<(u64, usize)> {
         return None;
     };
     let observer = tools_lsp::observer::DiagnosticsOnWrite::new(Arc::clone(&sup));
-    let ctx = CallCtx {
-        run: Arc::clone(&run),
-        surface: Surface::FULL,
-        invoker: Invoker::detached(Surface::FULL),
-        progress: Progress::none(),
-        cancel: run.cancellation().child_token(),
-    };
+    let ctx = crate::on_write::call_ctx(&run);
     let lib: PathBuf = run.root().join(LIB);
     let _ = reg
         .call(
