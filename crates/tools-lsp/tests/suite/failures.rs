@@ -8,16 +8,14 @@ use serde_json::json;
 use tools_core::testing::require_binary;
 use tools_core::{CallError, ToolError};
 
-use super::{Project, fixture, has};
+use super::{Project, has};
 
 fn fake_project(mode: &str) -> Project {
-    let script = fixture("fake_lsp.py");
     Project::new(
         &[("fake.toml", ""), ("a.fake", "alpha beta\ngamma\n")],
-        &format!(
-            "[lsp]\nstart_timeout_ms = 1500\nrequest_timeout_ms = 800\nmax_restarts = 2\n\
-             [lsp.servers.fake]\ncommand = [\"python3\", {:?}, {mode:?}]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
-            script.display().to_string()
+        &super::fake_server_config(
+            mode,
+            "start_timeout_ms = 1500\nrequest_timeout_ms = 800\nmax_restarts = 2\n",
         ),
     )
 }

@@ -39,6 +39,16 @@ pub struct Project {
     pub reg: Arc<Registry>,
 }
 
+/// A configuration that serves `.fake` files (under a `fake.toml` marker) with the fake
+/// server in `mode` (see `fixtures/fake_lsp.py`), with `lsp` as the rest of its `[lsp]`
+/// section (`key = value` lines).
+pub fn fake_server_config(mode: &str, lsp: &str) -> String {
+    format!(
+        "[lsp]\n{lsp}[lsp.servers.fake]\ncommand = [\"python3\", {:?}, {mode:?}]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
+        fixture("fake_lsp.py").display().to_string()
+    )
+}
+
 impl Project {
     pub fn new(files: &[(&str, &str)], config: &str) -> Project {
         // `RUST_LOG=tools_lsp=debug,tools_lsp::wire=trace` prints every settle and message.

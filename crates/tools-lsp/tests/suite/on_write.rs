@@ -108,13 +108,9 @@ async fn clangd_reports_only_new_diagnostics_on_write() {
 #[tokio::test]
 async fn diagnostics_pending_while_the_server_cannot_answer() {
     // A server that never publishes: the write reports "pending", not silence.
-    let script = super::fixture("fake_lsp.py");
     let p = Project::new(
         &[("fake.toml", "")],
-        &format!(
-            "[lsp]\ndiagnostics_wait_ms = 500\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"init-only\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
-            script.display().to_string()
-        ),
+        &super::fake_server_config("init-only", "diagnostics_wait_ms = 500\n"),
     );
     let s = p.write_tool("a.fake", "x\n").await.expect("a section");
     has(&s, "diagnostics pending");
@@ -126,13 +122,9 @@ async fn late_diagnostics_are_attributed_to_the_write_that_caused_them() {
     // A server that publishes 1.5 s after each change, against a 300 ms bound: the first
     // write's result says pending; its errors, arriving later, are named as that write's
     // in the next write's result — never as the next write's own.
-    let script = super::fixture("fake_lsp.py");
     let p = Project::new(
         &[("fake.toml", "")],
-        &format!(
-            "[lsp]\ndiagnostics_wait_ms = 300\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"late-publish\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
-            script.display().to_string()
-        ),
+        &super::fake_server_config("late-publish", "diagnostics_wait_ms = 300\n"),
     );
     // Started first (its start is not what this test is about).
     p.write("a.fake", "ok\n");
@@ -161,13 +153,9 @@ async fn a_pass_the_server_announces_with_its_first_publish_belongs_to_the_write
     // progress token it begins only 0.8 s later (pyright, when analysis goes on after its
     // first slice): longer than any quiet window. The error that pass finds in another file
     // is this write's, in this write's result.
-    let script = super::fixture("fake_lsp.py");
     let p = Project::new(
         &[("fake.toml", ""), ("other.fake", "uses a\n")],
-        &format!(
-            "[lsp]\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"announced-pass\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
-            script.display().to_string()
-        ),
+        &super::fake_server_config("announced-pass", ""),
     );
     p.write("a.fake", "ok\n");
     let out = p
@@ -189,12 +177,11 @@ async fn a_pass_the_server_announces_with_its_first_publish_belongs_to_the_write
 
 #[tokio::test]
 async fn a_server_that_never_answers_initialize_costs_a_write_only_the_diagnostics_wait() {
-    let script = super::fixture("fake_lsp.py");
     let p = Project::new(
         &[("fake.toml", "")],
-        &format!(
-            "[lsp]\ndiagnostics_wait_ms = 300\nstart_timeout_ms = 60000\n[lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"silent\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
-            script.display().to_string()
+        &super::fake_server_config(
+            "silent",
+            "diagnostics_wait_ms = 300\nstart_timeout_ms = 60000\n",
         ),
     );
     let s = p.write_tool("a.fake", "x\n").await.expect("a section");

@@ -57,13 +57,11 @@ async fn rename_follows_no_planted_link_and_keeps_modes() {
 /// reader, so the rename is refused at once instead of blocking on the FIFO forever.
 #[tokio::test]
 async fn rename_refuses_an_edit_naming_a_fifo_without_blocking() {
-    let script = super::fixture("fake_lsp.py");
     let p = Project::new(
         &[("fake.toml", ""), ("a.fake", "alpha beta\ngamma\n")],
-        &format!(
-            "[lsp]\nstart_timeout_ms = 5000\nrequest_timeout_ms = 3000\n\
-             [lsp.servers.fake]\ncommand = [\"python3\", {:?}, \"rename-to-fifo\"]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
-            script.display().to_string()
+        &super::fake_server_config(
+            "rename-to-fifo",
+            "start_timeout_ms = 5000\nrequest_timeout_ms = 3000\n",
         ),
     );
     let fifo = p.root().join("pipe.fake");
