@@ -33,11 +33,6 @@ pub const LONG_FILES: &[(&str, &str)] = &[
         "one worker round's supervisor: the output pump, the event reader and the watchdog \
          decide the round's status together; the event reader is the part to move out next",
     ),
-    (
-        "crates/tools-eval/src/drivers/python_kernel.py",
-        "the Python kernel ships as one file run with `python -c`, so it cannot import \
-         sibling modules of its own",
-    ),
 ];
 
 /// Public modules of a crate root (`crates/NAME/src/lib.rs`), each with the reason it is

@@ -17,7 +17,16 @@ use tools_core::{Run, ToolError};
 use crate::Language;
 use crate::discover::Interpreter;
 
-const PYTHON_DRIVER: &str = include_str!("../drivers/python_kernel.py");
+/// The Python driver: its parts joined in order into the one program `python -c` runs.
+const PYTHON_DRIVER: &str = concat!(
+    include_str!("../drivers/python/channel.py"),
+    include_str!("../drivers/python/output.py"),
+    include_str!("../drivers/python/display.py"),
+    include_str!("../drivers/python/bridge.py"),
+    include_str!("../drivers/python/magics.py"),
+    include_str!("../drivers/python/cell.py"),
+    include_str!("../drivers/python/main.py"),
+);
 const JS_DRIVER: &str = include_str!("../drivers/js_kernel.js");
 /// Runs the driver (argv[1]) in its own namespace, so `__main__` stays the user's.
 const PYTHON_BOOT: &str = "exec(compile(__import__('sys').argv.pop(1), '<eval-kernel>', 'exec'), {'__name__': '_eval_kernel'})";
