@@ -11,7 +11,7 @@ use serde_json::json;
 use tools_core::{ToolError, ToolOutput};
 
 use crate::Language;
-use crate::cell::{CellEnd, CellRun};
+use crate::cell::{CellEnd, CellRun, HOW_TO_SEE_MORE};
 
 /// What the answer needs to know about the call besides the cell's run.
 pub(crate) struct CellFacts<'a> {
@@ -26,10 +26,6 @@ pub(crate) struct CellFacts<'a> {
     /// The answer budget in characters.
     pub budget: usize,
 }
-
-/// How to see what a cut left out, in the marker of every cut.
-pub(crate) const HOW_TO_SEE_MORE: &str =
-    "print a slice of it, or write it to a file and read the part you need";
 
 /// The marker of a cut, which says how much was cut and how to see it.
 fn cut_marker(cut: usize, what: &str) -> String {

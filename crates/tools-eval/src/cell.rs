@@ -13,6 +13,10 @@ use crate::protocol::{FromKernel, MimeBundle};
 pub const MAX_IMAGES: usize = 8;
 /// Most bridge calls listed in the structured result.
 pub(crate) const MAX_BRIDGE_LISTED: usize = 20;
+/// How to see what a cut left out, in the marker of every cut (the driver's cut of what a
+/// cell printed, recorded here, and the answer's own cuts).
+pub(crate) const HOW_TO_SEE_MORE: &str =
+    "print a slice of it, or write it to a file and read the part you need";
 
 /// The limits one cell runs under.
 #[derive(Debug, Clone)]
@@ -218,7 +222,7 @@ impl CellRun {
                     self.ensure_newline();
                     self.push(&format!(
                         "… [cut: {cut_before} characters of output not shown; {}] …\n",
-                        crate::answer::HOW_TO_SEE_MORE
+                        HOW_TO_SEE_MORE
                     ));
                 }
                 self.push(&text);
