@@ -42,30 +42,33 @@
 
 #![deny(clippy::print_stdout)]
 
+mod elicit;
 mod progress;
+mod results;
+mod round_trip;
 mod stdio;
 mod tasks;
 
+use elicit::{client_elicitor, is_round_trip_protocol};
 pub use progress::DEFAULT_HEARTBEAT;
 use progress::PeerProgress;
+pub use results::to_call_result;
+use results::{cancelled_error, finish, to_mcp_tool};
+use round_trip::PendingCalls;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine;
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationSchema, ErrorCode, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::OnceCell;
-use tools_core::{
-    CallError, ElicitOutcome, Elicitor, Progress, Registry, Surface, Tier, ToolError, ToolOutput,
-};
+use tools_core::{CallError, Elicitor, Progress, Registry, Surface, ToolError};
 
 /// Builds the run's registry once the client is known. Receives an [`Elicitor`] when the
 /// client can show forms to a human.
@@ -91,81 +94,6 @@ pub const CANCEL_WIND_DOWN: Duration = Duration::from_secs(15);
 
 /// How many calls may wait on an answer at once (newest protocol only).
 pub const MAX_PENDING_CALLS: usize = 16;
-
-#[derive(Default)]
-struct PendingCalls {
-    next: u64,
-    calls: std::collections::VecDeque<(String, PendingCall)>,
-}
-
-/// One question a running call put to the client (newest protocol).
-struct Question {
-    message: String,
-    schema: ElicitationSchema,
-    answer: tokio::sync::oneshot::Sender<ElicitOutcome>,
-}
-
-/// A tool call running in the background while its question is out with the client.
-struct PendingCall {
-    task: tokio::task::JoinHandle<Result<ToolOutput, CallError>>,
-    /// The call's own token: cancelled when the client cancels any round of it.
-    cancel: tokio_util::sync::CancellationToken,
-    questions: tokio::sync::mpsc::UnboundedReceiver<Question>,
-    awaiting: Option<tokio::sync::oneshot::Sender<ElicitOutcome>>,
-}
-
-impl Drop for PendingCall {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-tokio::task_local! {
-    /// Where a call running under the newest protocol sends its questions.
-    static QUESTIONS: tokio::sync::mpsc::UnboundedSender<Question>;
-}
-
-/// [`Elicitor`] for the newest protocol: the question goes back to the call's own
-/// `tools/call` handler, which answers the client with `input_required`.
-struct RoundTripElicitor {
-    version: String,
-}
-
-#[async_trait::async_trait]
-impl Elicitor for RoundTripElicitor {
-    fn protocol_version(&self) -> String {
-        self.version.clone()
-    }
-    async fn elicit(
-        &self,
-        message: String,
-        requested_schema: Value,
-        timeout: Duration,
-    ) -> Result<ElicitOutcome, ToolError> {
-        let schema = form_schema(requested_schema)?;
-        let questions = QUESTIONS.try_with(|q| q.clone()).map_err(|_| {
-            ToolError::not_available("this question is not part of a client's tool call")
-        })?;
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        questions
-            .send(Question {
-                message,
-                schema,
-                answer: tx,
-            })
-            .map_err(|_| ToolError::not_available("the client's call is gone"))?;
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(outcome)) => Ok(outcome),
-            Ok(Err(_)) => Err(ToolError::not_available(
-                "the client abandoned the question",
-            )),
-            Err(_) => Err(ToolError::timed_out(format!(
-                "nobody answered within {} s",
-                timeout.as_secs()
-            ))),
-        }
-    }
-}
 
 impl McpServer {
     /// A server for `surface` whose registry `factory` builds on first use.
@@ -282,285 +210,6 @@ impl McpServer {
         }
         let _ = tokio::time::timeout(Duration::from_secs(2), flushed).await;
         result
-    }
-}
-
-fn client_elicitor(ctx: &RequestContext<RoleServer>) -> Option<Arc<dyn Elicitor>> {
-    let caps = ctx.client_capabilities()?;
-    let elicitation = caps.elicitation.as_ref()?;
-    // Form mode is what questions need; a client declaring only URL mode cannot answer them.
-    if elicitation.form.is_none() && elicitation.url.is_some() {
-        return None;
-    }
-    let version = ctx
-        .protocol_version()
-        .unwrap_or(ProtocolVersion::V_2025_06_18);
-    if is_round_trip_protocol(&version) {
-        return Some(Arc::new(RoundTripElicitor {
-            version: version.as_str().to_string(),
-        }));
-    }
-    Some(Arc::new(PeerElicitor {
-        peer: ctx.peer.clone(),
-        version: version.as_str().to_string(),
-    }))
-}
-
-/// The form a gate built, as the elicitation schema both elicitors send.
-fn form_schema(requested_schema: Value) -> Result<ElicitationSchema, ToolError> {
-    serde_json::from_value(requested_schema).map_err(|e| {
-        ToolError::internal(format!(
-            "the question form is not a valid elicitation schema: {e}"
-        ))
-    })
-}
-
-fn is_round_trip_protocol(version: &ProtocolVersion) -> bool {
-    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
-}
-
-/// The client's answer in `inputResponses` (an `ElicitResult`); anything else cancels.
-fn parse_answer(answer: &Value) -> ElicitOutcome {
-    match serde_json::from_value::<ElicitResult>(answer.clone()) {
-        Ok(r) => elicit_outcome(r),
-        Err(_) => ElicitOutcome::Cancel,
-    }
-}
-
-/// What the human did, from the client's typed answer.
-fn elicit_outcome(result: ElicitResult) -> ElicitOutcome {
-    match result.action {
-        ElicitationAction::Accept => ElicitOutcome::Accept(result.content.unwrap_or(Value::Null)),
-        ElicitationAction::Decline => ElicitOutcome::Decline,
-        _ => ElicitOutcome::Cancel,
-    }
-}
-
-/// [`Elicitor`] over the client connection: `elicitation/create` form requests.
-struct PeerElicitor {
-    peer: Peer<RoleServer>,
-    version: String,
-}
-
-#[async_trait::async_trait]
-impl Elicitor for PeerElicitor {
-    fn protocol_version(&self) -> String {
-        self.version.clone()
-    }
-    async fn elicit(
-        &self,
-        message: String,
-        requested_schema: Value,
-        timeout: Duration,
-    ) -> Result<ElicitOutcome, ToolError> {
-        let schema = form_schema(requested_schema)?;
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message,
-            requested_schema: schema,
-        };
-        let result = self
-            .peer
-            .create_elicitation_with_timeout(params, Some(timeout))
-            .await
-            .map_err(|e| match e {
-                rmcp::ServiceError::Timeout { .. } => {
-                    ToolError::timed_out(format!("nobody answered within {} s", timeout.as_secs()))
-                }
-                other => ToolError::not_available(format!(
-                    "the client could not show the question: {other}"
-                )),
-            })?;
-        Ok(elicit_outcome(result))
-    }
-}
-
-/// Read-tier tools that start processes: `lsp` starts language servers (and `diagnostics
-/// "*"` the project's checker), `vibe_spawn` and `vibe_send` start worker CLIs.
-const READ_TOOLS_THAT_START_PROCESSES: &[&str] = &["lsp", "vibe_spawn", "vibe_send"];
-
-/// The MCP tool entry for one of ours.
-fn to_mcp_tool(info: &tools_core::ToolInfo) -> Option<rmcp::model::Tool> {
-    let annotations = match info.tier {
-        // A read tool that starts a process (a language server, a worker CLI) is not
-        // read-only in MCP's sense: it reaches beyond the conversation.
-        Tier::Read if READ_TOOLS_THAT_START_PROCESSES.contains(&info.name.as_str()) => {
-            ToolAnnotations::new().destructive(false).open_world(true)
-        }
-        Tier::Read => ToolAnnotations::new().read_only(true).destructive(false),
-        Tier::Write => ToolAnnotations::new()
-            .read_only(false)
-            .destructive(true)
-            .idempotent(false),
-        Tier::Exec => ToolAnnotations::new()
-            .read_only(false)
-            .destructive(true)
-            .open_world(true),
-    };
-    let Value::Object(schema) = &info.input_schema else {
-        tracing::error!(
-            "tool {} has an input schema that is not an object",
-            info.name
-        );
-        return None;
-    };
-    let mut meta = rmcp::model::JsonObject::new();
-    meta.insert("agent-tools/tier".into(), info.tier.as_str().into());
-    meta.insert("agent-tools/parallelSafe".into(), info.parallel_safe.into());
-    Some(
-        rmcp::model::Tool::new(
-            info.name.clone(),
-            info.description.clone(),
-            Arc::new(schema.clone()),
-        )
-        .with_annotations(annotations)
-        .with_meta(rmcp::model::MetaObject(meta)),
-    )
-}
-
-/// Maps a tool result to MCP content.
-pub fn to_call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
-    match result {
-        Ok(out) => {
-            let mut content = vec![ContentBlock::text(out.full_text())];
-            content.extend(out.images.iter().map(|img| {
-                ContentBlock::image(
-                    base64::engine::general_purpose::STANDARD.encode(&img.png),
-                    "image/png",
-                )
-            }));
-            let mut result = CallToolResult::success(content);
-            // structuredContent must be an object.
-            result.structured_content = out.full_structured().map(|s| {
-                if s.is_object() {
-                    s
-                } else {
-                    json!({ "result": s })
-                }
-            });
-            result
-        }
-        Err(e) => {
-            let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
-            result.structured_content =
-                Some(json!({"error": {"kind": e.kind(), "message": e.to_string()}}));
-            result
-        }
-    }
-}
-
-fn finish(result: Result<ToolOutput, CallError>) -> Result<CallToolResponse, McpError> {
-    match result {
-        Ok(out) => Ok(to_call_result(Ok(out)).into()),
-        Err(CallError::Tool(e)) => Ok(to_call_result(Err(e)).into()),
-        Err(e @ CallError::UnknownTool { .. }) => Err(McpError::new(
-            ErrorCode::INVALID_PARAMS,
-            e.to_string(),
-            None,
-        )),
-    }
-}
-
-impl McpServer {
-    /// The newest protocol's call: run the tool in the background; a question it asks ends
-    /// this round with `input_required`, and the client's retry resumes it.
-    async fn call_round_trip(
-        &self,
-        reg: &Arc<Registry>,
-        request: CallToolRequestParams,
-        args: Value,
-        opts: tools_core::CallOptions,
-        tool_cancel: tokio_util::sync::CancellationToken,
-        cancel: tokio_util::sync::CancellationToken,
-    ) -> Result<CallToolResponse, McpError> {
-        let mut call = match &request.request_state {
-            Some(handle) => {
-                let found = self.pending.lock().ok().and_then(|mut p| {
-                    let at = p.calls.iter().position(|(h, _)| h == handle)?;
-                    p.calls.remove(at).map(|(_, c)| c)
-                });
-                let Some(mut call) = found else {
-                    return Err(McpError::invalid_params(
-                        "unknown or expired requestState; call the tool again without it",
-                        None,
-                    ));
-                };
-                let answer = request
-                    .input_responses
-                    .as_ref()
-                    .and_then(|r| r.get("question"))
-                    .map(parse_answer)
-                    .unwrap_or(ElicitOutcome::Cancel);
-                if let Some(tx) = call.awaiting.take() {
-                    let _ = tx.send(answer);
-                }
-                call
-            }
-            None => {
-                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                let reg = Arc::clone(reg);
-                let surface = self.surface;
-                let name = request.name.to_string();
-                let task = tokio::spawn(QUESTIONS.scope(tx, async move {
-                    reg.call_with(surface, &name, args, opts).await
-                }));
-                PendingCall {
-                    task,
-                    cancel: tool_cancel,
-                    questions: rx,
-                    awaiting: None,
-                }
-            }
-        };
-        let outcome = tokio::select! {
-            r = &mut call.task => Ok(r),
-            q = call.questions.recv() => Err(q),
-            _ = cancel.cancelled() => {
-                call.cancel.cancel();
-                let _ = tokio::time::timeout(CANCEL_WIND_DOWN, &mut call.task).await;
-                return finish(Err(CallError::Tool(cancelled_error())));
-            }
-        };
-        match outcome {
-            Ok(joined) => finish(joined.unwrap_or_else(|e| {
-                Err(CallError::Tool(ToolError::internal(format!(
-                    "the tool call failed: {e}"
-                ))))
-            })),
-            // The task ended (dropping its question channel) before its result was polled.
-            Err(None) => finish((&mut call.task).await.unwrap_or_else(|e| {
-                Err(CallError::Tool(ToolError::internal(format!(
-                    "the tool call failed: {e}"
-                ))))
-            })),
-            Err(Some(question)) => {
-                call.awaiting = Some(question.answer);
-                let elicit =
-                    rmcp::model::ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
-                        meta: None,
-                        message: question.message,
-                        requested_schema: question.schema,
-                    });
-                let mut requests = rmcp::model::InputRequests::new();
-                requests.insert(
-                    "question".to_string(),
-                    rmcp::model::InputRequest::Elicitation(elicit),
-                );
-                let handle = {
-                    let mut pending = self.pending.lock().map_err(|_| {
-                        McpError::internal_error("pending-call table poisoned", None)
-                    })?;
-                    pending.next += 1;
-                    let handle = format!("call-{}", pending.next);
-                    pending.calls.push_back((handle.clone(), call));
-                    while pending.calls.len() > MAX_PENDING_CALLS {
-                        pending.calls.pop_front();
-                    }
-                    handle
-                };
-                Ok(rmcp::model::InputRequiredResult::new(Some(requests), Some(handle)).into())
-            }
-        }
     }
 }
 
@@ -693,95 +342,5 @@ impl ServerHandler for McpServer {
         _ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.tasks.cancel_task(&request.task_id)
-    }
-}
-
-fn cancelled_error() -> ToolError {
-    ToolError::rejected("the client cancelled the call")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_result_maps_to_text_images_and_structured_content() {
-        let mut out = ToolOutput::text("two files").with_structured(json!(["a", "b"]));
-        out.images.push(tools_core::Image { png: vec![1, 2, 3] });
-        let encoded = serde_json::to_value(to_call_result(Ok(out))).unwrap();
-        assert_eq!(
-            encoded,
-            json!({
-                "resultType": "complete",
-                "content": [
-                    {"type": "text", "text": "two files"},
-                    {"type": "image", "data": "AQID", "mimeType": "image/png"},
-                ],
-                "structuredContent": {"result": ["a", "b"]},
-                "isError": false,
-            })
-        );
-        let encoded =
-            serde_json::to_value(to_call_result(Err(ToolError::timed_out("too slow")))).unwrap();
-        let text = ToolError::timed_out("too slow").to_string();
-        assert_eq!(
-            encoded,
-            json!({
-                "resultType": "complete",
-                "content": [{"type": "text", "text": text}],
-                "structuredContent": {"error": {"kind": "timed_out", "message": text}},
-                "isError": true,
-            })
-        );
-    }
-
-    #[test]
-    fn a_tool_entry_carries_its_tier_as_annotations_and_meta() {
-        let info = |name: &str, tier| tools_core::ToolInfo {
-            name: name.into(),
-            tier,
-            description: "does things".into(),
-            input_schema: json!({"type": "object"}),
-            parallel_safe: true,
-        };
-        let entry = |i| serde_json::to_value(to_mcp_tool(&i).unwrap()).unwrap();
-        assert_eq!(
-            entry(info("write", Tier::Write)),
-            json!({
-                "name": "write",
-                "description": "does things",
-                "inputSchema": {"type": "object"},
-                "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false},
-                "_meta": {"agent-tools/tier": "write", "agent-tools/parallelSafe": true},
-            })
-        );
-        assert_eq!(
-            entry(info("lsp", Tier::Read))["annotations"],
-            json!({"destructiveHint": false, "openWorldHint": true})
-        );
-        assert_eq!(
-            entry(info("ast_grep", Tier::Read))["annotations"],
-            json!({"readOnlyHint": true, "destructiveHint": false})
-        );
-        let mut bad = info("odd", Tier::Read);
-        bad.input_schema = json!(true);
-        assert!(to_mcp_tool(&bad).is_none());
-    }
-
-    #[test]
-    fn an_answer_that_is_not_an_elicit_result_cancels() {
-        assert!(matches!(
-            parse_answer(&json!({"action": "accept", "content": {"x": 1}})),
-            ElicitOutcome::Accept(v) if v == json!({"x": 1})
-        ));
-        assert!(matches!(
-            parse_answer(&json!({"action": "decline"})),
-            ElicitOutcome::Decline
-        ));
-        assert!(matches!(
-            parse_answer(&json!({"action": "shrug"})),
-            ElicitOutcome::Cancel
-        ));
-        assert!(matches!(parse_answer(&json!(7)), ElicitOutcome::Cancel));
     }
 }

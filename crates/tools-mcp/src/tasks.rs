@@ -19,7 +19,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_core::{CallError, CallOptions, ElicitOutcome, Progress, Registry, Surface};
 
-use crate::{CANCEL_WIND_DOWN, QUESTIONS, Question, parse_answer, to_call_result};
+use crate::elicit::{QUESTIONS, Question, parse_answer};
+use crate::{CANCEL_WIND_DOWN, to_call_result};
 
 /// Tools whose calls may run for minutes: a cell, a debugger run to the next stop, a wait
 /// for a worker.
