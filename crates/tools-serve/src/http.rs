@@ -19,11 +19,15 @@ use tokio_util::sync::CancellationToken;
 use tools_core::{Surface, ToolError};
 
 use crate::auth::{Authenticator, Principal, Refusal, SCOPES, surface_rank};
+use crate::checkout::WorkspaceCheckout;
 use crate::idle::{Activity, Answering, BusyBody};
 use crate::metrics::{Gauges, Metrics};
 use crate::session::{OpenRuns, SessionHandler};
 use crate::warm::WarmPool;
 use crate::{ServeOptions, ServedWorkspace};
+
+mod credential;
+mod probes;
 
 type McpService = StreamableHttpService<SessionHandler, LocalSessionManager>;
 
@@ -53,6 +57,10 @@ pub(crate) struct AppState {
     /// Serialises session creation so the limit cannot be overshot by a burst.
     opening: tokio::sync::Mutex<()>,
     pub(crate) auth: Authenticator,
+    /// Read for the credential before `Authorization` (see `credential`).
+    credential_header: Option<axum::http::HeaderName>,
+    /// The checkout a first session asks for, when the server does them.
+    checkout: Option<WorkspaceCheckout>,
     surface: Surface,
     max_sessions: usize,
     open_runs: Arc<OpenRuns>,
@@ -136,12 +144,32 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
             },
         );
     }
+    let credential_header = opts
+        .credential_header
+        .as_deref()
+        .map(credential::parse_header_name)
+        .transpose()
+        .map_err(|e| ToolError::invalid("--auth-header", e))?;
+    let checkout = match (opts.checkout, opts.workspaces.as_slice()) {
+        (None, _) => None,
+        (Some(settings), [only]) if only.name.is_none() => {
+            Some(WorkspaceCheckout::new(settings, &only.root)?)
+        }
+        (Some(_), _) => {
+            return Err(ToolError::invalid(
+                "--checkout-allow",
+                "checks out into the one workspace served with --root, not into --workspace NAME=DIR",
+            ));
+        }
+    };
     let state = Arc::new(AppState {
         endpoints,
         sessions,
         owners: Default::default(),
         opening: Default::default(),
         auth: Authenticator::new(opts.auth)?,
+        credential_header,
+        checkout,
         surface: opts.surface,
         max_sessions: opts.max_sessions,
         open_runs,
@@ -156,8 +184,9 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
     });
     tokio::spawn(reap_idle(Arc::clone(&state), opts.idle_timeout));
     let router = Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
+        .route("/healthz", get(probes::healthz))
+        .route("/readyz", get(probes::readyz))
+        .route("/accepting", get(probes::accepting))
         .route("/metrics", get(metrics_text))
         .route(
             "/.well-known/oauth-protected-resource",
@@ -262,32 +291,18 @@ async fn reap_idle(state: Arc<AppState>, timeout: Duration) {
     }
 }
 
-async fn healthz() -> &'static str {
-    "ok\n"
-}
-
-async fn readyz(State(state): State<Arc<AppState>>) -> Response {
-    if state.draining.is_cancelled() || state.cancel.is_cancelled() {
-        return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
-    }
-    if !state.pools.iter().all(|p| p.filled()) {
-        return (StatusCode::SERVICE_UNAVAILABLE, "opening warm runs\n").into_response();
-    }
-    // A router in front should send new sessions elsewhere while this one is full.
-    if state.session_count().await >= state.max_sessions {
-        return (StatusCode::SERVICE_UNAVAILABLE, "at the session limit\n").into_response();
-    }
-    "ready\n".into_response()
-}
-
 /// `/metrics`: behind the same credentials as the MCP endpoints unless public.
 async fn metrics_text(State(state): State<Arc<AppState>>, request: Request) -> Response {
     if !state.metrics_public {
-        let authorization = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        if let Err(refusal) = state.auth.authenticate(authorization, state.surface).await {
+        let authorization = match credential::presented(&state, request.headers()) {
+            Ok(a) => a,
+            Err(refusal) => return refusal_response(&state, &refusal),
+        };
+        if let Err(refusal) = state
+            .auth
+            .authenticate(authorization.as_deref(), state.surface)
+            .await
+        {
             return refusal_response(&state, &refusal);
         }
     }
@@ -435,11 +450,15 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
             None => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")).into_response(),
         };
     }
-    let authorization = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    let principal = match state.auth.authenticate(authorization, state.surface).await {
+    let authorization = match credential::presented(&state, request.headers()) {
+        Ok(a) => a,
+        Err(refusal) => return refusal_response(&state, &refusal),
+    };
+    let principal = match state
+        .auth
+        .authenticate(authorization.as_deref(), state.surface)
+        .await
+    {
         Ok(p) => p,
         Err(refusal) => {
             tracing::info!(path, reason = refusal.reason, "request refused");
@@ -511,6 +530,16 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
             .handle(request)
             .await
             .map(|body| BusyBody::wrap(Body::new(body), None, answer));
+    }
+    if let Some(checkout) = &state.checkout
+        && let Err(refusal) = checkout.prepare(request.headers()).await
+    {
+        tracing::warn!(
+            reason = refusal.message,
+            "session refused: no workspace for it"
+        );
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        return jsonrpc_refusal(refusal.status, id, refusal.message);
     }
     open_session(
         &state,

@@ -28,10 +28,15 @@
 //! - **Metrics.** `/metrics` in the Prometheus text format (sessions, calls by tool and
 //!   outcome, call latency, runs, warm runs, child processes, memory), behind the same
 //!   credentials as `/mcp` unless `metrics_public`.
-//! - **Probes.** `/healthz` (the process serves) and `/readyz` (it accepts new sessions: the
-//!   warm runs were opened, not stopping, below the session limit).
+//! - **Probes.** `/healthz` (the process serves), `/readyz` (it can serve its sessions: the
+//!   warm runs were opened, not stopping; a server at its session limit stays ready) and
+//!   `/accepting` (a new session would be accepted: ready and below the session limit).
+//! - **Behind a router** that drops `Authorization` ([`ServeOptions::credential_header`]) and
+//!   on pods started ahead of their session ([`CheckoutSettings`]: the first session names
+//!   the repository and ref checked out before it is served).
 
 mod auth;
+mod checkout;
 mod http;
 mod idle;
 mod jwks_url;
@@ -48,6 +53,7 @@ use tools_core::{Surface, ToolError};
 use tools_mcp::RegistryFactory;
 
 pub use auth::{AuthSettings, JwksSource, OAuthSettings, read_token_file};
+pub use checkout::{CheckoutSettings, REF_HEADER, REPOSITORY_HEADER};
 pub use warm::WarmAhead;
 
 /// Opens the registry factory for one session of a workspace (the embedder's way to build a
@@ -93,6 +99,12 @@ pub struct ServeOptions {
     pub sessionless: bool,
     /// Credentials required of every client.
     pub auth: AuthSettings,
+    /// A header read for the client's credential before `Authorization` (`Bearer TOKEN` or
+    /// a bare token), for routers that consume `Authorization` and drop it.
+    pub credential_header: Option<String>,
+    /// Check out the first session's repository into the (single) workspace root before
+    /// serving it.
+    pub checkout: Option<CheckoutSettings>,
     /// A call that reports no progress for this long sends its client (when it gave a
     /// progress token) a `still running` notification.
     pub heartbeat: Duration,
@@ -127,6 +139,8 @@ impl ServeOptions {
             idle_timeout: Duration::from_secs(1800),
             sessionless: false,
             auth: AuthSettings::default(),
+            credential_header: None,
+            checkout: None,
             grace: Duration::from_secs(30),
             warm: 0,
             warm_ahead: WarmAhead::default(),

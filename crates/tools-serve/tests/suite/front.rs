@@ -10,9 +10,9 @@ use tools_core::{RegistryBuilder, Run, RunOptions};
 use tools_mcp::RegistryFactory;
 use tools_serve::{AuthSettings, RunFactory, ServeOptions, ServedWorkspace};
 
-const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"suite","version":"0"}}}"#;
+pub(super) const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"suite","version":"0"}}}"#;
 
-fn empty_runs() -> RunFactory {
+pub(super) fn empty_runs() -> RunFactory {
     Arc::new(|ws: &ServedWorkspace| {
         let root = ws.root.clone();
         let factory: RegistryFactory = Arc::new(move |_| {
@@ -51,7 +51,7 @@ async fn start(
 }
 
 /// One HTTP/1.1 exchange; answers the status line, the headers (lower-cased) and the body.
-async fn exchange(
+pub(super) async fn exchange(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -80,7 +80,7 @@ async fn exchange(
     (status, head.to_lowercase(), body.to_string())
 }
 
-fn mcp_post() -> Vec<(&'static str, &'static str)> {
+pub(super) fn mcp_post() -> Vec<(&'static str, &'static str)> {
     vec![
         ("Accept", "application/json, text/event-stream"),
         ("Content-Type", "application/json"),
@@ -117,7 +117,10 @@ async fn one_session_over_the_limit_is_refused_at_once() {
     let (status, head, body) = exchange(addr, "POST", "/mcp", &mcp_post(), INIT).await;
     assert_eq!(status, 200, "{body}");
     assert!(head.contains("mcp-session-id:"), "{head}");
+    // Full is not unready: only the capacity probe turns new sessions away.
     let (status, _, body) = exchange(addr, "GET", "/readyz", &[], "").await;
+    assert_eq!((status, body.trim()), (200, "ready"));
+    let (status, _, body) = exchange(addr, "GET", "/accepting", &[], "").await;
     assert_eq!((status, body.trim()), (503, "at the session limit"));
     let (status, head, body) = exchange(addr, "POST", "/mcp", &mcp_post(), INIT).await;
     assert_eq!(status, 503, "{body}");

@@ -1,3 +1,4 @@
 //! Suite modules.
 
 mod front;
+mod routed;

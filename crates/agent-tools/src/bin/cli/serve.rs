@@ -112,6 +112,20 @@ pub struct ServeArgs {
     /// The shortest time, in seconds, between two fetches of --jwks-url.
     #[arg(long, default_value_t = 60, requires = "jwks_url")]
     jwks_min_refresh: u64,
+    /// A header to read the client's credential from before Authorization (`Bearer TOKEN`
+    /// or the bare token), for a router in front that consumes Authorization and drops it
+    /// (agent-sandbox's sandbox-router does), e.g. X-Agent-Tools-Authorization.
+    #[arg(long, value_name = "NAME")]
+    auth_header: Option<String>,
+    /// Check out the first session's repository into the empty --root before serving it:
+    /// its initialize names it in the X-Agent-Tools-Repository (a URL starting with one of
+    /// these prefixes, each ending in `/`) and X-Agent-Tools-Ref headers. Repeatable.
+    #[arg(long, value_name = "URL_PREFIX")]
+    checkout_allow: Vec<String>,
+    /// A file whose first line is the credential for that fetch: USER:TOKEN (HTTP basic)
+    /// or a bare token (bearer); re-read at each checkout.
+    #[arg(long, value_name = "FILE", requires = "checkout_allow")]
+    checkout_credential_file: Option<PathBuf>,
     /// The issuer (`iss`) access tokens must name.
     #[arg(long)]
     issuer: Option<String>,
@@ -229,6 +243,11 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
     opts.sessionless = args.sessionless;
     opts.auth = auth;
+    opts.credential_header = args.auth_header;
+    opts.checkout = (!args.checkout_allow.is_empty()).then_some(tools_serve::CheckoutSettings {
+        allowed_prefixes: args.checkout_allow,
+        credential_file: args.checkout_credential_file,
+    });
     opts.grace = Duration::from_secs(args.grace);
     opts.warm = args.warm;
     opts.warm_ahead = tools_serve::WarmAhead {
