@@ -18,6 +18,7 @@
 //! - `bench [FAMILY...]` runs each family's benchmark (`cargo bench -p tools-FAMILY --bench
 //!   FAMILY`), side by side with the tool a user would otherwise use.
 
+mod component_table;
 mod deps;
 mod lint;
 mod tidy;
@@ -491,11 +492,11 @@ fn test(args: &[String]) -> Result {
         failures.extend(matrix_failures);
         steps.record("matrix", started.elapsed(), passed);
     }
-    let skipped = component_table(&log);
+    let failed = component_table::print(&log);
     eprint!("{}", steps.table());
-    if ci && skipped > 0 {
+    if ci && failed > 0 {
         failures.push(format!(
-            "{skipped} promised components were skipped under CI=true"
+            "{failed} promised components failed a check, were missing or were skipped under CI=true"
         ));
     }
     if failures.is_empty() {
@@ -504,60 +505,6 @@ fn test(args: &[String]) -> Result {
     } else {
         Err(failures.join("\n"))
     }
-}
-
-/// Prints the exercised / skipped / not-installable table; returns how many promised components were skipped.
-fn component_table(log: &Path) -> usize {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    // Component → the time a test reported driving it (the longest, when several did).
-    let mut exercised: std::collections::BTreeMap<String, Option<f64>> = Default::default();
-    let mut skipped = std::collections::BTreeMap::new();
-    let mut optional = std::collections::BTreeMap::new();
-    let mut not_here = std::collections::BTreeMap::new();
-    for line in text.lines() {
-        let mut parts = line.splitn(3, '\t');
-        match (parts.next(), parts.next(), parts.next()) {
-            (Some("exercised"), Some(c), took) => {
-                let secs = took.and_then(|t| t.strip_suffix(" s")?.parse::<f64>().ok());
-                let entry = exercised.entry(c.to_string()).or_insert(None);
-                *entry = match (*entry, secs) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    (a, b) => a.or(b),
-                };
-            }
-            (Some("skipped"), Some(c), Some(why)) => {
-                skipped.insert(c.to_string(), why.to_string());
-            }
-            (Some("optional-skip"), Some(c), Some(why)) => {
-                optional.insert(c.to_string(), why.to_string());
-            }
-            (Some("not-installable"), Some(c), Some(why)) => {
-                not_here.insert(c.to_string(), why.to_string());
-            }
-            _ => {}
-        }
-    }
-    eprintln!("\nReal components\n{:<28} result", "component");
-    for (c, took) in &exercised {
-        match took {
-            Some(secs) => eprintln!("{c:<28} exercised ({secs:.1} s)"),
-            None => eprintln!("{c:<28} exercised"),
-        }
-    }
-    let mut promised_skips = 0;
-    for (c, why) in &skipped {
-        if !exercised.contains_key(c) {
-            promised_skips += 1;
-        }
-        eprintln!("{c:<28} SKIPPED: {why}");
-    }
-    for (c, why) in &optional {
-        eprintln!("{c:<28} skipped (best effort): {why}");
-    }
-    for (c, why) in &not_here {
-        eprintln!("{c:<28} not installable here: {why}");
-    }
-    promised_skips
 }
 
 fn bench(args: &[String]) -> Result {

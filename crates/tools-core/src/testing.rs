@@ -78,3 +78,45 @@ pub fn require_binary(component: &str, binary: &str) -> Option<PathBuf> {
         }
     }
 }
+
+/// How one check of a component went, for [`checked`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckOutcome {
+    /// The component answered what the check expects.
+    Passed,
+    /// The component answered something else, or nothing.
+    Failed,
+    /// The check does not apply to this component (a server that publishes no diagnostics).
+    NotApplicable,
+}
+
+impl CheckOutcome {
+    fn word(self) -> &'static str {
+        match self {
+            CheckOutcome::Passed => "passed",
+            CheckOutcome::Failed => "FAILED",
+            CheckOutcome::NotApplicable => "n/a",
+        }
+    }
+}
+
+/// Records the checks a test ran on `component` for `took`, each by name (`start`, `hover`,
+/// …). The component table shows them; it calls the component exercised only when every
+/// applicable check passed, and a failed one fails CI.
+pub fn checked(component: &str, took: std::time::Duration, checks: &[(&str, CheckOutcome)]) {
+    let list: Vec<String> = checks
+        .iter()
+        .map(|(name, outcome)| format!("{name}:{}", outcome.word()))
+        .collect();
+    record(&format!(
+        "checked\t{component}\t{:.1} s\t{}",
+        took.as_secs_f64(),
+        list.join(" ")
+    ));
+}
+
+/// Records that `component`'s program is missing on a machine whose setup installs it: a
+/// failure (the test that calls this fails too), never a skip.
+pub fn missing(component: &str, why: &str) {
+    record(&format!("missing\t{component}\t{why}"));
+}
