@@ -383,6 +383,62 @@ async def test_a_client_without_the_credential_is_refused_through_the_router(rou
         assert (ready.status_code, ready.text) == (200, "ready\n")
 
 
+@pytest.mark.anyio
+async def test_per_session_tokens_through_the_router_bind_each_session_to_its_own(tmp_path):
+    """The runbook's per-session alternative: JWTs from the platform's authorization server
+    (--jwks-url there; a JWKS file here, as no HTTPS issuer runs in the suite) in place of
+    the pool's one token."""
+    from test_serve_auth import Issuer
+    from serve_support import ISSUER
+
+    issuer = Issuer(tmp_path)
+    resource = "https://tools.example.com/mcp"
+    args = localised(container_of(manifests()["SandboxTemplate"])["args"], tmp_path)
+    at = args.index("--token-file")
+    args[at:at + 2] = ["--jwks-file", str(issuer.jwks), "--issuer", ISSUER, "--resource", resource]
+    pod = Served(args)
+    router = Router({f"sb-1.default.svc.cluster.local:{ROUTER_DEFAULT_PORT}": pod.address})
+    (tmp_path / "sources").mkdir()
+    try:
+        url = router.base + "/mcp"
+        route = {**POST, "X-Sandbox-ID": "sb-1"}
+        mine = issuer.token(resource, sub="session-a")
+        theirs = issuer.token(resource, sub="session-b")
+        async with httpx2.AsyncClient(timeout=30) as http:
+            expired = issuer.token(resource, sub="session-a", exp_in=-3600)
+            r = await http.post(url, json=INIT, headers={**route, "X-Agent-Tools-Authorization": f"Bearer {expired}"})
+            assert (r.status_code, r.json()["error"]) == (401, "invalid_token"), r.text
+            # The checkout step needs a repository; an empty one is enough to open a session.
+            git(tmp_path / "sources", "init", "--quiet", "--bare", "empty.git")
+            seed = tmp_path / "seed"
+            seed.mkdir()
+            git(seed, "init", "--quiet", "-b", "main")
+            git(seed, "commit", "--quiet", "--allow-empty", "-m", "start")
+            git(seed, "push", "--quiet", str(tmp_path / "sources" / "empty.git"), "main")
+            opening = {**route, "X-Agent-Tools-Authorization": f"Bearer {mine}",
+                       "X-Agent-Tools-Repository": f"file://{tmp_path}/sources/empty.git", "X-Agent-Tools-Ref": "main"}
+            r = await http.post(url, json=INIT, headers=opening)
+            assert r.status_code == 200, r.text
+            session = r.headers["mcp-session-id"]
+            listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+            mcp = {"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
+            # Another session's token does not reach this session: to it, it does not exist.
+            r = await http.post(url, json=listing, headers={**route, **mcp, "X-Agent-Tools-Authorization": f"Bearer {theirs}"})
+            assert (r.status_code, r.text) == (404, "Not Found: no such session for this endpoint and credential\n")
+            r = await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                headers={**route, **mcp, "X-Agent-Tools-Authorization": f"Bearer {mine}"})
+            assert r.status_code == 202, r.text
+            r = await http.post(url, json=listing, headers={**route, **mcp, "X-Agent-Tools-Authorization": f"Bearer {mine}"})
+            assert r.status_code == 200, r.text
+            # Server-sent events: the answer is the one event that carries data.
+            (data,) = [ln[5:] for ln in r.text.splitlines() if ln.startswith("data:") and ln[5:].strip()]
+            answer = json.loads(data)
+            assert answer["id"] == 2 and "read" in [t["name"] for t in answer["result"]["tools"]], answer
+    finally:
+        router.stop()
+        pod.stop()
+
+
 # --- systemd and the images -----------------------------------------------------------
 
 
