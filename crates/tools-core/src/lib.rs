@@ -13,6 +13,8 @@
 //! - [`safe_write`] and [`PathLocks`]: the one file reader/writer every writing tool uses
 //!   (jailed opens, regular files only, atomic replacement keeping metadata, all-or-nothing
 //!   multi-file changes) and the per-path locks that serialise writes within a run.
+//! - The journal ([`journal_dir`]): the write-ahead record that makes a multi-file change
+//!   all or nothing across a crash, recovered by the next run that opens the workspace.
 //! - [`framing`], [`transport`], [`process`]: the `Content-Length` framing, the request/response
 //!   transport and the child-process lifecycle that the LSP and DAP clients share.
 //! - [`PreviewReport`] and [`StagedChanges`]: a change checked before it is written (write
@@ -30,6 +32,7 @@ mod config;
 pub mod discovery;
 mod error;
 pub mod framing;
+mod journal;
 pub mod json_unicode;
 mod output;
 mod path_locks;
@@ -54,6 +57,7 @@ pub use child_env::{child_command, worker_command};
 pub use client::{ElicitOutcome, Elicitor};
 pub use config::Config;
 pub use error::ToolError;
+pub use journal::{CRASH_AT_ENV, journal_dir};
 pub use output::{Image, Section, ToolOutput};
 pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
 pub use pre_write::{MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreWriteImages};

@@ -76,6 +76,18 @@ impl ToolOutput {
         self
     }
 
+    /// Puts `line` (when there is one) at the head of the text: something the model must
+    /// read before the answer itself.
+    pub fn lead_with(&mut self, line: Option<String>) {
+        if let Some(line) = line {
+            self.text = if self.text.is_empty() {
+                line
+            } else {
+                format!("{line}\n{}", self.text)
+            };
+        }
+    }
+
     /// The text followed by every section, as a model should read it.
     pub fn full_text(&self) -> String {
         let mut out = self.text.clone();

@@ -375,6 +375,7 @@ impl Registry {
         let mut out =
             unless_panicked(name, ctx.progress.clone().scope(tool.call(&ctx, args))).await??;
         drop(_guard);
+        out.lead_with(self.run.take_recovery_notice());
         // Write observers.
         if !out.touched.is_empty() {
             for obs in &self.observers {

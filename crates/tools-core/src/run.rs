@@ -76,6 +76,10 @@ pub struct Run {
     state: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
     state_dir: Mutex<Option<PathBuf>>,
     closed: AtomicBool,
+    /// What opening the workspace recovered from a killed run, until the first answer says it.
+    recovery_notice: Mutex<Option<String>>,
+    /// This run's live mark in the workspace's journal folder.
+    _marker: Option<crate::journal::RunMarker>,
 }
 
 impl std::fmt::Debug for Run {
@@ -89,9 +93,14 @@ impl std::fmt::Debug for Run {
 
 impl Run {
     /// Opens a run.
+    ///
+    /// Opening the workspace first recovers what a killed run left half done there (see
+    /// [`crate::journal_dir`]); [`Run::take_recovery_notice`] says what that was.
     pub fn new(opts: RunOptions) -> Result<Arc<Self>, ToolError> {
+        let workspace = Workspace::new(&opts.root)?;
+        let (notice, marker) = crate::journal::open_workspace(&workspace);
         Ok(Arc::new(Run {
-            workspace: Workspace::new(&opts.root)?,
+            workspace,
             conversation_id: opts.conversation_id,
             config: opts.config.for_trust(opts.trusted),
             trusted: opts.trusted,
@@ -102,7 +111,15 @@ impl Run {
             state: Mutex::new(HashMap::new()),
             state_dir: Mutex::new(None),
             closed: AtomicBool::new(false),
+            recovery_notice: Mutex::new(notice),
+            _marker: marker,
         }))
+    }
+
+    /// The one line saying what opening the workspace recovered from a killed run, the
+    /// first time it is asked (the registry puts it at the head of the run's first answer).
+    pub fn take_recovery_notice(&self) -> Option<String> {
+        self.recovery_notice.lock().ok().and_then(|mut n| n.take())
     }
 
     /// The workspace (path jail).

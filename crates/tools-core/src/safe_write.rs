@@ -12,9 +12,12 @@
 //!   (`lstat`, then an `O_NONBLOCK | O_NOFOLLOW` open re-checked with `fstat`), so reading a
 //!   FIFO never blocks and never streams forever.
 //! - **Atomic replacement.** New content goes to a temp file in the same folder, created
-//!   `O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC` under an unpredictable name, flushed with
-//!   `fsync`, renamed over the file, and the folder is flushed too. The temp file is removed
-//!   on every error path.
+//!   `O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC` under an unpredictable, recognisable name
+//!   (`.agent-tools-<24 hex digits>-<name>.tmp`), flushed with `fsync`, renamed over the
+//!   file, and the folder is flushed too (as is the parent of every folder made on the way),
+//!   so a write that answers success survives a power loss. The temp file is removed on
+//!   every error path and held under `flock` while it exists, so the next start removes only
+//!   those a dead run left ([`remove_leftover_temp_files`]).
 //! - **Metadata kept.** A replaced file keeps its mode and (where the process may set it) its
 //!   owner. A new file follows the umask like `touch` does (`0666 & !umask`).
 //! - **Hard links are never split.** A file with more than one name is rewritten in place
@@ -28,6 +31,7 @@
 
 mod apply;
 mod dir;
+mod leftovers;
 
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
@@ -35,6 +39,7 @@ use std::path::Path;
 
 pub use apply::{FileChange, MAX_UNDO_BYTES, WriteFault, apply_all_or_nothing};
 use dir::{Dir, EntryKind, entry_of, open_parent, set_owner_and_mode};
+pub use leftovers::{TEMP_PREFIX, is_temp_name, remove_leftover_temp_files};
 
 use crate::{ToolError, Workspace};
 
@@ -252,6 +257,7 @@ fn replace_file(
         set_owner_and_mode(&temp.file, Some((m.uid, m.gid)), m.mode)?;
     }
     temp.file.sync_all()?;
+    crate::journal::crash_point();
     dir.rename(&temp.name, &name)?;
     temp.persisted = true;
     sync_after_rename(&dir, path);
@@ -379,18 +385,25 @@ impl<'a> TempFile<'a> {
         let stem: Vec<u8> = target.as_bytes().iter().take(100).copied().collect();
         let mut last = None;
         for _ in 0..TEMP_NAME_TRIES {
-            let mut name = b".".to_vec();
+            let mut name = format!("{TEMP_PREFIX}{}-", random_hex()).into_bytes();
             name.extend_from_slice(&stem);
-            name.extend_from_slice(format!(".{}.tmp", random_hex()).as_bytes());
+            name.extend_from_slice(b".tmp");
             let name = std::ffi::OsString::from_vec(name);
             match dir.open_file(&name, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, mode) {
                 Ok(file) => {
-                    return Ok(TempFile {
+                    let temp = TempFile {
                         dir,
                         name,
                         file,
                         persisted: false,
-                    });
+                    };
+                    // Locked while it exists: a starting run removes only unlocked ones. One
+                    // that removed this file before we got the lock leaves it nameless; then
+                    // another name is tried.
+                    if leftovers::lock_and_check_linked(&temp.file)? {
+                        return Ok(temp);
+                    }
+                    last = Some(io::Error::other("a temp file was removed as it was made"));
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => return Err(e),
@@ -410,7 +423,7 @@ impl Drop for TempFile<'_> {
 
 /// 24 hex digits from the kernel's random source (a hash of the clock and a process-wide
 /// random key if that source is unavailable).
-fn random_hex() -> String {
+pub(crate) fn random_hex() -> String {
     let mut buf = [0u8; 12];
     // SAFETY: `buf` is valid for writes of its length.
     let got = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };

@@ -431,6 +431,39 @@ mod tests {
     }
 
     #[test]
+    fn a_file_whose_name_is_not_utf8_is_written_byte_exactly() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let s = StagedChanges::with_limits(4, 1 << 20);
+        let odd = std::ffi::OsStr::from_bytes(b"caf\xe9.py");
+        let p = ws.root().join(odd);
+        std::fs::write(&p, "old\n").unwrap();
+        let mut files = staged(ws.root(), &["plain.py"]);
+        files.push(StagedFile {
+            path: p.clone(),
+            hash: Some(content_hash(b"old\n")),
+            new_text: Some("new\n".into()),
+            replacements: 1,
+            mode: None,
+        });
+        let id = s.stage("ast_edit", "edit", files).unwrap();
+        let locks = Arc::new(PathLocks::default());
+        s.accept(&id, &ws, &locks, &NoWriteFaults).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new\n");
+        assert_eq!(
+            std::fs::read_to_string(ws.root().join("plain.py")).unwrap(),
+            "new plain.py\n"
+        );
+        let mut names: Vec<Vec<u8>> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().as_bytes().to_vec())
+            .collect();
+        names.sort();
+        assert_eq!(names, vec![b"caf\xe9.py".to_vec(), b"plain.py".to_vec()]);
+    }
+
+    #[test]
     fn failed_write_restores_everything() {
         use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();

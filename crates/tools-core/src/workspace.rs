@@ -73,7 +73,17 @@ impl Workspace {
         if given.contains('\0') {
             return Err(ToolError::invalid("path", "the path contains a NUL byte"));
         }
-        let p = Path::new(given);
+        self.resolve_path(Path::new(given))
+    }
+
+    /// [`Workspace::resolve`] for a path that need not be UTF-8 (a file name found on disk
+    /// is kept byte for byte).
+    pub fn resolve_path(&self, given: &Path) -> Result<PathBuf, ToolError> {
+        if given.as_os_str().is_empty() {
+            return Err(ToolError::invalid("path", "the path is empty"));
+        }
+        let p = given;
+        let shown = given.display();
         let joined = if p.is_absolute() {
             p.to_path_buf()
         } else {
@@ -91,7 +101,7 @@ impl Workspace {
                         return Err(ToolError::invalid(
                             "path",
                             format!(
-                                "`{given}` resolves through a symlink ({} -> {}) to {}, which is outside the workspace {}",
+                                "`{shown}` resolves through a symlink ({} -> {}) to {}, which is outside the workspace {}",
                                 self.display(&link),
                                 target.display(),
                                 next.display(),
@@ -105,7 +115,7 @@ impl Workspace {
         }
         Err(ToolError::invalid(
             "path",
-            format!("`{given}` goes through more than {MAX_LINK_HOPS} symlinks (a symlink loop?)"),
+            format!("`{shown}` goes through more than {MAX_LINK_HOPS} symlinks (a symlink loop?)"),
         ))
     }
 
@@ -114,10 +124,7 @@ impl Workspace {
     /// else) since. Staged changes call this just before they write.
     pub fn confirm_resolved(&self, path: &Path) -> Result<(), ToolError> {
         let shown = self.display(path);
-        let now = path
-            .to_str()
-            .ok_or_else(|| ToolError::rejected(format!("`{shown}` is not a UTF-8 path")))
-            .and_then(|s| self.resolve(s));
+        let now = self.resolve_path(path);
         match now {
             Ok(p) if p == path => Ok(()),
             Ok(p) => Err(ToolError::rejected(format!(
@@ -133,7 +140,7 @@ impl Workspace {
 
     /// One pass over `lexical`: canonicalise its longest existing prefix, or stop at a
     /// dangling symlink and say where its text points.
-    fn resolve_existing(&self, lexical: &Path, given: &str) -> Result<Step, ToolError> {
+    fn resolve_existing(&self, lexical: &Path, given: &Path) -> Result<Step, ToolError> {
         let mut existing = lexical.to_path_buf();
         let mut rest = Vec::new();
         loop {
@@ -144,7 +151,8 @@ impl Workspace {
                         return Err(ToolError::invalid(
                             "path",
                             format!(
-                                "`{given}` resolves through a symlink to {}, which is outside the workspace {}",
+                                "`{}` resolves through a symlink to {}, which is outside the workspace {}",
+                                given.display(),
                                 full.display(),
                                 self.root.display()
                             ),
@@ -186,11 +194,12 @@ impl Workspace {
         display_relative(&self.root, path)
     }
 
-    fn outside(&self, given: &str) -> ToolError {
+    fn outside(&self, given: &Path) -> ToolError {
         ToolError::invalid(
             "path",
             format!(
-                "`{given}` is outside the workspace {}; use a path inside it",
+                "`{}` is outside the workspace {}; use a path inside it",
+                given.display(),
                 self.root.display()
             ),
         )

@@ -6,11 +6,18 @@
 //! change already made is undone in reverse order: a replaced file gets its old content,
 //! mode and owner back, a created file is removed, a deleted file is recreated with its old
 //! mode. The caller holds the path locks of every target for the whole call.
+//!
+//! A change to more than one file is written ahead to the workspace's journal (see
+//! [`crate::journal`]) before the first file is touched, so a crash in the middle is rolled
+//! forward or back by the next run that opens the workspace.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
+use std::borrow::Cow;
+
 use super::{FileContent, FileError, read_file_if_exists, remove_file, write_file_as};
+use crate::journal::{Entry, Journal, NewState, OldState, crash_point};
 use crate::{PathGuard, ToolError, Workspace};
 
 /// The largest file a multi-file change keeps a copy of for its undo.
@@ -80,6 +87,21 @@ pub fn apply_all_or_nothing(
         }
         before.push(old);
     }
+    // One file is replaced atomically on its own; several need the journal.
+    let journal = if changes.len() > 1 {
+        let entries = journal_entries(ws, changes, &before)?;
+        let j = Journal::begin(ws.root(), &entries)?;
+        crash_point();
+        Some(j)
+    } else {
+        None
+    };
+    let finish = || {
+        if let Some(j) = journal {
+            crash_point();
+            j.finish();
+        }
+    };
     for (i, c) in changes.iter().enumerate() {
         let made = match fault.map(|f| f(i, c)).unwrap_or(Ok(())) {
             Err(e) => Err(FileError::Io(e)),
@@ -103,6 +125,8 @@ pub fn apply_all_or_nothing(
         };
         if let Err(e) = made {
             let not_restored = undo(ws, &changes[..i], &before[..i]);
+            // The answer below says exactly what the files hold; nothing is left to recover.
+            finish();
             let what = format!("writing `{}` failed: {e}", shown(c.path()));
             return Err(if not_restored.is_empty() {
                 ToolError::internal(format!(
@@ -115,8 +139,51 @@ pub fn apply_all_or_nothing(
                 ))
             });
         }
+        crash_point();
     }
+    finish();
     Ok(changes.iter().map(|c| c.path().to_path_buf()).collect())
+}
+
+/// The journal's record of `changes`, borrowing their contents and the copies in `before`.
+fn journal_entries<'a>(
+    ws: &Workspace,
+    changes: &'a [FileChange],
+    before: &'a [Option<FileContent>],
+) -> Result<Vec<Entry<'a>>, ToolError> {
+    changes
+        .iter()
+        .zip(before)
+        .map(|(c, old)| {
+            let rel = c.path().strip_prefix(ws.root()).map_err(|_| {
+                ToolError::internal(format!(
+                    "`{}` is outside the workspace; no file was changed",
+                    c.path().display()
+                ))
+            })?;
+            let old = match old {
+                None => OldState::Absent,
+                Some(o) => OldState::Present {
+                    mode: o.meta.mode,
+                    uid: o.meta.uid,
+                    gid: o.meta.gid,
+                    bytes: Cow::Borrowed(&o.bytes),
+                },
+            };
+            let new = match c {
+                FileChange::Write { content, mode, .. } => NewState::Write {
+                    mode: *mode,
+                    bytes: Cow::Borrowed(content),
+                },
+                FileChange::Delete { .. } => NewState::Delete,
+            };
+            Ok(Entry {
+                rel: Cow::Borrowed(rel),
+                old,
+                new,
+            })
+        })
+        .collect()
 }
 
 fn unchanged(e: &FileError, shown: &str) -> ToolError {

@@ -282,6 +282,8 @@ pub(crate) fn open_parent(
         let opened = match dir.open_child(name) {
             Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
                 dir.make_child(name)?;
+                // The new folder's name must survive a power loss with the file put in it.
+                dir.sync()?;
                 dir.open_child(name)
             }
             other => other,
