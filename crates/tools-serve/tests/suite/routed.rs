@@ -127,6 +127,29 @@ async fn a_bad_credential_header_name_is_refused_at_start() {
 }
 
 #[tokio::test]
+async fn a_checkout_needs_the_one_workspace_of_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = ServeOptions::new(
+        "127.0.0.1:0".parse().unwrap(),
+        vec![ServedWorkspace {
+            name: Some("app".into()),
+            root: dir.path().into(),
+            trusted: false,
+        }],
+        empty_runs(),
+    );
+    opts.checkout = Some(CheckoutSettings {
+        allowed_prefixes: vec!["https://git.example.com/team/".into()],
+        credential_file: None,
+    });
+    let err = tools_serve::bind(opts).await.err().unwrap().to_string();
+    assert!(
+        err.contains("checks out into the one workspace served with --root"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
 async fn a_pod_holding_its_one_session_stays_ready_and_stops_accepting() {
     let dir = tempfile::tempdir().unwrap();
     let (addr, _stop) = start(dir.path(), |o| o.max_sessions = 1).await;
