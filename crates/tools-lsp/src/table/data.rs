@@ -29,9 +29,13 @@ pub(super) fn entries() -> Vec<ServerSpec> {
                 "redhat": {"telemetry": {"enabled": false}},
             }))
             .anywhere(),
+        // tombi first: taplo's PyPI build leaves its language server out. `--offline` keeps
+        // schemas to its cache, as the yaml server's store stays off; the settings are
+        // taplo's, for a taplo built with its server.
         ServerSpec::new("toml")
-            .candidate(&["taplo", "lsp", "stdio"], pip("taplo", "0.9.3"))
-            .markers(&[".taplo.toml", "taplo.toml", ".git"])
+            .candidate(&["tombi", "lsp", "--offline"], pip("tombi", "1.9.6"))
+            .candidate(&["taplo", "lsp", "stdio"], None)
+            .markers(&["tombi.toml", ".taplo.toml", "taplo.toml", ".git"])
             .extensions(&["toml"])
             .settings(json!({"evenBetterToml": {"schema": {"enabled": false}}}))
             .anywhere(),

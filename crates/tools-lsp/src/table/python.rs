@@ -25,7 +25,7 @@ pub(super) fn entries() -> Vec<ServerSpec> {
         .candidate(&["pylsp"], pip("python-lsp-server[all]", "1.15.0"))
         .candidate(
             &["jedi-language-server"],
-            pip("jedi-language-server", "0.47.0"),
+            pip("jedi-language-server", "0.45.1"),
         )
         .candidate(&["ty", "server"], pip("ty", "0.0.104"))
         .candidate(&["pyrefly", "lsp"], pip("pyrefly", "1.4.1"))

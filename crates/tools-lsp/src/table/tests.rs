@@ -357,7 +357,7 @@ const ENTRIES: &[(&str, &str, &str, &str, &str, bool)] = &[
         "terraform-vars",
         false,
     ),
-    ("toml", "taplo", "taplo.toml", "a.toml", "toml", true),
+    ("toml", "tombi", "tombi.toml", "a.toml", "toml", true),
     (
         "typescript",
         "typescript-language-server",

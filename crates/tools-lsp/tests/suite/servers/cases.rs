@@ -285,7 +285,7 @@ pub fn cases() -> Vec<Case> {
             component: "tombi",
             binaries: &["tombi"],
             servers: &["tombi"],
-            config: "[lsp.servers.toml]\ncommand = [\"tombi\", \"lsp\", \"--offline\"]\n",
+            config: "",
             file: "config/settings.toml",
             hover: q(3, "sides", "Keys: `shape.sides`"),
             definition: NotApplicable("TOML has no definitions"),
