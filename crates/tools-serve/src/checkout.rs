@@ -437,6 +437,46 @@ mod tests {
     }
 
     #[test]
+    fn the_fetch_credential_is_basic_for_user_and_token_and_bearer_for_a_bare_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("credential");
+        let checkout = |credential_file| {
+            let settings = CheckoutSettings {
+                allowed_prefixes: vec!["https://git.example.com/team/".into()],
+                credential_file,
+            };
+            WorkspaceCheckout::new(settings, dir.path()).unwrap()
+        };
+        std::fs::write(&file, "x-access-token:ghs_abc\n").unwrap();
+        assert_eq!(
+            checkout(Some(file.clone())).credential_header().unwrap(),
+            Some("Basic eC1hY2Nlc3MtdG9rZW46Z2hzX2FiYw==".into())
+        );
+        std::fs::write(&file, "  glpat-xyz  \nignored\n").unwrap();
+        assert_eq!(
+            checkout(Some(file.clone())).credential_header().unwrap(),
+            Some("Bearer glpat-xyz".into())
+        );
+        std::fs::write(&file, "\n").unwrap();
+        let refusal = checkout(Some(file.clone()))
+            .credential_header()
+            .err()
+            .unwrap();
+        assert_eq!(
+            refusal.message,
+            format!("the fetch credential {} is empty", file.display())
+        );
+        let gone = dir.path().join("gone");
+        let refusal = checkout(Some(gone)).credential_header().err().unwrap();
+        assert!(
+            refusal.message.contains("cannot be read"),
+            "{}",
+            refusal.message
+        );
+        assert_eq!(checkout(None).credential_header().unwrap(), None);
+    }
+
+    #[test]
     fn repositories_outside_the_prefixes_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let settings = CheckoutSettings {
