@@ -12,6 +12,7 @@ use tools_core::{ToolError, ToolOutput};
 
 use crate::Language;
 use crate::cell::{CellEnd, CellRun, HOW_TO_SEE_MORE};
+use crate::label::CellLabel;
 
 /// What the answer needs to know about the call besides the cell's run.
 pub(crate) struct CellFacts<'a> {
@@ -23,8 +24,12 @@ pub(crate) struct CellFacts<'a> {
     pub pid: i32,
     /// The interpreter's version.
     pub version: &'a str,
+    /// Whether the kernel formats values and runs magics through IPython.
+    pub ipython: bool,
     /// The answer budget in characters.
     pub budget: usize,
+    /// The cell's label, and the note when its description was adjusted.
+    pub label: &'a CellLabel,
 }
 
 /// The marker of a cut, which says how much was cut and how to see it.
@@ -141,7 +146,9 @@ pub(crate) fn render(
         cell_no,
         pid,
         version,
+        ipython,
         budget,
+        label,
     } = *facts;
     let half = budget / 2;
     let mut text = String::new();
@@ -176,6 +183,7 @@ pub(crate) fn render(
         .chain(&traceback)
         .chain(&result)
         .chain(&end)
+        .chain(&label.note)
         .map(|s| s.chars().count() + 1)
         .sum();
     let output = fit(
@@ -217,10 +225,21 @@ pub(crate) fn render(
     if text.trim().is_empty() {
         text = "(no output)".into();
     }
-    let text = bound(&text, budget, "this answer");
+    // The label note comes last: what the cell did matters more than its label.
+    let note = label.note.as_deref().unwrap_or("");
+    let mut text = bound(
+        &text,
+        budget.saturating_sub(note.chars().count() + 1),
+        "this answer",
+    );
+    if !note.is_empty() {
+        text.push('\n');
+        text.push_str(note);
+    }
     let structured = json!({
         "language": lang.name(),
         "cell": cell_no,
+        "label": label.text,
         "status": status_name(&run),
         "result": result,
         "error": run.error.as_ref().map(|e| json!({"ename": e.ename, "evalue": e.evalue})),
@@ -231,7 +250,7 @@ pub(crate) fn render(
         "bridge_calls": run.bridge.iter().map(|b| json!({"tool": b.name, "ok": b.ok})).collect::<Vec<_>>(),
         "bridge_calls_total": run.bridge_total,
         "elapsed_ms": run.elapsed.as_millis() as u64,
-        "kernel": {"pid": pid, "version": version, "state_kept": !run.end.kernel_lost()},
+        "kernel": {"pid": pid, "version": version, "ipython": ipython, "state_kept": !run.end.kernel_lost()},
     });
     let mut out = ToolOutput::text(text).with_structured(structured);
     for img in run.images {

@@ -13,8 +13,13 @@
 //!   counted and saying how to see the rest).
 //! - Python cells behave like a notebook: the last expression is displayed, `display()`,
 //!   pandas tables, matplotlib figures as PNG images (downscaled to at most [`MAX_SIDE`]
-//!   pixels a side), `_repr_png_` / `_repr_markdown_`, tracebacks trimmed to the user's
-//!   frames with the cell's own line numbers, and IPython magics rewritten into plain code.
+//!   pixels a side), tracebacks trimmed to the user's frames with the cell's own line
+//!   numbers. Where IPython is importable in the kernel's interpreter, values are formatted
+//!   by IPython's own display formatter and magics run through IPython's own machinery
+//!   (its shell is made on first need, so a kernel starts as fast without it); otherwise
+//!   the kernel's own rendering (`repr`, `_repr_png_`, `_repr_markdown_`) and a rewrite of
+//!   the common magics into plain code stand in. `%%writefile` writes through the run's
+//!   `write` tool either way.
 //! - `tool(name, args)` inside a cell calls the run's other tools through the registry's
 //!   [`Invoker`](tools_core::Invoker), as the same surface: approval, guards and write
 //!   observers apply as for the model's own calls.
@@ -67,6 +72,7 @@ mod cell;
 mod discover;
 mod image;
 mod kernel;
+mod label;
 mod magics;
 mod protocol;
 mod tool;

@@ -1,16 +1,41 @@
 //! IPython syntax that people type by reflex (`%pip`, `%cd`, `!cmd`, `%%bash`, `%%timeit`, …),
-//! rewritten into plain Python before the cell runs. The kernel is a plain interpreter, so
-//! every magic becomes a call to the `__kernel__` helper object the Python driver installs in
-//! `builtins`.
+//! rewritten into plain Python before the cell runs, for kernels whose interpreter cannot
+//! import IPython (where it can, IPython's own machinery runs the magics). Every magic becomes
+//! a call to the `__kernel__` helper object the Python driver installs in `builtins`.
 //!
 //! Line magics are rewritten one line into one line, so tracebacks keep the cell's own line
 //! numbers. A magic the kernel does not support is refused before anything runs, naming the
-//! supported ones.
+//! package that would provide it and the supported ones.
 
 /// Line magics the Python kernel understands.
 pub const LINE_MAGICS: &[&str] = &["pip", "cd", "pwd", "env", "time", "timeit", "matplotlib"];
 /// Cell magics (`%%name` on the first line) the Python kernel understands.
-pub const CELL_MAGICS: &[&str] = &["bash", "sh", "time", "timeit"];
+pub const CELL_MAGICS: &[&str] = &["bash", "sh", "time", "timeit", "writefile", "file"];
+
+/// Magics that come from a package's IPython extension rather than IPython itself.
+const EXTENSION_MAGICS: &[(&str, &str)] = &[
+    ("lprun", "line_profiler"),
+    ("memit", "memory_profiler"),
+    ("mprun", "memory_profiler"),
+];
+
+/// Why a magic the kernel lacks cannot run, and what would provide it.
+fn unsupported(magic: &str, name: &str) -> String {
+    let package = EXTENSION_MAGICS
+        .iter()
+        .find(|(m, _)| *m == name)
+        .map_or_else(
+            || "IPython (`%pip install ipython`, then run the cell again)".to_string(),
+            |(_, pkg)| {
+                format!("IPython and {pkg} (`%pip install ipython {pkg}`, then `%load_ext {pkg}`)")
+            },
+        );
+    format!(
+        "`{magic}` is not a magic of this kernel: its interpreter cannot import IPython, which provides \
+         it; it needs {package}. Without IPython the kernel has its own: {}; or write plain Python",
+        supported()
+    )
+}
 
 /// Why a cell could not be rewritten: the 1-based line and a message for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +102,11 @@ fn rewrite_cell_magic(code: &str, header: &str, offset: usize) -> Result<String,
     };
     match name {
         "bash" | "sh" => Ok(format!("__kernel__.bash({})\n", lit(body))),
+        "writefile" | "file" => Ok(format!(
+            "__kernel__.writefile({}, {})\n",
+            lit(args.trim()),
+            lit(body)
+        )),
         "time" => {
             let body = rewrite_at(body, offset + 1)?;
             Ok(format!(
@@ -100,10 +130,7 @@ fn rewrite_cell_magic(code: &str, header: &str, offset: usize) -> Result<String,
         }
         _ => Err(MagicError {
             line: offset + 1,
-            message: format!(
-                "`%%{name}` is not a supported cell magic ({}); write plain Python instead",
-                supported()
-            ),
+            message: unsupported(&format!("%%{name}"), name),
         }),
     }
 }
@@ -232,10 +259,7 @@ fn magic_expr(trimmed: &str, index: usize) -> Result<Option<String>, MagicError>
         other => {
             return Err(MagicError {
                 line: index + 1,
-                message: format!(
-                    "`%{other}` is not a supported magic ({}); write plain Python instead",
-                    supported()
-                ),
+                message: unsupported(&format!("%{other}"), other),
             });
         }
     };
@@ -325,6 +349,18 @@ mod tests {
     }
 
     #[test]
+    fn writefile_takes_its_arguments_and_the_body() {
+        assert_eq!(
+            rw("%%writefile -a 'my file.txt'\nline one\n"),
+            "__kernel__.writefile(\"-a 'my file.txt'\", \"line one\\n\")\n"
+        );
+        assert_eq!(
+            rw("%%file mod.py\nX = 1\n"),
+            "__kernel__.writefile(\"mod.py\", \"X = 1\\n\")\n"
+        );
+    }
+
+    #[test]
     fn bash_cell_magic_takes_the_body() {
         assert_eq!(
             rw("%%bash\necho \"$HOME\"\nls | wc -l\n"),
@@ -346,9 +382,16 @@ mod tests {
         assert_eq!(err.line, 2);
         assert!(err.message.contains("%load_ext"));
         assert!(err.message.contains("%pip"));
-        let err = rewrite_python("%%writefile a.txt\nhello").unwrap_err();
+        let err = rewrite_python("%%script python\nhello").unwrap_err();
         assert_eq!(err.line, 1);
         assert!(err.message.contains("%%bash"));
+        let err = rewrite_python("%lprun -f f f(1)").unwrap_err();
+        assert!(
+            err.message
+                .contains("it needs IPython and line_profiler (`%pip install ipython line_profiler`, then `%load_ext line_profiler`)"),
+            "{}",
+            err.message
+        );
         let err = rewrite_python("x = 1\n%%bash\nls").unwrap_err();
         assert!(err.message.contains("first line"));
     }

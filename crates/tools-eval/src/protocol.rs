@@ -23,6 +23,10 @@ pub enum FromKernel {
         version: String,
         /// The interpreter actually running.
         executable: String,
+        /// Whether IPython is importable in this interpreter (Python only): then cells keep
+        /// their IPython syntax and the driver runs it through IPython's own machinery.
+        #[serde(default)]
+        ipython: bool,
     },
     /// Output of the running cell. `cut_before` counts characters the driver dropped before
     /// this chunk (head and tail are kept, the middle is counted).
@@ -91,8 +95,13 @@ pub enum ToKernel {
         id: u64,
         /// The cell number (names the cell in tracebacks: `<cell N>`).
         cell: u64,
-        /// The code, magics already rewritten.
+        /// The code: magics already rewritten into plain Python, or (with `ipython`) as the
+        /// model wrote it.
         code: String,
+        /// The code keeps its IPython syntax (`%magic`, `!cmd`, `%%cell`): the driver turns
+        /// it into plain Python with IPython's own transformers.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        ipython: bool,
         /// Output characters forwarded from the start of the cell.
         head: usize,
         /// Output characters kept from the end of the cell.

@@ -12,6 +12,7 @@ use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_
 
 use crate::cell::CellEnd;
 use crate::kernel::KernelProcess;
+use crate::label::cell_label;
 use crate::{EvalConfig, Language, answer, discover, magics};
 
 /// The arguments of `eval`.
@@ -19,11 +20,13 @@ use crate::{EvalConfig, Language, answer, discover, magics};
 #[serde(deny_unknown_fields)]
 pub(crate) struct EvalArgs {
     /// The cell to run. Python (default): the last expression is displayed; `display()`,
-    /// pandas tables, matplotlib figures, `%pip`, `%cd`, `!cmd`, `%%bash`, `%%timeit` work;
+    /// pandas tables, matplotlib figures, IPython magics (`%pip`, `%cd`, `!cmd`, `%%bash`,
+    /// `%%timeit`, `%%writefile`, `%load_ext autoreload`, …) work;
     /// `tool(name, args)` calls another tool. JavaScript: top-level `await`, `import`
     /// (ES modules and the workspace's packages), `require`, and `await tool(name, args)`.
     code: String,
-    /// Required: 5–10 words saying what the cell does (its label in the transcript).
+    /// Required: 5–10 words saying what the cell does (its label in the transcript). Outside
+    /// that range the cell still runs: the label is trimmed or padded and the answer says so.
     description: String,
     /// `python` (default) or `javascript`.
     #[serde(default)]
@@ -31,20 +34,6 @@ pub(crate) struct EvalArgs {
     /// Discard the current kernel of this language and start a clean one first.
     #[serde(default)]
     reset: bool,
-}
-
-/// Validates the description: 5–10 words.
-fn check_description(d: &str) -> Result<(), ToolError> {
-    let words = d.split_whitespace().count();
-    if (5..=10).contains(&words) {
-        return Ok(());
-    }
-    Err(ToolError::invalid(
-        "description",
-        format!(
-            "must be 5–10 words saying what the cell does (got {words}), e.g. \"load the sales CSV and plot monthly totals\""
-        ),
-    ))
 }
 
 #[derive(Default)]
@@ -170,8 +159,10 @@ impl Tool for EvalTool {
     fn description(&self) -> String {
         "Run a Python (default) or JavaScript cell in a persistent kernel: variables, imports and loaded data \
          survive between calls. The last expression is displayed as in a notebook; display(), pandas tables and \
-         matplotlib figures (returned as images) work; %pip, %cd, !cmd, x = !cmd, %%bash, %%timeit, %time and \
-         %env are rewritten into plain code. Call the other tools from a cell with tool(name, args) \
+         matplotlib figures (returned as images) work. Where IPython is importable in the kernel's interpreter, values \
+         are shown as IPython shows them and every IPython magic works (%load_ext autoreload, %prun, %xmode, \
+         %time, %timeit, …); without it, %pip, %cd, !cmd, x = !cmd, %%bash, %%timeit, %time and %env do. \
+         %%writefile/%%file write through the `write` tool. Call the other tools from a cell with tool(name, args) \
          (`await tool(...)` in JavaScript); errors raise ToolError. A cell that neither prints nor calls a tool \
          for the idle budget (5 minutes by default; paused while a tool call is pending) is interrupted. \
          An answer holds about 4000 characters (the head and tail of long output); to see more, print a slice \
@@ -190,18 +181,18 @@ impl Tool for EvalTool {
 
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let args: EvalArgs = parse_args(args)?;
-        check_description(&args.description)?;
         let lang = args.language;
-        let code = match lang {
-            Language::Python => magics::rewrite_python(&args.code).map_err(|e| {
-                ToolError::invalid("code", format!("line {}: {}", e.line, e.message))
-            })?,
-            Language::Javascript => args.code.clone(),
+        // Without IPython in the kernel's interpreter, magics become plain Python here; the
+        // rewrite is only used then, but a cell it refuses is refused before anything runs.
+        let rewritten = match lang {
+            Language::Python => Some(magics::rewrite_python(&args.code)),
+            Language::Javascript => None,
         };
         let settings = self.config.cell_settings()?;
         let mut set = self.kernels.lock().await;
         set.cells += 1;
         let cell_no = set.cells;
+        let label = cell_label(&args.description, lang, cell_no);
         let slot = set.slot(lang);
         let mut notes = Vec::new();
         if args.reset {
@@ -217,17 +208,36 @@ impl Tool for EvalTool {
         let kernel = self.ensure_kernel(ctx, slot, lang, &mut notes).await?;
         let pid = kernel.pid();
         let version = kernel.version.clone();
+        let ipython = kernel.ipython;
+        let (code, ipython_syntax) = match rewritten {
+            Some(_) if ipython => (args.code, true),
+            Some(Ok(code)) => (code, false),
+            Some(Err(e)) => {
+                return Err(ToolError::invalid(
+                    "code",
+                    format!("line {}: {}", e.line, e.message),
+                ));
+            }
+            None => (args.code, false),
+        };
         if code.trim().is_empty() {
             let mut text = notes.join("\n");
             if !text.is_empty() {
                 text.push('\n');
             }
             text.push_str("(empty cell: nothing ran)");
+            if let Some(note) = &label.note {
+                text.push('\n');
+                text.push_str(note);
+            }
             return Ok(ToolOutput::text(text).with_structured(json!({
-                "language": lang.name(), "status": "ok", "kernel": {"pid": pid, "version": version},
+                "language": lang.name(), "status": "ok", "label": label.text,
+                "kernel": {"pid": pid, "version": version, "ipython": ipython},
             })));
         }
-        let run = kernel.execute(code, cell_no, ctx, &settings).await;
+        let run = kernel
+            .execute(code, ipython_syntax, cell_no, ctx, &settings)
+            .await;
         if run.end.kernel_lost() {
             slot.kernel = None;
             slot.lost = Some(match &run.end {
@@ -245,24 +255,12 @@ impl Tool for EvalTool {
                 cell_no,
                 pid,
                 version: &version,
+                ipython,
                 budget: settings.answer_chars,
+                label: &label,
             },
             notes,
             run,
         )?)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn description_needs_five_to_ten_words() {
-        assert!(check_description("load the data and plot").is_ok());
-        let e = check_description("plot").unwrap_err();
-        assert!(e.to_string().contains("got 1"), "{e}");
-        assert!(check_description(&"word ".repeat(11)).is_err());
-        assert!(check_description("   ").is_err());
     }
 }

@@ -77,11 +77,13 @@ impl KernelProcess {
         }
     }
 
-    /// Runs one cell (magics already rewritten) under `settings`. The kernel must not have
+    /// Runs one cell under `settings`: its magics already rewritten, or, with
+    /// `ipython_syntax`, left for the driver's IPython to transform. The kernel must not have
     /// a cell in flight ([`KernelProcess::settle`] first).
     pub async fn execute(
         &mut self,
         code: String,
+        ipython_syntax: bool,
         cell: u64,
         ctx: &CallCtx,
         settings: &CellSettings,
@@ -103,6 +105,7 @@ impl KernelProcess {
                 id,
                 cell,
                 code,
+                ipython: ipython_syntax,
                 head: settings.head,
                 tail: settings.tail,
             })

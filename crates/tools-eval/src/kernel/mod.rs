@@ -32,6 +32,9 @@ pub struct KernelProcess {
     pub version: String,
     /// The executable actually running (`sys.executable` / `process.execPath`).
     pub executable: String,
+    /// Whether IPython is importable in the kernel's interpreter (so magics and display go
+    /// through IPython's own machinery).
+    pub ipython: bool,
     child: ChildProcess,
     channel: KernelChannel,
     next_id: u64,
@@ -71,6 +74,7 @@ impl KernelProcess {
             interpreter,
             version: String::new(),
             executable: String::new(),
+            ipython: false,
             child: started.child,
             channel,
             next_id: 1,
@@ -82,9 +86,11 @@ impl KernelProcess {
             Ok(Some(Ok(FromKernel::Ready {
                 version,
                 executable,
+                ipython,
                 language: _,
             }))) => {
                 kernel.version = version;
+                kernel.ipython = ipython;
                 kernel.executable = executable;
                 Ok(kernel)
             }

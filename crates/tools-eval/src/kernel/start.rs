@@ -24,6 +24,7 @@ const PYTHON_DRIVER: &str = concat!(
     include_str!("../drivers/python/display.py"),
     include_str!("../drivers/python/bridge.py"),
     include_str!("../drivers/python/magics.py"),
+    include_str!("../drivers/python/ipython.py"),
     include_str!("../drivers/python/cell.py"),
     include_str!("../drivers/python/main.py"),
 );

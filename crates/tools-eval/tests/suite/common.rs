@@ -59,6 +59,38 @@ impl Tool for Echo {
     }
 }
 
+/// A write-tier `write` tool as small as the real one's core: the path resolved by the run's
+/// workspace (which refuses anything outside it), the content written by tools-core's safe
+/// writer, the file reported as touched.
+pub struct WriteFile;
+
+#[tools_core::async_trait]
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        "write"
+    }
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+    fn description(&self) -> String {
+        "write a whole file in the workspace".into()
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "required": ["path", "content"]})
+    }
+    async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let given = args["path"].as_str().unwrap_or_default();
+        let content = args["content"].as_str().unwrap_or_default();
+        let ws = ctx.run.workspace();
+        let path = ws.resolve(given)?;
+        tools_core::safe_write::write_file(ws, &path, content.as_bytes())
+            .map_err(|e| e.for_file(given))?;
+        let mut out = ToolOutput::text(format!("wrote {}", ws.display(&path)));
+        out.touched.push(path);
+        Ok(out)
+    }
+}
+
 /// A write-tier test tool the approver refuses.
 pub struct Scribble;
 
@@ -123,6 +155,7 @@ fn env_trusted(config: &str, trusted: bool) -> Env {
             calls: echo_calls.clone(),
         }))
         .tool(Arc::new(Scribble))
+        .tool(Arc::new(WriteFile))
         .approver(Arc::new(NoScribble))
         .build()
         .unwrap();

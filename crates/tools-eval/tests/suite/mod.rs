@@ -6,4 +6,5 @@ mod cancel;
 mod common;
 mod javascript;
 mod lifecycle;
+mod magics;
 mod python;

@@ -181,40 +181,86 @@ async fn shell_magics_and_subprocess_output_are_captured() {
     let o = e.py("%env EVAL_TEST_VAR").await;
     assert_eq!(o.text, "'hello'");
     let o = e.py("%time z = sum(range(1000))\nz").await;
-    assert!(o.text.contains("wall time"), "{}", o.text);
-    assert!(o.text.ends_with("499500"), "{}", o.text);
+    assert_time_report(&o.text, "499500");
     let o = e.py("%timeit -n 5 -r 2 sum(range(10))").await;
+    assert_timeit_report(&o.text, "2 runs, 5 loops each");
+    let o = e.py("%%timeit data = list(range(50))\nsorted(data)").await;
+    assert!(o.text.ends_with(" loops each)\n"), "{}", o.text);
     assert!(
-        o.text
-            .contains("per loop (mean ± std. dev. of 2 runs, 5 loops each)"),
+        o.text.contains("(mean ± std. dev. of 7 runs, "),
         "{}",
         o.text
     );
-    let o = e.py("%%timeit data = list(range(50))\nsorted(data)").await;
-    assert!(o.text.contains("per loop"), "{}", o.text);
     let o = e.py("%matplotlib inline\n'ok'").await;
     assert_eq!(o.text, "'ok'");
 }
 
+/// A duration as IPython prints it: three significant digits and a unit (μ is U+03BC).
+fn is_ipython_duration(s: &str) -> bool {
+    let Some((number, unit)) = s.split_once(' ') else {
+        return false;
+    };
+    number.parse::<f64>().is_ok() && ["s", "ms", "\u{3bc}s", "ns"].contains(&unit)
+}
+
+/// `%time`'s two lines in IPython's format, then the value.
+fn assert_time_report(text: &str, value: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let cpu = lines[0].strip_prefix("CPU times: user ").expect(text);
+    let (user, rest) = cpu.split_once(", sys: ").expect(text);
+    let (sys, total) = rest.split_once(", total: ").expect(text);
+    for d in [user, sys, total] {
+        assert!(is_ipython_duration(d), "{d:?} in {text}");
+    }
+    let wall = lines[1].strip_prefix("Wall time: ").expect(text);
+    assert!(is_ipython_duration(wall), "{wall:?} in {text}");
+    assert_eq!(lines[2], value, "{text}");
+}
+
+/// `%timeit`'s line in IPython's format.
+fn assert_timeit_report(text: &str, runs: &str) {
+    let line = text.strip_suffix('\n').expect(text);
+    let (mean, rest) = line.split_once(" ± ").expect(text);
+    let (std, rest) = rest
+        .split_once(" per loop (mean ± std. dev. of ")
+        .expect(text);
+    assert!(
+        is_ipython_duration(mean) && is_ipython_duration(std),
+        "{text}"
+    );
+    assert_eq!(rest, format!("{runs})"), "{text}");
+}
+
 #[tokio::test]
-async fn unknown_magics_and_bad_descriptions_are_refused_before_running() {
+async fn ipython_magics_run_and_an_unknown_one_is_a_usage_error() {
     if !python() {
         return;
     }
     let e = env();
-    let err = e.py_err("x = 1\n%load_ext autoreload").await;
-    assert!(err.contains("`code`"), "{err}");
-    assert!(err.contains("line 2"), "{err}");
-    assert!(err.contains("%load_ext") && err.contains("%pip"), "{err}");
-    let err = e
-        .call(json!({"code": "1", "description": "short"}))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("description") && err.contains("5–10 words"),
-        "{err}"
+    let o = e.py("x = 1\n%nosuchmagic 3").await;
+    assert_eq!(status(&o), "error");
+    assert_eq!(
+        o.text,
+        "UsageError: Line magic function `%nosuchmagic` not found."
     );
+    assert_eq!(e.py("x").await.text, "1");
+    let o = e.py("%xmode Minimal").await;
+    assert_eq!(o.text, "Exception reporting mode: Minimal\n");
+    let o = e
+        .py("def f(n):\n    return sum(i * i for i in range(n))\n%prun -l 3 f(1000)")
+        .await;
+    assert_eq!(status(&o), "ok", "{}", o.text);
+    assert!(o.text.contains(" function calls in "), "{}", o.text);
+    assert!(o.text.contains("Ordered by: internal time"), "{}", o.text);
+}
+
+#[tokio::test]
+async fn unknown_magics_and_bad_arguments_are_refused_before_running() {
+    if !python() {
+        return;
+    }
+    let e = env();
     let err = e.call(json!({"code": "1"})).await.unwrap_err().to_string();
     assert!(err.contains("description"), "{err}");
     let err = e
@@ -225,6 +271,41 @@ async fn unknown_magics_and_bad_descriptions_are_refused_before_running() {
     assert!(err.contains("language"), "{err}");
     // Nothing ran: the kernel was never started for the refused cells.
     assert_eq!(e.py("'x' in dir()").await.text, "False");
+}
+
+#[tokio::test]
+async fn a_description_outside_five_to_ten_words_runs_with_a_note() {
+    if !python() {
+        return;
+    }
+    let e = env();
+    let out = e
+        .call(json!({"code": "x = 20\nx * 2", "description": "double it"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.text,
+        "40\n[note: the description has 2 words (5–10 are asked); the label is \"double it (python cell 1)\"]"
+    );
+    let s = out.structured.unwrap();
+    assert_eq!(s["label"], "double it (python cell 1)");
+    assert_eq!(s["status"], "ok");
+    let long = "compute the answer to the question of life the universe and everything";
+    let out = e
+        .call(json!({"code": "x + 2", "description": long}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.text,
+        "22\n[note: the description has 12 words (5–10 are asked); the label keeps the first 10: \"compute the answer to the question of life the universe …\"]"
+    );
+    // A description of the asked length gets no note.
+    let out = e.py("x").await;
+    assert_eq!(out.text, "20");
+    assert_eq!(
+        out.structured.unwrap()["label"],
+        "run a small python test cell"
+    );
 }
 
 #[tokio::test]
@@ -474,8 +555,9 @@ async fn every_part_of_the_default_answer_stays_within_its_budget() {
         "{}",
         o.text
     );
+    // IPython's pretty printer shows the first 1000 items of a long dict, as a notebook does.
     assert!(
-        o.text.trim_end().ends_with("19]}"),
+        o.text.trim_end().ends_with("19],\n ...}"),
         "the value's tail is kept: {}",
         o.text
     );

@@ -1,4 +1,4 @@
-# Part 6 of the Python kernel: running one cell (its last expression displayed, tracebacks
+# Part 7 of the Python kernel: running one cell (its last expression displayed, tracebacks
 # trimmed to the user's frames) and keeping the order of a child's output.
 
 def _trimmed(exc):
@@ -28,6 +28,33 @@ def _run(code_obj, ns):
     return res
 
 
+def _shell_event(stage, code, result=None):
+    """Tells IPython's event listeners (autoreload's among them) that a cell starts or
+    ended, as IPython's own run_cell would; nothing before the shell exists."""
+    shell = _ipy_shell
+    if shell is None:
+        return None
+    try:
+        from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
+        if stage == "pre":
+            info = ExecutionInfo(code, False, False, True, None)
+            shell.events.trigger("pre_execute")
+            shell.events.trigger("pre_run_cell", info)
+            return info
+        res = ExecutionResult(result)
+        shell.events.trigger("post_execute")
+        shell.events.trigger("post_run_cell", res)
+    except Exception as e:
+        log("an IPython event hook failed: %r" % (e,))
+    return None
+
+
+def _usage_error(exc):
+    """IPython's UsageError (a bad magic or its arguments) is shown as one line, as a
+    notebook shows it."""
+    return type(exc).__name__ == "UsageError" and type(exc).__module__.startswith("IPython")
+
+
 def run_cell(msg):
     global _cell, _cell_filename, _in_cell, _pending_interrupt
     import __main__
@@ -44,8 +71,17 @@ def run_cell(msg):
     status = "ok"
     _pending_interrupt = False
     _in_cell = True
+    info = None
     try:
         try:
+            if msg.get("ipython"):
+                plain = _ipython_transform(code)
+                if plain is None:
+                    raise RuntimeError(
+                        "IPython is importable in this interpreter but could not start (%s), so this "
+                        "cell's magics cannot run; `reset: true` starts a fresh kernel" % (_ipy_error,))
+                code = plain
+            info = _shell_event("pre", msg["code"])
             tree = ast.parse(code, _cell_filename, "exec")
             last = None
             if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
@@ -65,8 +101,12 @@ def run_cell(msg):
         except BaseException as e:
             status = "interrupted" if isinstance(e, KeyboardInterrupt) else "error"
             try:
-                text = _trimmed(e) if not isinstance(e, SyntaxError) else "".join(
-                    traceback.format_exception_only(type(e), e))
+                if _usage_error(e):
+                    text = "UsageError: %s\n" % (e,)
+                elif isinstance(e, SyntaxError):
+                    text = "".join(traceback.format_exception_only(type(e), e))
+                else:
+                    text = _trimmed(e)
             except BaseException:
                 text = "%s: %s\n" % (type(e).__name__, e)
             try:
@@ -77,6 +117,8 @@ def run_cell(msg):
                 _cell.flush()
             send({"type": "error", "ename": type(e).__name__, "evalue": str(e), "traceback": text})
     finally:
+        if info is not None:
+            _shell_event("post", None, info)
         _in_cell = False
         try:
             sys.stdout.flush()

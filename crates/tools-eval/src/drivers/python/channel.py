@@ -1,8 +1,8 @@
-# The Python side of the eval kernel, part 1 of 7: the channel to the host.
+# The Python side of the eval kernel, part 1 of 8: the channel to the host.
 #
 # The kernel ships as one program run with `python -c`, so it cannot import modules of its
-# own: the host joins the parts in order (channel, output, display, bridge, magics, cell,
-# main) into one source, and each part uses what the parts before it define.
+# own: the host joins the parts in order (channel, output, display, bridge, magics, ipython,
+# cell, main) into one source, and each part uses what the parts before it define.
 #
 # The host starts `python -c BOOT DRIVER` with these file descriptors:
 #   3  framed JSON commands from the host (execute, tool_result, shutdown)

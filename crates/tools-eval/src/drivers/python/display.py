@@ -1,5 +1,5 @@
 # Part 3 of the Python kernel: how a value, display() and matplotlib figures become MIME
-# bundles for the host.
+# bundles for the host (through IPython's formatter, part 6, where IPython is importable).
 
 def _b64(data):
     import base64
@@ -25,26 +25,45 @@ def _class_method(obj, name):
         return False
 
 
-def render(obj):
-    """The display data of one object: a dict of MIME type -> data."""
+def _close_figure(obj):
+    """A figure shown as a value or by display() is not shown again when the cell ends."""
+    try:
+        import matplotlib.pyplot as plt
+        plt.close(obj)
+    except Exception:
+        pass
+
+
+def _is_figure(obj):
     mod = type(obj).__module__ or ""
-    if mod.startswith("matplotlib") and hasattr(obj, "savefig") and hasattr(obj, "get_size_inches"):
-        data = {"image/png": _b64(_figure_png(obj))}
-        try:
-            import matplotlib.pyplot as plt
-            plt.close(obj)
-        except Exception:
-            pass
+    return mod.startswith("matplotlib") and hasattr(obj, "savefig") and hasattr(obj, "get_size_inches")
+
+
+def _cap_plain(data):
+    """Holds a bundle's text to REPR_MAX characters: its head and tail, with the marker the
+    host merges into its own cut."""
+    text = data.get("text/plain")
+    if text is not None and len(text) > REPR_MAX:
+        keep = REPR_MAX // 2
+        data["text/plain"] = "%s\n… [cut: %d characters of the value not shown] …\n%s" % (
+            text[:keep], len(text) - 2 * keep, text[-keep:])
+    return data
+
+
+def render(obj):
+    """The display data of one object: a dict of MIME type -> data. IPython's display
+    formatter decides it where IPython is importable (plain scalars aside, whose repr is
+    what it would show); the kernel's own rendering otherwise."""
+    if type(obj) not in _PLAIN_TYPES:
+        data = _ipython_render(obj)
+        if data is not None:
+            if _is_figure(obj):
+                _close_figure(obj)
+            return _cap_plain(data)
+    if _is_figure(obj):
+        data = {"image/png": _b64(_figure_png(obj)), "text/plain": repr(obj)}
+        _close_figure(obj)
         return data
-    if mod.startswith("pandas") and hasattr(obj, "to_string"):
-        try:
-            if hasattr(obj, "columns"):
-                text = obj.to_string(max_rows=60, max_cols=20, show_dimensions="truncate")
-            else:
-                text = obj.to_string(max_rows=60, length=True, dtype=True, name=True)
-            return {"text/plain": text}
-        except Exception:
-            pass
     data = {}
     if _class_method(obj, "_repr_png_"):
         try:
@@ -68,18 +87,19 @@ def render(obj):
         except Exception as e:
             data["text/plain"] = "(_repr_markdown_ failed: %r)" % (e,)
     if "text/markdown" not in data and "image/png" not in data:
-        text = repr(obj)
-        if len(text) > REPR_MAX:
-            # Head and tail, with the marker the host merges into its own cut.
-            keep = REPR_MAX // 2
-            text = "%s\n… [cut: %d characters of the value not shown] …\n%s" % (
-                text[:keep], len(text) - 2 * keep, text[-keep:])
-        data["text/plain"] = text
-    return data
+        data["text/plain"] = repr(obj)
+    return _cap_plain(data)
 
 
 def display(*objs, **kwargs):
-    """Shows each object in the cell's output, as a notebook does."""
+    """Shows each object in the cell's output, as a notebook does (through IPython's own
+    display() where IPython is importable, with its include/exclude/raw options)."""
+    if _shell() is not None:
+        from IPython.display import display as ipython_display
+        for obj in objs:
+            if _is_figure(obj):
+                _close_figure(obj)
+        return ipython_display(*objs, **kwargs)
     for obj in objs:
         data = render(obj)
         with _out_lock:
@@ -102,5 +122,5 @@ def _flush_figures():
         with _out_lock:
             if _cell is not None:
                 _cell.flush()
-        send({"type": "display", "data": {"image/png": _b64(png)}})
+        send({"type": "display", "data": {"image/png": _b64(png), "text/plain": repr(fig)}})
     plt.close("all")

@@ -1,8 +1,12 @@
 # Part 5 of the Python kernel: what the host's magic rewriting turns `%pip`, `!cmd`,
-# `%%bash`, `%time`, ... into, and the module bookkeeping %pip needs.
+# `%%bash`, `%time`, `%%writefile`, ... into when IPython is not importable (with IPython,
+# `%pip`, `%matplotlib`, `!cmd` and `%%writefile` still come here), and the module
+# bookkeeping %pip needs. Timings print in IPython's own format.
 
 class _Magics:
     """What the host's magic rewriting turns `%pip`, `!cmd`, `%%bash`, … into."""
+
+    last_exit_code = 0
 
     def _ns(self):
         import __main__
@@ -47,12 +51,38 @@ class _Magics:
                 _cell.flush()
         if capture:
             proc = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+            self.last_exit_code = proc.returncode
             return proc.stdout.decode("utf-8", "replace").splitlines()
         proc = subprocess.run(cmd, shell=True, stdin=subprocess.DEVNULL)
+        self.last_exit_code = proc.returncode
         if proc.returncode != 0:
             _drain_all_locked()
             sys.stderr.write("(exit code %d)\n" % proc.returncode)
         return None
+
+    def writefile(self, line, body):
+        """`%%writefile [-a] PATH` / `%%file`: the write goes through the run's `write` tool
+        (the workspace jail, write guards and approval apply, as for the model's own write)."""
+        import shlex
+        args = shlex.split(line)
+        append = False
+        while args and args[0] in ("-a", "--append"):
+            append = True
+            args.pop(0)
+        if len(args) != 1:
+            raise ValueError("%%%%writefile takes one file name (and -a to append), got %r" % (line,))
+        name = os.path.expanduser(args[0])
+        path = os.path.abspath(name)
+        exists = os.path.exists(path)
+        content = body
+        if append and exists:
+            with open(path, encoding="utf-8") as f:
+                content = f.read() + body
+        tool("write", {"path": path, "content": content})
+        if append:
+            print("Appending to %s" % name)
+        else:
+            print("%s %s" % ("Overwriting" if exists else "Writing", name))
 
     def bash(self, script):
         import subprocess
@@ -71,25 +101,34 @@ class _Magics:
         except SyntaxError:
             mode = "exec"
         code = self._compile(src, offset, mode)
-        c0, w0 = time.process_time(), time.perf_counter()
+        t0, w0 = os.times(), time.perf_counter()
         try:
             value = eval(code, self._ns())
         finally:
-            c1, w1 = time.process_time(), time.perf_counter()
-            print("CPU time: %s, wall time: %s" % (_fmt_secs(c1 - c0), _fmt_secs(w1 - w0)))
+            t1, w1 = os.times(), time.perf_counter()
+            user, system = t1.user - t0.user, t1.system - t0.system
+            print("CPU times: user %s, sys: %s, total: %s" % (
+                _fmt_secs(user), _fmt_secs(system), _fmt_secs(user + system)))
+            print("Wall time: %s" % _fmt_secs(w1 - w0))
         return value if mode == "eval" else None
 
     def timeit(self, src, setup="pass", number=None, repeat=None):
         import timeit as _timeit
         timer = _timeit.Timer(src, setup or "pass", globals=self._ns())
         if number is None:
-            number, _ = timer.autorange()
-        runs = timer.repeat(repeat=repeat or 5, number=number)
-        per = [r / number for r in runs]
+            # As IPython picks it: the first power of ten whose run takes 0.2 s.
+            number = 1
+            for index in range(10):
+                number = 10 ** index
+                if timer.timeit(number) >= 0.2:
+                    break
+        repeat = repeat or 7
+        per = [r / number for r in timer.repeat(repeat=repeat, number=number)]
         mean = sum(per) / len(per)
         std = (sum((p - mean) ** 2 for p in per) / len(per)) ** 0.5
-        print("%s ± %s per loop (mean ± std. dev. of %d runs, %d loops each)"
-              % (_fmt_secs(mean), _fmt_secs(std), len(per), number))
+        print("%s ± %s per loop (mean ± std. dev. of %d run%s, %s loop%s each)" % (
+            _fmt_secs(mean), _fmt_secs(std), repeat, "" if repeat == 1 else "s",
+            "{:,}".format(number), "" if number == 1 else "s"))
 
     def env(self, arg):
         arg = arg.strip()
@@ -190,13 +229,21 @@ def _drain_all_locked():
 
 
 def _fmt_secs(s):
-    if s >= 1:
-        return "%.3g s" % s
-    if s >= 1e-3:
-        return "%.3g ms" % (s * 1e3)
-    if s >= 1e-6:
-        return "%.3g µs" % (s * 1e6)
-    return "%.3g ns" % (s * 1e9)
+    """A duration as IPython's %time and %timeit print it (three significant digits, μs)."""
+    import math
+    if s >= 60.0:
+        parts = []
+        for suffix, length in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+            value = int(s / length)
+            if value > 0:
+                s = s % length
+                parts.append("%s%s" % (value, suffix))
+            if s < 1:
+                break
+        return " ".join(parts)
+    units = ["s", "ms", "\u03bcs", "ns"]
+    order = min(-int(math.floor(math.log10(s)) // 3), 3) if s > 0.0 else 3
+    return "%.*g %s" % (3, s * [1, 1e3, 1e6, 1e9][order], units[order])
 
 
 def _no_input(*args, **kwargs):

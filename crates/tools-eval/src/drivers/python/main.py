@@ -1,4 +1,4 @@
-# Part 7 of the Python kernel, the last: installs the streams, the signal handler and the
+# Part 8 of the Python kernel, the last: installs the streams, the signal handler and the
 # builtins, then serves the host's commands until it closes the channel.
 
 def main():
@@ -26,6 +26,8 @@ def main():
     builtins.ToolResult = ToolResult
     builtins.input = _no_input
     builtins.__kernel__ = _Magics()
+    builtins.get_ipython = _get_ipython
+    sys.meta_path.insert(0, _IPythonImportWatch())
     _real_exit = os._exit
 
     def _exit_flushing(code):
@@ -44,7 +46,8 @@ def main():
     sys.modules["__main__"].__dict__.setdefault("__builtins__", builtins)
     threading.Thread(target=_pump, name="eval-output-pump", daemon=True).start()
     send({"type": "ready", "language": "python", "version": sys.version.split()[0],
-          "executable": sys.executable, "pid": os.getpid()})
+          "executable": sys.executable, "pid": os.getpid(),
+          "ipython": _ipython_importable()})
     while True:
         try:
             msg = _reader.read()
