@@ -247,6 +247,8 @@ pub(crate) fn render(
         "cut_chars": run.cut_chars,
         "images": run.images.iter().map(|i| json!({"width": i.width, "height": i.height})).collect::<Vec<_>>(),
         "images_dropped": run.images_dropped,
+        "outputs": run.rich_outputs,
+        "outputs_total": run.rich_outputs_total,
         "bridge_calls": run.bridge.iter().map(|b| json!({"tool": b.name, "ok": b.ok})).collect::<Vec<_>>(),
         "bridge_calls_total": run.bridge_total,
         "elapsed_ms": run.elapsed.as_millis() as u64,

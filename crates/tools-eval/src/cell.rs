@@ -7,6 +7,7 @@ use std::time::Duration;
 use tools_core::text::BoundedBuffer;
 
 use crate::image::{BoundedPng, bound_png};
+use crate::outputs::{MAX_OUTPUTS_LISTED, RichOutput};
 use crate::protocol::{FromKernel, MimeBundle};
 
 /// Most images one cell returns.
@@ -108,6 +109,10 @@ pub struct CellRun {
     pub images_dropped: usize,
     /// The last expression's value, rendered.
     pub result: Option<String>,
+    /// The displays and the value, as a notebook holds them (capped).
+    pub rich_outputs: Vec<RichOutput>,
+    /// How many displays and values in all.
+    pub rich_outputs_total: usize,
     /// The exception, if it raised.
     pub error: Option<CellError>,
     /// How it ended.
@@ -134,6 +139,8 @@ impl CellRun {
             images: Vec::new(),
             images_dropped: 0,
             result: None,
+            rich_outputs: Vec::new(),
+            rich_outputs_total: 0,
             error: None,
             end: CellEnd::Finished,
             output_chars: 0,
@@ -213,6 +220,13 @@ impl CellRun {
         text
     }
 
+    fn record(&mut self, output: RichOutput) {
+        self.rich_outputs_total += 1;
+        if self.rich_outputs.len() < MAX_OUTPUTS_LISTED {
+            self.rich_outputs.push(output);
+        }
+    }
+
     pub(crate) fn absorb(&mut self, msg: FromKernel) {
         match msg {
             FromKernel::Stream {
@@ -228,12 +242,14 @@ impl CellRun {
                 self.push(&text);
             }
             FromKernel::Display { data } => {
+                self.record(RichOutput::of("display_data", &data));
                 let text = self.add_bundle(&data);
                 self.ensure_newline();
                 self.push(&text);
                 self.push("\n");
             }
             FromKernel::Result { data } => {
+                self.record(RichOutput::of("execute_result", &data));
                 let text = self.add_bundle(&data);
                 self.result = Some(text);
             }

@@ -74,6 +74,7 @@ mod image;
 mod kernel;
 mod label;
 mod magics;
+mod outputs;
 mod protocol;
 mod tool;
 
@@ -87,6 +88,7 @@ use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
 pub use cell::{BridgeCall, CellEnd, CellError, CellSettings, MAX_IMAGES};
 pub use discover::{Interpreter, find_node, find_python};
 pub use image::{MAX_SIDE, png_size};
+pub use outputs::RichOutput;
 pub use tool::EvalTool;
 
 /// A kernel language.

@@ -7,4 +7,5 @@ mod common;
 mod javascript;
 mod lifecycle;
 mod magics;
+mod notebook;
 mod python;

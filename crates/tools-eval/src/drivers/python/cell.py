@@ -91,8 +91,8 @@ def run_cell(msg):
             if last is not None:
                 value = _run(compile(last, _cell_filename, "eval", flags=flags), ns)
                 if value is not None:
+                    # The value first, then the figures the cell drew, as a notebook shows them.
                     ns["_"] = value
-                    _flush_figures()
                     data = render(value)
                     with _out_lock:
                         _cell.flush()

@@ -104,31 +104,54 @@ def _get_ipython():
     return _shell()
 
 
+def _pandas_as_in_a_notebook(pandas):
+    """pandas decides at import whether it runs in a terminal, by asking get_ipython() for a
+    Jupyter kernel; a terminal gets as many columns as fit its width, a notebook (like this
+    kernel, whose output is read, not shown on a console) the first and last ten of them."""
+    try:
+        if pandas.get_option("display.max_columns") == 0:
+            pandas.set_option("display.max_columns", 20)
+    except Exception as e:
+        log("pandas display options left as they are: %r" % (e,))
+
+
+def _after_ipython_import(module):
+    if _ipy_shell is None and not _ipy_making:
+        _shell()
+
+
+# What runs right after a cell first imports one of these top-level packages.
+_AFTER_IMPORT = {"IPython": _after_ipython_import, "pandas": _pandas_as_in_a_notebook}
+
+
 class _IPythonImportWatch:
     """Makes the shell as soon as a cell imports IPython, so IPython.display.display and
-    friends (which print a plain repr when no shell exists) show what a notebook shows."""
+    friends (which print a plain repr when no shell exists) show what a notebook shows; and
+    sets pandas up as in a notebook."""
 
     def find_spec(self, name, path=None, target=None):
-        if name != "IPython" or _ipy_shell is not None or _ipy_making:
+        after = _AFTER_IMPORT.get(name)
+        if after is None or _ipy_making:
             return None
         import importlib.machinery
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return spec
-        spec.loader = _ThenMakeShell(spec.loader)
+        spec.loader = _ThenRun(spec.loader, after)
         return spec
 
 
-class _ThenMakeShell:
-    def __init__(self, loader):
+class _ThenRun:
+    def __init__(self, loader, after):
         self.loader = loader
+        self.after = after
 
     def create_module(self, spec):
         return self.loader.create_module(spec)
 
     def exec_module(self, module):
         self.loader.exec_module(module)
-        _shell()
+        self.after(module)
 
     def __getattr__(self, name):
         return getattr(self.loader, name)
