@@ -1,8 +1,9 @@
 """Long calls as tasks of the MCP tasks extension (`io.modelcontextprotocol/tasks`), through
 the binary over stdio. The official SDK's client does not speak the extension, so these tests
-speak JSON-RPC themselves: a client that declares the extension gets a task id for `eval`,
-polls `tasks/get` to the result, and cancels a looping cell with `tasks/cancel`; a client that
-does not declare it, and a quick tool, get the ordinary answer.
+speak JSON-RPC themselves: a 2026-07-28 client that declares the extension gets a task id for
+`eval`, polls `tasks/get` to the result, and cancels a looping cell with `tasks/cancel`; a
+2025-11-25 client that lists the extension (a protocol whose results have no task shape), a
+client that does not declare it, and a quick tool get the call's own answer.
 """
 
 import json
@@ -12,13 +13,16 @@ import time
 from conftest import agent_tools_bin
 
 TASKS = "io.modelcontextprotocol/tasks"
+NEWEST = "2026-07-28"
 DESC = "compute a small value for the task test"
 
 
 class RawClient:
-    """A JSON-RPC client on one `agent-tools mcp` process (newline-delimited messages)."""
+    """A JSON-RPC client on one `agent-tools mcp` process (newline-delimited messages). On
+    2025-11-25 it shakes hands with `initialize`; on 2026-07-28 every request carries the
+    protocol version and the client's capabilities in its `_meta`, as that protocol asks."""
 
-    def __init__(self, root, extensions):
+    def __init__(self, root, extensions, version=NEWEST):
         self.proc = subprocess.Popen(
             [agent_tools_bin(), "mcp", "--root", str(root)],
             stdin=subprocess.PIPE,
@@ -27,17 +31,20 @@ class RawClient:
             text=True,
         )
         self.next_id = 0
-        caps = {"extensions": extensions} if extensions else {}
-        init = self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": caps,
-                "clientInfo": {"name": "task-test", "version": "0"},
-            },
-        )
-        self.server_caps = init["result"]["capabilities"]
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.version = version
+        self.caps = {"extensions": extensions} if extensions else {}
+        self.notifications = []
+        if version < NEWEST:
+            init = self.request(
+                "initialize",
+                {
+                    "protocolVersion": version,
+                    "capabilities": self.caps,
+                    "clientInfo": {"name": "task-test", "version": "0"},
+                },
+            )
+            assert init["result"]["protocolVersion"] == version, init
+            self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def send(self, msg):
         self.proc.stdin.write(json.dumps(msg) + "\n")
@@ -46,6 +53,14 @@ class RawClient:
     def request(self, method, params):
         self.next_id += 1
         rid = self.next_id
+        if self.version >= NEWEST:
+            params = dict(params)
+            params["_meta"] = {
+                **params.get("_meta", {}),
+                "io.modelcontextprotocol/protocolVersion": self.version,
+                "io.modelcontextprotocol/clientCapabilities": self.caps,
+                "io.modelcontextprotocol/clientInfo": {"name": "task-test", "version": "0"},
+            }
         self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         while True:
             line = self.proc.stdout.readline()
@@ -53,9 +68,14 @@ class RawClient:
             msg = json.loads(line)
             if msg.get("id") == rid and "method" not in msg:
                 return msg
+            if "method" in msg and "id" not in msg:
+                self.notifications.append(msg)
 
-    def call(self, tool, args):
-        return self.request("tools/call", {"name": tool, "arguments": args})
+    def call(self, tool, args, meta=None):
+        params = {"name": tool, "arguments": args}
+        if meta:
+            params["_meta"] = meta
+        return self.request("tools/call", params)
 
     def poll(self, task_id, until, timeout=120):
         deadline = time.time() + timeout
@@ -82,7 +102,6 @@ def result_text(result):
 def test_eval_runs_as_a_task_polled_to_its_result(tmp_path):
     c = RawClient(tmp_path, {TASKS: {}})
     try:
-        assert TASKS in c.server_caps.get("extensions", {}), c.server_caps
         started = c.call("eval", {"code": "import time\ntime.sleep(1)\nx = 6\nx * 7", "description": DESC})
         r = started["result"]
         assert r["resultType"] == "task", r
@@ -129,5 +148,31 @@ def test_a_client_without_the_extension_gets_the_ordinary_answer(tmp_path):
         assert "42" in result_text(r), r
         refused = c.request("tasks/get", {"taskId": "anything"})
         assert "error" in refused, refused
+    finally:
+        c.close()
+
+
+def test_a_2025_11_25_client_listing_the_extension_gets_the_cells_output_directly(tmp_path):
+    # Tasks as results exist from 2026-07-28; a 2025-11-25 client (the Inspector's default)
+    # that lists the extension would be handed a task it never polls. It gets the output,
+    # with progress notifications while the cell runs.
+    (tmp_path / "agent-tools.toml").write_text("[eval]\nprogress_interval_secs = 0.2\n")
+    c = RawClient(tmp_path, {TASKS: {}}, version="2025-11-25")
+    try:
+        r = c.call(
+            "eval",
+            {"code": "import time\ntime.sleep(1.5)\n6 * 7", "description": DESC},
+            meta={"progressToken": "cell-1"},
+        )["result"]
+        assert "resultType" not in r and "taskId" not in r, r
+        assert r["content"] == [{"type": "text", "text": "42"}], r
+        assert r["isError"] is False, r
+        progress = [n["params"] for n in c.notifications if n["method"] == "notifications/progress"]
+        assert progress and all(p["progressToken"] == "cell-1" for p in progress), c.notifications
+        assert all(p["message"].startswith("python cell running for ") for p in progress), progress
+        # No task was made: tasks/get knows none (the extension is the client's, but the
+        # call was answered in place).
+        unknown = c.request("tasks/get", {"taskId": "no-such-task"})
+        assert "error" in unknown, unknown
     finally:
         c.close()

@@ -18,6 +18,8 @@ pub(crate) struct Question {
     pub(crate) message: String,
     pub(crate) schema: ElicitationSchema,
     pub(crate) answer: tokio::sync::oneshot::Sender<ElicitOutcome>,
+    /// How long the asker waits for the answer: the question's deadline.
+    pub(crate) timeout: Duration,
 }
 
 tokio::task_local! {
@@ -52,6 +54,7 @@ impl Elicitor for RoundTripElicitor {
                 message,
                 schema,
                 answer: tx,
+                timeout,
             })
             .map_err(|_| ToolError::not_available("the client's call is gone"))?;
         match tokio::time::timeout(timeout, rx).await {

@@ -38,11 +38,23 @@
 //! server, the `tools/call` answers `resultType: "input_required"` with the form and an
 //! opaque `requestState` handle, and the client's retry (carrying `inputResponses` and the
 //! handle) delivers the answer to the waiting call, which then completes or asks again.
-//! At most [`MAX_PENDING_CALLS`] such calls wait at once; the oldest is dropped beyond that.
+//! The handle is unguessable, good for one answer, bound to the caller and the call, and
+//! expires with the question ([`ParkedCalls`] says how). A server that gives each request a
+//! run of its own ([`McpServer::with_run_per_request`], sessionless HTTP) shares one table
+//! across its handlers, and a waiting call keeps its run open until it ends.
+//!
+//! ## Tasks only where the protocol defines them
+//!
+//! A call answers with a task only on a protocol that defines the tasks extension's result
+//! (2026-07-28 and later) and only for a client that declared the extension. A client on
+//! 2025-11-25 that lists the extension anyway gets the call's own answer, with progress
+//! notifications while it runs; so does every client of a server that gives each request a
+//! run of its own, where no later request could reach the task.
 
 #![deny(clippy::print_stdout)]
 
 mod elicit;
+mod parked;
 mod progress;
 mod results;
 mod round_trip;
@@ -50,13 +62,15 @@ mod stdio;
 mod tasks;
 
 use elicit::{client_elicitor, is_round_trip_protocol};
+use parked::CallKey;
+pub use parked::{Caller, MAX_PARKED_PER_CALLER, ParkedCalls};
 pub use progress::DEFAULT_HEARTBEAT;
 use progress::PeerProgress;
 pub use results::to_call_result;
 use results::{cancelled_error, finish, to_mcp_tool};
-use round_trip::PendingCalls;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -84,16 +98,19 @@ pub struct McpServer {
     heartbeat: Duration,
     factory: RegistryFactory,
     registry: Arc<OnceCell<Arc<Registry>>>,
-    pending: std::sync::Mutex<PendingCalls>,
+    /// Calls waiting on a human's answer (newest protocol); shared by every handler of a
+    /// server that gives each request a run of its own.
+    parked: Arc<ParkedCalls>,
+    /// Each request is served with a run of its own (sessionless HTTP).
+    runs_per_request: bool,
+    /// This handler's run went to a call waiting on an answer, which closes it.
+    handed_off: AtomicBool,
     /// The calls running as tasks (see the `tasks` module).
     tasks: rmcp::task_manager::TaskManager,
 }
 
 /// How long a cancelled call is given to stop by itself before it is dropped.
 pub const CANCEL_WIND_DOWN: Duration = Duration::from_secs(15);
-
-/// How many calls may wait on an answer at once (newest protocol only).
-pub const MAX_PENDING_CALLS: usize = 16;
 
 impl McpServer {
     /// A server for `surface` whose registry `factory` builds on first use.
@@ -103,7 +120,9 @@ impl McpServer {
             heartbeat: DEFAULT_HEARTBEAT,
             factory,
             registry: Arc::new(OnceCell::new()),
-            pending: Default::default(),
+            parked: ParkedCalls::new(),
+            runs_per_request: false,
+            handed_off: AtomicBool::new(false),
             tasks: Default::default(),
         }
     }
@@ -117,7 +136,9 @@ impl McpServer {
             heartbeat: DEFAULT_HEARTBEAT,
             factory: Arc::new(move |_| Box::pin(std::future::ready(Ok(Arc::clone(&registry))))),
             registry: Arc::new(cell),
-            pending: Default::default(),
+            parked: ParkedCalls::new(),
+            runs_per_request: false,
+            handed_off: AtomicBool::new(false),
             tasks: Default::default(),
         }
     }
@@ -127,6 +148,22 @@ impl McpServer {
     pub fn with_heartbeat(mut self, interval: Duration) -> Self {
         self.heartbeat = interval.max(Duration::from_millis(100));
         self
+    }
+
+    /// Serves each request with a run of its own (the embedder builds one handler per
+    /// request, as sessionless HTTP does), sharing `parked` with the other handlers: a call
+    /// waiting on an answer keeps its run open until it ends, and no call answers with a
+    /// task (no later request could reach it).
+    pub fn with_run_per_request(mut self, parked: Arc<ParkedCalls>) -> Self {
+        self.parked = parked;
+        self.runs_per_request = true;
+        self
+    }
+
+    /// Whether this handler's run was handed to a call that waits on an answer, which
+    /// closes it when it ends: the embedder must then not close it with the handler.
+    pub fn run_handed_off(&self) -> bool {
+        self.handed_off.load(Ordering::SeqCst)
     }
 
     /// The registry, if it has been built.
@@ -250,15 +287,35 @@ impl ServerHandler for McpServer {
         mut request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let reg = self.registry_for(&ctx).await?;
         // Built once: the arguments move into the call (or its background task).
         let args = request
             .arguments
             .take()
             .map(Value::Object)
             .unwrap_or(Value::Null);
-        if tasks::runs_as_task(&request.name)
-            && request.request_state.is_none()
+        let round_trip = ctx
+            .protocol_version()
+            .is_some_and(|v| is_round_trip_protocol(&v));
+        let key = CallKey {
+            caller: round_trip::caller(&ctx),
+            tool: request.name.to_string(),
+            args,
+        };
+        if round_trip && let Some(handle) = &request.request_state {
+            // The answer goes to the call that asked, in the run it started in.
+            return self
+                .resume_round_trip(
+                    handle,
+                    request.input_responses.as_ref(),
+                    key,
+                    ctx.ct.clone(),
+                )
+                .await;
+        }
+        let reg = self.registry_for(&ctx).await?;
+        if round_trip
+            && !self.runs_per_request
+            && tasks::runs_as_task(&request.name)
             && ctx
                 .client_capabilities()
                 .is_some_and(|caps| caps.supports_tasks())
@@ -268,8 +325,8 @@ impl ServerHandler for McpServer {
                 &self.tasks,
                 Arc::clone(reg),
                 self.surface,
-                request.name.to_string(),
-                args,
+                key.tool,
+                key.args,
                 cancel,
             )
             .into());
@@ -292,15 +349,10 @@ impl ServerHandler for McpServer {
             stack: Vec::new(),
         };
         let cancel = ctx.ct.clone();
-        let round_trip = ctx
-            .protocol_version()
-            .is_some_and(|v| is_round_trip_protocol(&v));
         let result = if round_trip {
-            return self
-                .call_round_trip(reg, request, args, opts, tool_cancel, cancel)
-                .await;
+            return self.start_round_trip(reg, key, opts, cancel).await;
         } else {
-            let call = reg.call_with(self.surface, &request.name, args, opts);
+            let call = reg.call_with(self.surface, &key.tool, key.args, opts);
             tokio::pin!(call);
             tokio::select! {
                 r = &mut call => r,
