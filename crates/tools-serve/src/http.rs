@@ -1,5 +1,6 @@
 //! The HTTP front: routes, the checks every MCP request passes before rmcp's transport sees
-//! it (credential, session ownership, session limit), probes and the RFC 9728 metadata.
+//! it (origin, credential, session ownership, a session id where the protocol has sessions,
+//! session limit), probes and the RFC 9728 metadata.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,17 +12,20 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use rmcp::model::ProtocolVersion;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_core::{Surface, ToolError};
+use tools_mcp::{Caller, ParkedCalls};
 
 use crate::auth::{Authenticator, Principal, Refusal, SCOPES, surface_rank};
 use crate::checkout::WorkspaceCheckout;
 use crate::idle::{Activity, Answering, BusyBody};
 use crate::metrics::{Gauges, Metrics};
+use crate::origin::{self, OriginPolicy};
 use crate::session::{OpenRuns, SessionHandler};
 use crate::warm::WarmPool;
 use crate::{ServeOptions, ServedWorkspace};
@@ -93,6 +97,9 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
     let metrics = Arc::new(Metrics::default());
     let sessionless = opts.sessionless;
     let heartbeat = opts.heartbeat;
+    let origins = Arc::new(OriginPolicy::new(opts.addr, &opts.allow_origins)?);
+    // Questions of sessionless calls wait here, where the retry's own handler finds them.
+    let parked = ParkedCalls::new();
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.child_token())
         .with_sse_keep_alive(Some(Duration::from_secs(15)));
@@ -120,6 +127,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
             let pool = Arc::clone(&pool);
             let runs = Arc::clone(&open_runs);
             let counters = Arc::clone(&metrics);
+            let parked = Arc::clone(&parked);
             let service = StreamableHttpService::new(
                 move || {
                     Ok(SessionHandler::new(
@@ -129,6 +137,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
                         Arc::clone(&counters),
                         sessionless,
                         heartbeat,
+                        Arc::clone(&parked),
                     ))
                 },
                 Arc::clone(&sessions),
@@ -197,7 +206,9 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
             get(resource_metadata),
         )
         .fallback(mcp_entry)
-        .with_state(Arc::clone(&state));
+        .with_state(Arc::clone(&state))
+        // Outermost: a foreign origin is refused before anything else looks at the request.
+        .layer(axum::middleware::from_fn_with_state(origins, origin::check));
     Ok((router, state))
 }
 
@@ -485,10 +496,14 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    // What a waiting question is bound to: this credential at this endpoint.
+    let caller = Caller(format!("{path} {} {}", principal.surface, principal.id));
     let owner = SessionOwner {
         path: path.clone(),
         principal,
     };
+    let mut request = request;
+    request.extensions_mut().insert(caller);
     if let Some(id) = session_id {
         // A session answers only to the credential and endpoint that opened it; to anyone
         // else it does not exist.
@@ -524,6 +539,20 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         return service.handle(request).await.map(Body::new);
     }
     if message.get("method").and_then(Value::as_str) != Some("initialize") {
+        let version = request_protocol(&message, request.headers());
+        if !is_sessionless_protocol(&version) {
+            // A handshake-era request belongs to a session: served without one, its run
+            // (kernels, staged edits, the ledger) would be thrown away with the answer.
+            return jsonrpc_refusal(
+                StatusCode::BAD_REQUEST,
+                message.get("id").cloned().unwrap_or(Value::Null),
+                format!(
+                    "Bad Request: missing Mcp-Session-Id header; a request of protocol \
+                     {version} belongs to a session: send initialize first, then send the \
+                     Mcp-Session-Id its answer carries with every request"
+                ),
+            );
+        }
         // The sessionless protocol: the request is its own run, answered in this response.
         let answer = state.answering.begin();
         return service
@@ -550,6 +579,31 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         &endpoint.workspace,
     )
     .await
+}
+
+/// The protocol version a request without a session names: its `_meta` (newest protocol),
+/// else the `MCP-Protocol-Version` header, else the transport's default (2025-03-26).
+fn request_protocol(message: &Value, headers: &axum::http::HeaderMap) -> String {
+    if message.get("method").and_then(Value::as_str) == Some("server/discover") {
+        return ProtocolVersion::V_2026_07_28.to_string();
+    }
+    let from_meta = message
+        .pointer("/params/_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .and_then(Value::as_str);
+    let from_header = headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok());
+    from_meta.or(from_header).map_or_else(
+        || ProtocolVersion::V_2025_03_26.to_string(),
+        |v| v.chars().take(32).collect(),
+    )
+}
+
+/// Whether `version` is a protocol without sessions (2026-07-28 and later; dates compare
+/// as text).
+fn is_sessionless_protocol(version: &str) -> bool {
+    version >= ProtocolVersion::V_2026_07_28.as_str()
 }
 
 /// An `initialize` without a session: refused at the limit, else served and its new session

@@ -10,6 +10,9 @@
 //!   run — kernels, debug session, staged edits, ledger, language servers. On the newest
 //!   protocol, which has no sessions, each request gets a run of its own that ends with it;
 //!   that protocol is offered only on request (`sessionless`), since state would not persist.
+//!   A question a sessionless call asks (`ask_user`) waits server-wide under a handle bound
+//!   to the caller's credential, so the client's retry with the answer reaches it
+//!   ([`tools_mcp::ParkedCalls`]).
 //!   A run closes when its session is deleted, sits idle past the idle timeout (a call still
 //!   being answered is not idleness), or the server stops.
 //! - **Workspaces.** One workspace at `/mcp`, or several at `/w/NAME/mcp`.
@@ -28,6 +31,11 @@
 //! - **Metrics.** `/metrics` in the Prometheus text format (sessions, calls by tool and
 //!   outcome, call latency, runs, warm runs, child processes, memory), behind the same
 //!   credentials as `/mcp` unless `metrics_public`.
+//! - **Origins** (the `origin` module): a request carrying an `Origin` header is served only
+//!   when it is the server's own or listed in `allow_origins`; anything else gets 403.
+//! - **Sessions required.** A request of a handshake-era protocol (2025-11-25 and before)
+//!   without a session id is refused with HTTP 400 and a JSON-RPC error naming the missing
+//!   `Mcp-Session-Id`, instead of being served by a run that would be thrown away with it.
 //! - **Probes.** `/healthz` (the process serves), `/readyz` (it can serve its sessions: the
 //!   warm runs were opened, not stopping; a server at its session limit stays ready) and
 //!   `/accepting` (a new session would be accepted: ready and below the session limit).
@@ -41,6 +49,7 @@ mod http;
 mod idle;
 mod jwks_url;
 mod metrics;
+mod origin;
 mod session;
 mod warm;
 
@@ -119,6 +128,9 @@ pub struct ServeOptions {
     /// On stop, how long calls under way may take to finish before every session is
     /// closed; new requests are refused with 503 meanwhile.
     pub grace: Duration,
+    /// Origins besides the server's own whose requests are served (`--allow-origin`,
+    /// `http://host:port`); a request from any other origin gets HTTP 403.
+    pub allow_origins: Vec<String>,
     /// Opens a session's run.
     pub run_factory: RunFactory,
 }
@@ -146,6 +158,7 @@ impl ServeOptions {
             warm_ahead: WarmAhead::default(),
             heartbeat: tools_mcp::DEFAULT_HEARTBEAT,
             metrics_public: false,
+            allow_origins: Vec::new(),
             run_factory,
         }
     }
@@ -251,6 +264,11 @@ pub async fn bind(opts: ServeOptions) -> Result<BoundServer, ToolError> {
         .await
         .map_err(|e| ToolError::not_available(format!("cannot listen on {}: {e}", opts.addr)))?;
     let grace = opts.grace;
+    // The origin check compares with the port actually bound (port 0 picks one).
+    let mut opts = opts;
+    opts.addr = listener
+        .local_addr()
+        .map_err(|e| ToolError::internal(format!("no local address: {e}")))?;
     let (app, state) = http::app(opts)?;
     state.auth.fetch_keys_now().await?;
     Ok(BoundServer {

@@ -9,7 +9,9 @@
 //!
 //! The newest protocol has no sessions, so a run cannot outlive one request there; it is
 //! offered only when the operator asks for it (`sessionless`), since kernels, debug sessions
-//! and staged edits would not persist from one call to the next.
+//! and staged edits would not persist from one call to the next. The one exception is a call
+//! waiting on a human's answer: it keeps its run until the client's retry completes it or
+//! its question expires ([`tools_mcp::ParkedCalls`], shared by every handler of the server).
 //!
 //! Every call is counted for `/metrics` and logged as two events, `call started` and `call
 //! ended` (session, request id, tool, duration, outcome) — never its arguments: they hold
@@ -27,7 +29,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use tools_core::{Run, Surface};
-use tools_mcp::{McpServer, RegistryFactory};
+use tools_mcp::{Caller, McpServer, ParkedCalls, RegistryFactory};
 
 use crate::metrics::{Metrics, Outcome};
 
@@ -78,7 +80,8 @@ pub(crate) struct SessionHandler {
 impl SessionHandler {
     /// A handler for `surface` whose run `factory` opens on first use. With `sessionless`,
     /// the newest protocol (no sessions; a run per request) is offered besides the
-    /// handshake versions. A quiet call is reported still running every `heartbeat`.
+    /// handshake versions. A quiet call is reported still running every `heartbeat`. A
+    /// sessionless call's question waits in `parked`.
     pub(crate) fn new(
         surface: Surface,
         factory: RegistryFactory,
@@ -86,9 +89,13 @@ impl SessionHandler {
         metrics: Arc<Metrics>,
         sessionless: bool,
         heartbeat: std::time::Duration,
+        parked: Arc<ParkedCalls>,
     ) -> Self {
         SessionHandler {
-            server: McpServer::new(surface, factory).with_heartbeat(heartbeat),
+            // Every round-trip call here is a sessionless request's, with a run of its own.
+            server: McpServer::new(surface, factory)
+                .with_heartbeat(heartbeat)
+                .with_run_per_request(parked),
             open_runs,
             metrics,
             counted: Default::default(),
@@ -144,6 +151,14 @@ impl Drop for SessionHandler {
         if self.counted.load(Ordering::SeqCst) {
             self.open_runs.count.fetch_sub(1, Ordering::SeqCst);
         }
+        if self.server.run_handed_off() {
+            // A call waiting on an answer holds the run and closes it when it ends.
+            tracing::debug!(
+                run = registry.run().conversation_id(),
+                "a request's run stays open for its call's question"
+            );
+            return;
+        }
         tracing::info!(
             session = self.session(),
             run = registry.run().conversation_id(),
@@ -192,8 +207,17 @@ impl ServerHandler for SessionHandler {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        ctx: RequestContext<RoleServer>,
+        mut ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // The front named the caller on the HTTP request; the MCP server binds questions to it.
+        let caller = ctx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .cloned();
+        if let Some(caller) = caller {
+            ctx.extensions.insert(caller);
+        }
         if let Some(id) = session_id(&ctx) {
             let _ = self.session.set(id);
         }

@@ -85,6 +85,11 @@ pub struct ServeArgs {
     /// /metrics answers without credentials (else it asks for those of /mcp).
     #[arg(long)]
     metrics_public: bool,
+    /// An origin (http://host:port) whose browser pages may call this server besides its
+    /// own (repeatable). A request carrying any other Origin header gets HTTP 403; requests
+    /// without one (MCP clients that are programs) are not affected.
+    #[arg(long, value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
     /// `json`: every log event as one JSON object on a line of stderr (session opened and
     /// closed, call started and ended with tool, duration and outcome; never arguments or
     /// credentials).
@@ -255,6 +260,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
         kernels: args.warm_kernel,
     };
     opts.metrics_public = args.metrics_public;
+    opts.allow_origins = args.allow_origin;
     opts.heartbeat = Duration::from_secs(args.progress_interval.max(1));
     let server = tools_serve::bind(opts).await?;
     let (stop, stop_now) = stop_signals();
