@@ -89,45 +89,17 @@
 //! # }
 //! ```
 
-pub mod acquire;
-mod budget;
-mod c_checker;
-mod checker;
+mod answer;
+mod checkers;
 pub mod client;
-mod cmake_configure;
-mod compile_db;
-pub mod config;
-mod dependents;
-mod diag_store;
-mod discover;
+mod diagnostics;
 mod error;
-mod file_diagnostics;
-mod format;
-mod hierarchy;
-mod hover;
-mod ledger;
-mod lsp_tool;
-mod new_name;
-pub mod observer;
-mod outline;
-mod position;
-mod preview;
-mod query;
-pub mod recipe;
+mod queries;
 pub mod rename;
-mod rename_check;
-mod rename_preview;
-mod rename_refs;
-mod republish;
-mod roots;
-mod settle;
-mod state_diff;
-mod state_dir;
-mod status_view;
-mod supervisor;
-mod table;
-mod watcher;
-mod workspace_symbols;
+mod servers;
+
+pub use diagnostics::observer;
+pub use servers::{acquire, config, recipe};
 
 use std::sync::Arc;
 
@@ -136,11 +108,11 @@ use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily, WriteObserver};
 pub use client::LspClient;
 pub use config::{CheckerOverride, LspConfig, ServerOverride};
 pub use error::LspError;
-pub use lsp_tool::LspTool;
 pub use observer::DiagnosticsOnWrite;
+pub use queries::lsp_tool::LspTool;
 pub use rename::LspRenameTool;
-pub use supervisor::{Located, ServerSupervisor};
-pub use table::ServerSpec;
+pub use servers::supervisor::{Located, ServerSupervisor};
+pub use servers::table::ServerSpec;
 
 /// The `lsp` family of one run: the supervisor and the tools built on it.
 pub struct LspFamily {

@@ -13,7 +13,11 @@
 //! this module only speaks LSP on top of it, one job per file: `start` (process and
 //! `initialize`), `rpc` (requests, notifications, shutdown), `documents` (the document
 //! store), `diagnostics` (the diagnostics store's view and pulls), `readiness` (progress and
-//! indexing waits) and `server_messages` (what the server sends unasked).
+//! indexing waits) and `server_messages` (what the server sends unasked); beneath them
+//! `diag_store` (what the server published), `watcher` (files changed outside the tools)
+//! and `position` (columns in characters against the server's position encoding).
+//!
+//! The bottom of the crate: it may use `error` and tools-core, nothing else of this crate.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -27,16 +31,19 @@ use tokio::sync::watch;
 use tools_core::process::{ChildProcess, StderrLog};
 use tools_core::transport::Transport;
 
+use crate::client::position::Encoding;
 use crate::error::{LspError, Result};
-use crate::position::Encoding;
 
+pub(crate) mod diag_store;
 mod diagnostics;
 mod documents;
+pub(crate) mod position;
 mod readiness;
 pub use readiness::ANNOUNCED_PROGRESS_LIFETIME;
 mod rpc;
 mod server_messages;
 mod start;
+pub(crate) mod watcher;
 
 /// Everything needed to start one server.
 #[derive(Debug, Clone)]
@@ -65,9 +72,9 @@ pub struct Launch {
     pub max_open_documents: usize,
 }
 
-use crate::diag_store::DiagnosticsStore;
-pub use crate::diag_store::Published;
-use crate::watcher::ExternalChanges;
+use crate::client::diag_store::DiagnosticsStore;
+pub use crate::client::diag_store::Published;
+use crate::client::watcher::ExternalChanges;
 
 struct Shared {
     server: String,

@@ -28,10 +28,10 @@ use tools_core::transport::{JsonRpc, Transport, TransportError};
 
 use super::server_messages::event_loop;
 use super::{Launch, LspClient, Shared, path_to_uri};
-use crate::diag_store::DiagnosticsStore;
+use crate::client::diag_store::DiagnosticsStore;
+use crate::client::position::Encoding;
+use crate::client::watcher::ExternalChanges;
 use crate::error::{LspError, Result};
-use crate::position::Encoding;
-use crate::watcher::ExternalChanges;
 
 impl LspClient {
     /// Starts the server, `initialize`s it and starts answering it. Fails with a clear error

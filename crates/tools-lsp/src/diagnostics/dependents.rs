@@ -1,0 +1,367 @@
+//! A cheap import graph: which files import a given one.
+//!
+//! Some servers (tsserver, clangd) diagnose only the documents that are open, so an edit
+//! that breaks a caller in a file nobody opened goes unseen. For those servers the files
+//! that import a written file are opened as well — as *baseline* observers: what they
+//! already had is never reported as new. Finding them must be cheap and must never run
+//! anything from the repository, so this is a text scan, not a resolver: relative module
+//! specifiers (`from "./lib"`, `require("../src/lib.js")`, `import("./x")`) for
+//! JavaScript/TypeScript and `#include "name.h"` for C and C++. It may list a file that does
+//! not really import the target (opening one more file as baseline costs little); it never
+//! reads outside the server's root, skips vendored folders and is capped.
+//!
+//! Opened after a write, an importer shows the written file's *new* text, so whatever the
+//! write broke in it would be taken for its baseline. So the written file is first opened
+//! at its text from before the write (the pre-image the safe writer keeps, see
+//! `tools_core::pre_write`), the importers are opened and settle against that, and only
+//! then is the new text synced: the importers' breakage is the write's own news.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use tools_core::PreImage;
+
+use crate::client::LspClient;
+use crate::servers::supervisor::ServerSupervisor;
+
+/// Most files read while looking for importers.
+pub const SCAN_CAP: usize = 5_000;
+/// Largest file read while looking for importers.
+const FILE_CAP: u64 = 512 * 1024;
+
+const JS_EXTS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
+
+/// How a language names its imports, as far as this scan understands it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportStyle {
+    /// Relative module specifiers (`./x`, `../y/z.js`).
+    JavaScript,
+    /// `#include "file.h"` (matched by file name).
+    CInclude,
+}
+
+impl ImportStyle {
+    /// The style of a server group, if this scan covers it.
+    pub fn of_language(language: &str) -> Option<ImportStyle> {
+        match language {
+            "typescript" | "javascript" => Some(ImportStyle::JavaScript),
+            "c" | "cpp" => Some(ImportStyle::CInclude),
+            _ => None,
+        }
+    }
+}
+
+/// Up to `cap` files under `root` with one of `extensions` that import `target` (never
+/// `target` itself), in path order. For C and C++ the includers are followed through
+/// headers: a file that includes a header that includes `target` is rebuilt by the server
+/// too, and its errors are the write's as much as a direct includer's.
+pub fn importers(
+    root: &Path,
+    target: &Path,
+    style: ImportStyle,
+    extensions: &[String],
+    cap: usize,
+) -> Vec<PathBuf> {
+    if cap == 0 {
+        return Vec::new();
+    }
+    let walker = ignore::WalkBuilder::new(root)
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !matches!(
+                n.as_ref(),
+                "node_modules" | ".git" | "target" | ".venv" | "venv" | "dist" | "build"
+            )
+        })
+        .build();
+    let mut found = Vec::new();
+    // C and C++: every scanned file's includes (by file name), to follow through headers.
+    let mut includes: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    for entry in walker.flatten().take(SCAN_CAP) {
+        let path = entry.path();
+        if path == target || !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !extensions.iter().any(|e| e.eq_ignore_ascii_case(ext)) {
+            continue;
+        }
+        if entry.metadata().map(|m| m.len() > FILE_CAP).unwrap_or(true) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        match style {
+            ImportStyle::JavaScript => {
+                let dir = path.parent().unwrap_or(root);
+                if js_imports(&text, dir, target) {
+                    found.push(path.to_path_buf());
+                    if found.len() >= cap {
+                        break;
+                    }
+                }
+            }
+            ImportStyle::CInclude => includes.push((path.to_path_buf(), c_include_names(&text))),
+        }
+    }
+    if style == ImportStyle::CInclude {
+        found = includers_through_headers(target, &includes, cap);
+    }
+    found.sort();
+    found
+}
+
+/// The files of `includes` that include `target` directly or through headers, breadth
+/// first, at most `cap`.
+fn includers_through_headers(
+    target: &Path,
+    includes: &[(PathBuf, Vec<String>)],
+    cap: usize,
+) -> Vec<PathBuf> {
+    let name_of = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut frontier = vec![name_of(target)];
+    let mut seen_names = frontier.clone();
+    while let Some(name) = frontier.pop() {
+        for (path, names) in includes {
+            if found.len() >= cap {
+                return found;
+            }
+            if found.contains(path) || !names.contains(&name) {
+                continue;
+            }
+            found.push(path.clone());
+            let own = name_of(path);
+            if is_header(path) && !seen_names.contains(&own) {
+                seen_names.push(own.clone());
+                frontier.push(own);
+            }
+        }
+    }
+    found
+}
+
+/// Whether `path` is a C or C++ header (something other files include).
+fn is_header(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("h" | "hh" | "hpp" | "hxx" | "h++" | "inc" | "inl" | "ipp" | "tpp")
+    )
+}
+
+/// The importers of some files, for one server.
+#[derive(Debug, Clone, Default)]
+pub struct Importers {
+    /// The ones opened just now, with their version (their first publish is to come).
+    pub opened: Vec<(PathBuf, i32)>,
+    /// Every importer found that is open now (opened earlier or just now): the server
+    /// re-checks and republishes these after a change to what they import.
+    pub open: Vec<PathBuf>,
+}
+
+/// Opens the files importing `targets` that are not open yet, for servers that diagnose
+/// only open documents (capped by `dependents_cap`).
+pub async fn open_importers(
+    sup: &ServerSupervisor,
+    client: &LspClient,
+    targets: &[PathBuf],
+) -> Importers {
+    let cap = sup.config().dependents_cap;
+    let mut out = Importers::default();
+    let Some(style) = ImportStyle::of_language(&client.language) else {
+        return out;
+    };
+    let Some(spec) = sup.table().iter().find(|s| s.language == client.language) else {
+        return out;
+    };
+    if cap == 0 {
+        return out;
+    }
+    for target in targets {
+        let root = client.root.clone();
+        let t = target.clone();
+        let exts = spec.extensions.clone();
+        let found = tokio::task::spawn_blocking(move || importers(&root, &t, style, &exts, cap))
+            .await
+            .unwrap_or_default();
+        for dep in found {
+            if targets.contains(&dep) || out.open.contains(&dep) {
+                continue;
+            }
+            if client.is_open(&dep).await {
+                out.open.push(dep);
+                continue;
+            }
+            if out.opened.len() >= cap {
+                continue;
+            }
+            if let Ok(doc) = client.sync_file(&dep).await {
+                out.opened.push((dep.clone(), doc.version));
+                out.open.push(dep);
+            }
+        }
+    }
+    out
+}
+
+/// The written files as a server that diagnoses only open documents first sees them.
+#[derive(Debug, Clone, Default)]
+pub struct BeforeWrite {
+    /// Written files opened just now at their text from before the write: (path, version).
+    pub opened: Vec<(PathBuf, i32)>,
+    /// Whether the server now has every written file at its text from before the write
+    /// (open already, or opened just now from its pre-image): only then do the importers
+    /// opened next show the state before the write rather than after it.
+    pub complete: bool,
+}
+
+/// Opens each written file the server does not have open at the text it held before the
+/// write (its pre-image, kept by the safe writer), for servers that diagnose only open
+/// documents: the importers opened next are then checked against the old text, so what the
+/// write breaks in them shows up as a change instead of as their baseline. A file with no
+/// pre-image (written by other means, created by the write, too large) leaves the state
+/// before the write unknown: `complete` is false and its importers stay baseline.
+pub async fn open_before_write(
+    client: &LspClient,
+    written: &[PathBuf],
+    pre_images: &HashMap<PathBuf, PreImage>,
+) -> BeforeWrite {
+    let mut out = BeforeWrite {
+        opened: Vec::new(),
+        complete: true,
+    };
+    if ImportStyle::of_language(&client.language).is_none() {
+        return out;
+    }
+    for path in written {
+        if client.is_open(path).await {
+            continue;
+        }
+        let Some(PreImage::Content(bytes)) = pre_images.get(path) else {
+            out.complete = false;
+            continue;
+        };
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        match client.open_with_text(path, text).await {
+            Ok(doc) => out.opened.push((path.clone(), doc.version)),
+            Err(_) => out.complete = false,
+        }
+    }
+    out
+}
+
+/// Every quoted string in `text` that starts with `./` or `../`.
+fn relative_specifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['"', '\'', '`'])
+        .skip(1)
+        .step_by(2)
+        .filter(|s| (s.starts_with("./") || s.starts_with("../")) && s.len() < 300)
+}
+
+fn js_imports(text: &str, dir: &Path, target: &Path) -> bool {
+    let target_stem = strip_js_ext(target);
+    let target_is_index = target.file_stem().is_some_and(|s| s == "index");
+    relative_specifiers(text).any(|spec| {
+        let cand = tools_core::normalize_lexically(&dir.join(spec));
+        strip_js_ext(&cand) == target_stem
+            || (target_is_index && target.parent() == Some(cand.as_path()))
+    })
+}
+
+/// `a/b.ts` → `a/b`; a path without a JavaScript extension is kept.
+fn strip_js_ext(p: &Path) -> PathBuf {
+    match p.extension().and_then(|e| e.to_str()) {
+        Some(e) if JS_EXTS.contains(&e) => p.with_extension(""),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// The file names `text` includes (`#include "a/b.h"` and `#include <b.h>` give `b.h`).
+fn c_include_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix('#')?;
+            let rest = rest.trim_start().strip_prefix("include")?;
+            let inc = rest
+                .trim()
+                .trim_matches(|c| c == '"' || c == '<' || c == '>');
+            Path::new(inc)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_relative_importers_and_includers_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        let files = [
+            ("src/lib.ts", "export const x = 1;\n"),
+            ("src/app.ts", "import { x } from './lib';\n"),
+            ("test/lib.test.ts", "import { x } from \"../src/lib.js\";\n"),
+            ("test/other.ts", "import { y } from '../src/library';\n"),
+            (
+                "node_modules/p/i.ts",
+                "import { x } from '../../src/lib';\n",
+            ),
+            ("inc/m.h", "int m(void);\n"),
+            ("src/m.c", "#include \"../inc/m.h\"\n"),
+            ("t/t.c", "#  include <m.h>\n"),
+            ("t/u.c", "#include \"mm.h\"\n"),
+            ("inc/wrap.h", "#include \"m.h\"\n"),
+            ("src/via_wrap.c", "#include <wrap.h>\n"),
+        ];
+        for (p, t) in files {
+            std::fs::create_dir_all(ws.join(p).parent().unwrap()).unwrap();
+            std::fs::write(ws.join(p), t).unwrap();
+        }
+        let exts = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ts = importers(
+            ws,
+            &ws.join("src/lib.ts"),
+            ImportStyle::JavaScript,
+            &exts(&["ts"]),
+            10,
+        );
+        assert_eq!(ts, vec![ws.join("src/app.ts"), ws.join("test/lib.test.ts")]);
+        let c = importers(
+            ws,
+            &ws.join("inc/m.h"),
+            ImportStyle::CInclude,
+            &exts(&["c", "h"]),
+            10,
+        );
+        assert_eq!(
+            c,
+            vec![
+                ws.join("inc/wrap.h"),
+                ws.join("src/m.c"),
+                ws.join("src/via_wrap.c"),
+                ws.join("t/t.c")
+            ],
+            "direct includers and the files that include them through a header"
+        );
+        assert_eq!(
+            importers(
+                ws,
+                &ws.join("inc/m.h"),
+                ImportStyle::CInclude,
+                &exts(&["c"]),
+                1
+            )
+            .len(),
+            1
+        );
+    }
+}

@@ -1,0 +1,208 @@
+//! What a write changed: the difference between a server's settled diagnostics before the
+//! write and after it, across every file the server reports, filtered through the run's
+//! ledger.
+//!
+//! A file the server reported nothing for before is either clean (a server that publishes
+//! only files with something to say, like gopls, or that had nothing to say yet) or not yet
+//! looked at. Which one is decided by whether the server had settled before the write: if
+//! it had, no report means nothing to report, and what appears now is new; if it had not
+//! (it started for this write, or was still busy), the file is a *baseline*: its
+//! diagnostics are recorded, never reported as new. A file the write touched is never a
+//! baseline: its own diagnostics are the point.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use lsp_types::Diagnostic;
+
+use crate::client::Published;
+use crate::diagnostics::ledger::{DiagnosticsLedger, LedgerKey, counts, ledger_key};
+
+/// One file's change.
+#[derive(Debug, Clone, Default)]
+pub struct FileChange {
+    /// The file.
+    pub path: PathBuf,
+    /// Diagnostics that appeared and were never reported to this run, in position order.
+    pub new: Vec<Diagnostic>,
+    /// Diagnostics the file had before and no longer has (positions as they were).
+    pub gone: Vec<Diagnostic>,
+}
+
+/// A server's diagnostics by file, as published (or pulled).
+pub type DiagnosticState = HashMap<PathBuf, Published>;
+
+fn keys(items: &[Diagnostic]) -> HashSet<LedgerKey> {
+    items.iter().filter(|d| counts(d)).map(ledger_key).collect()
+}
+
+/// The two states of one server and what the write did between them.
+#[derive(Debug, Clone, Copy)]
+pub struct Transition<'a> {
+    /// The state before.
+    pub before: &'a DiagnosticState,
+    /// The state after.
+    pub after: &'a DiagnosticState,
+    /// Files the write touched (never baseline).
+    pub touched: &'a [PathBuf],
+    /// Files the write deleted (no diagnostics after).
+    pub deleted: &'a [PathBuf],
+    /// Files opened only to observe this write (always baseline).
+    pub baseline: &'a [PathBuf],
+    /// Whether `before` was a settled state: if not, a file missing from it is a baseline.
+    pub before_settled: bool,
+}
+
+/// The per-file changes of `t`. Updates `ledger`.
+pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<FileChange> {
+    let Transition {
+        before,
+        after,
+        touched,
+        deleted,
+        baseline,
+        before_settled,
+    } = t;
+    // Judge the whole write against the ledger as it was before it: the same new error in
+    // two files is news in both.
+    let known = ledger.known();
+    let mut paths: BTreeSet<&Path> = after.keys().map(PathBuf::as_path).collect();
+    paths.extend(deleted.iter().map(PathBuf::as_path));
+    let mut out = Vec::new();
+    for path in paths {
+        let empty = Vec::new();
+        let is_deleted = deleted.iter().any(|d| d == path);
+        let now: &[Diagnostic] = if is_deleted {
+            &empty
+        } else {
+            after
+                .get(path)
+                .map(|p| p.items.as_slice())
+                .unwrap_or(&empty)
+        };
+        let was = before.get(path);
+        let is_touched = touched.iter().any(|t| t == path);
+        let observer = baseline.iter().any(|b| b == path);
+        if observer || (was.is_none() && !is_touched && !is_deleted && !before_settled) {
+            ledger.baseline(path, now);
+            continue;
+        }
+        let unchanged = match (was, after.get(path)) {
+            (Some(b), Some(a)) => b.seq == a.seq && !is_deleted,
+            _ => false,
+        };
+        if unchanged {
+            continue;
+        }
+        let before_items: &[Diagnostic] = was.map(|p| p.items.as_slice()).unwrap_or(&empty);
+        let before_keys = keys(before_items);
+        let now_keys = keys(now);
+        ledger.update(path, now);
+        // Every occurrence of a new key is listed: each is a place to fix.
+        let mut new: Vec<Diagnostic> = now
+            .iter()
+            .filter(|d| counts(d))
+            .filter(|d| {
+                let k = ledger_key(d);
+                !before_keys.contains(&k) && !known.contains(&k)
+            })
+            .cloned()
+            .collect();
+        new.sort_by_key(|d| (d.range.start.line, d.range.start.character));
+        let mut seen = HashSet::new();
+        let gone: Vec<Diagnostic> = before_items
+            .iter()
+            .filter(|d| counts(d))
+            .filter(|d| {
+                let k = ledger_key(d);
+                !now_keys.contains(&k) && seen.insert(k)
+            })
+            .cloned()
+            .collect();
+        if !new.is_empty() || !gone.is_empty() {
+            out.push(FileChange {
+                path: path.to_path_buf(),
+                new,
+                gone,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::{DiagnosticSeverity, Position, Range};
+
+    fn d(line: u32, msg: &str) -> Diagnostic {
+        Diagnostic {
+            range: Range::new(Position::new(line, 0), Position::new(line, 1)),
+            severity: Some(DiagnosticSeverity::ERROR),
+            message: msg.into(),
+            ..Default::default()
+        }
+    }
+
+    fn st(v: &[(&str, u64, Vec<Diagnostic>)]) -> DiagnosticState {
+        v.iter()
+            .map(|(p, seq, items)| {
+                (
+                    PathBuf::from(p),
+                    Published {
+                        version: None,
+                        seq: *seq,
+                        items: items.clone(),
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn baseline_files_are_never_new_and_gone_ones_are_named() {
+        let mut l = DiagnosticsLedger::default();
+        let before = st(&[("/w/app.ts", 1, vec![d(0, "old error")])]);
+        // The write broke app.ts; test.ts was observed for the first time with an old error.
+        let after = st(&[
+            ("/w/app.ts", 3, vec![d(0, "old error"), d(4, "broken call")]),
+            ("/w/test.ts", 2, vec![d(1, "pre-existing")]),
+        ]);
+        let lib = [PathBuf::from("/w/lib.ts")];
+        let t = |before, after, touched, deleted, before_settled| Transition {
+            before,
+            after,
+            touched,
+            deleted,
+            baseline: &[],
+            before_settled,
+        };
+        let ch = diff_states(&mut l, t(&before, &after, &lib, &[], false));
+        assert_eq!(ch.len(), 1);
+        assert_eq!(ch[0].path, PathBuf::from("/w/app.ts"));
+        assert_eq!(ch[0].new.len(), 1);
+        assert_eq!(ch[0].new[0].message, "broken call");
+        // The fix: nothing new, the broken call named as gone; test.ts unchanged.
+        let fixed = st(&[
+            ("/w/app.ts", 5, vec![d(0, "old error")]),
+            ("/w/test.ts", 2, vec![d(1, "pre-existing")]),
+        ]);
+        let ch = diff_states(&mut l, t(&after, &fixed, &lib, &[], false));
+        assert_eq!(ch.len(), 1);
+        assert!(ch[0].new.is_empty());
+        assert_eq!(ch[0].gone[0].message, "broken call");
+        // A touched file seen for the first time reports its own errors.
+        let after2 = st(&[("/w/new.ts", 6, vec![d(2, "typo")])]);
+        let new = [PathBuf::from("/w/new.ts")];
+        let ch = diff_states(&mut l, t(&fixed, &after2, &new, &[], false));
+        assert_eq!(ch[0].new[0].message, "typo");
+        // Deleting it: its error is gone.
+        let ch = diff_states(&mut l, t(&after2, &after2, &[], &new, false));
+        assert_eq!(ch[0].gone[0].message, "typo");
+        // A settled server's first report for a file (gopls publishes only files with
+        // something to say) is news.
+        let later = st(&[("/w/other.go", 9, vec![d(3, "not enough arguments")])]);
+        let ch = diff_states(&mut l, t(&after2, &later, &lib, &[], true));
+        assert_eq!(ch[0].new[0].message, "not enough arguments");
+    }
+}

@@ -1,0 +1,674 @@
+//! The `lsp` tool: language-server queries by file, line and symbol.
+
+use std::sync::Arc;
+
+use std::path::Path;
+
+use lsp_types::request::{
+    CodeActionRequest, GotoDeclaration, GotoDefinition, GotoImplementation, GotoTypeDefinition,
+    HoverRequest, References, Request,
+};
+use lsp_types::{
+    CodeActionContext, CodeActionParams, GotoDefinitionParams, GotoDefinitionResponse, HoverParams,
+    Location, PartialResultParams, Range, ReferenceContext, ReferenceParams, ServerCapabilities,
+    TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
+
+use crate::answer::budget::{self, Window};
+use crate::answer::format::{self, Renderer};
+use crate::client::LspClient;
+use crate::error::LspError;
+use crate::queries::hierarchy::{self, Direction};
+use crate::queries::outline::OutlineFilter;
+use crate::queries::query::{self, Prepared};
+use crate::servers::supervisor::ServerSupervisor;
+
+/// Most references listed.
+pub const REFERENCES_CAP: usize = 50;
+/// Most workspace symbols listed.
+pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
+/// Most document symbols listed.
+pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
+/// Most locations listed for definition-like answers and diagnostics of one file.
+pub const LIST_CAP: usize = 100;
+
+/// The `lsp` actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LspAction {
+    /// Errors and warnings of `file`; `"*"` runs the project's own checker.
+    Diagnostics,
+    /// Where the symbol is declared.
+    Definition,
+    /// Where it is declared, as opposed to defined (C and C++ headers, Go, Rust).
+    Declaration,
+    /// Where its type is declared.
+    TypeDefinition,
+    /// Concrete implementations.
+    Implementation,
+    /// Every use (capped at 50).
+    References,
+    /// Signature and doc comment.
+    Hover,
+    /// Workspace search with `query` (cap 100) or document symbols of `file` (cap 200).
+    Symbols,
+    /// Quick fixes offered at the symbol.
+    CodeActions,
+    /// The functions that call the symbol's function, to `depth` levels.
+    IncomingCalls,
+    /// The functions the symbol's function calls, to `depth` levels.
+    OutgoingCalls,
+    /// The types the symbol's type extends or implements, to `depth` levels.
+    Supertypes,
+    /// The types that extend or implement the symbol's type, to `depth` levels.
+    Subtypes,
+    /// Which servers run, for which roots, and why others do not.
+    Status,
+    /// Restart the server for `file`'s root (every started server without `file`).
+    Reload,
+}
+
+/// Arguments of `lsp`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LspArgs {
+    /// The action.
+    pub action: LspAction,
+    /// Workspace-relative path of the file (`"*"` for project-wide diagnostics).
+    pub file: Option<String>,
+    /// 1-based line number.
+    pub line: Option<u32>,
+    /// The symbol: a substring of that line naming what you ask about. Required for
+    /// navigation actions; a column is never guessed.
+    pub symbol: Option<String>,
+    /// Which occurrence (1-based) when `symbol` occurs more than once on the line.
+    pub occurrence: Option<u32>,
+    /// Workspace symbol search text (action `symbols`).
+    pub query: Option<String>,
+    /// Hierarchies: how many levels to follow (1 to 3, default 1); a node already shown is
+    /// marked and not followed again. `symbols` with `file`: the deepest nesting listed
+    /// (1 = top level only).
+    pub depth: Option<u32>,
+    /// Lists: index of the first entry to show (0-based), to page through a long answer;
+    /// `hover`: the first line to show.
+    pub offset: Option<usize>,
+    /// `symbols` with `file`: the kinds to list (`class`, `function`, `method`, `field`,
+    /// `variable`, …, or `"all"`). By default the declarations a reader navigates by, not
+    /// the locals inside functions.
+    pub kinds: Option<Vec<String>>,
+    /// Lists: most entries to show (references and hierarchies default to 50); the text
+    /// also stops at its size budget and names the `offset` of the rest.
+    pub max_results: Option<usize>,
+}
+
+/// The `lsp` tool.
+pub struct LspTool {
+    sup: Arc<ServerSupervisor>,
+}
+
+impl LspTool {
+    /// A tool over `sup`.
+    pub fn new(sup: Arc<ServerSupervisor>) -> Self {
+        LspTool { sup }
+    }
+
+    /// The text budget of one answer.
+    fn budget(&self) -> usize {
+        self.sup.config().answer_bytes
+    }
+}
+
+fn unsupported(client: &LspClient, what: &str) -> ToolError {
+    ToolError::not_available(format!(
+        "{} (the {} server) does not support {what}",
+        client.server, client.language
+    ))
+}
+
+fn tdpp(p: &Prepared) -> TextDocumentPositionParams {
+    TextDocumentPositionParams {
+        text_document: TextDocumentIdentifier {
+            uri: p.doc.uri.clone(),
+        },
+        position: p.pos,
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for LspTool {
+    fn name(&self) -> &str {
+        "lsp"
+    }
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+    fn description(&self) -> String {
+        "Ask the project's language server. Positions are `line` (1-based) plus `symbol`, a \
+         substring of that line naming what you ask about (pass `occurrence` when it occurs \
+         more than once); never a column. Actions: diagnostics (file, or \"*\" to run the \
+         project's own checker), definition, declaration, type_definition, implementation, \
+         references, \
+         incoming_calls / outgoing_calls (who calls the function, what it calls) and \
+         supertypes / subtypes (of a type) with `depth` 1-3 (default 1; a node met again is \
+         marked and not followed), hover (`offset` pages a long one), symbols (`query` for a \
+         workspace search; `file` for its outline: declarations, not locals, unless `kinds` \
+         asks; `depth` limits nesting), code_actions, status (which servers run and why others do not), \
+         reload (restart the server for `file`'s root). Lists show what fits about 4 KB \
+         (references and hierarchies at most 50 entries) and end with the `offset` of the \
+         rest; `max_results` asks for more at once. Files are synced from disk before every \
+         query."
+            .into()
+    }
+    fn input_schema(&self) -> Value {
+        schema_for::<LspArgs>()
+    }
+    async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: LspArgs = parse_args(args)?;
+        let run = &ctx.run;
+        let sup = &self.sup;
+        match a.action {
+            LspAction::Status => {
+                let (text, s) = crate::queries::status_view::status(sup).await;
+                Ok(ToolOutput::text(text).with_structured(s))
+            }
+            LspAction::Reload => {
+                let path = match &a.file {
+                    Some(_) => Some(query::resolve_file(run, a.file.as_deref())?),
+                    None => None,
+                };
+                let lines = sup.reload(path.as_deref()).await?;
+                Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({"reloaded": lines})))
+            }
+            LspAction::Diagnostics => {
+                if a.file.as_deref() == Some("*") {
+                    let (text, s) = crate::checkers::checker::run_checkers(sup, run).await?;
+                    return Ok(ToolOutput::text(text).with_structured(s));
+                }
+                let path = query::resolve_file(run, a.file.as_deref())?;
+                crate::diagnostics::file_diagnostics::file_diagnostics(sup, &path, ctx).await
+            }
+            LspAction::Symbols => {
+                if let Some(q) = &a.query {
+                    let window = Window::new(a.offset, a.max_results, WORKSPACE_SYMBOLS_CAP);
+                    return crate::queries::workspace_symbols::workspace_symbols(
+                        sup,
+                        ctx,
+                        q,
+                        a.file.as_deref(),
+                        window,
+                        self.budget(),
+                    )
+                    .await;
+                }
+                if a.file.is_none() {
+                    return Err(ToolError::invalid(
+                        "query",
+                        "`symbols` needs `query` (workspace search) or `file` (its outline)",
+                    ));
+                }
+                let path = query::resolve_file(run, a.file.as_deref())?;
+                let filter = OutlineFilter::new(a.kinds.as_deref(), a.depth)?;
+                let window = Window::new(a.offset, a.max_results, DOCUMENT_SYMBOLS_CAP);
+                crate::queries::outline::document_symbols(
+                    sup,
+                    ctx,
+                    &path,
+                    &filter,
+                    window,
+                    self.budget(),
+                )
+                .await
+            }
+            LspAction::IncomingCalls
+            | LspAction::OutgoingCalls
+            | LspAction::Supertypes
+            | LspAction::Subtypes => {
+                let direction = match a.action {
+                    LspAction::IncomingCalls => Direction::IncomingCalls,
+                    LspAction::OutgoingCalls => Direction::OutgoingCalls,
+                    LspAction::Supertypes => Direction::Supertypes,
+                    _ => Direction::Subtypes,
+                };
+                let depth = match a.depth {
+                    None => 1,
+                    Some(d) if (1..=hierarchy::MAX_DEPTH as u32).contains(&d) => d as usize,
+                    Some(d) => {
+                        return Err(ToolError::invalid(
+                            "depth",
+                            format!("`depth` is 1 to {} (got {d})", hierarchy::MAX_DEPTH),
+                        ));
+                    }
+                };
+                let p = query::prepare(
+                    run,
+                    sup,
+                    a.file.as_deref(),
+                    a.line,
+                    a.symbol.as_deref(),
+                    a.occurrence,
+                )
+                .await?;
+                let window = Window::new(a.offset, a.max_results, REFERENCES_CAP);
+                hierarchy_answer(direction, &p, depth, window, self.budget(), ctx).await
+            }
+            LspAction::Definition
+            | LspAction::Declaration
+            | LspAction::TypeDefinition
+            | LspAction::Implementation
+            | LspAction::References
+            | LspAction::Hover
+            | LspAction::CodeActions => {
+                let p = query::prepare(
+                    run,
+                    sup,
+                    a.file.as_deref(),
+                    a.line,
+                    a.symbol.as_deref(),
+                    a.occurrence,
+                )
+                .await?;
+                match a.action {
+                    LspAction::Hover => hover_answer(&p, a.offset, self.budget(), ctx).await,
+                    LspAction::CodeActions => {
+                        let window = Window::new(a.offset, a.max_results, LIST_CAP);
+                        code_actions_answer(&p, window, self.budget(), ctx).await
+                    }
+                    action => {
+                        locations_answer(action, &p, (a.offset, a.max_results), self.budget(), ctx)
+                            .await
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A definition-like request: `textDocument/definition`, `declaration`, `typeDefinition`
+/// or `implementation`, which share their parameters and answer.
+trait GotoRequest:
+    Request<Params = GotoDefinitionParams, Result = Option<GotoDefinitionResponse>>
+{
+    /// What the answer lists, in words.
+    const WHAT: &'static str;
+    /// Whether `caps` announce the request.
+    fn supported(caps: &ServerCapabilities) -> bool;
+}
+
+impl GotoRequest for GotoDefinition {
+    const WHAT: &'static str = "definition";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.definition_provider.is_some()
+    }
+}
+
+impl GotoRequest for GotoDeclaration {
+    const WHAT: &'static str = "declaration";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.declaration_provider.is_some()
+    }
+}
+
+impl GotoRequest for GotoTypeDefinition {
+    const WHAT: &'static str = "type definition";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.type_definition_provider.is_some()
+    }
+}
+
+impl GotoRequest for GotoImplementation {
+    const WHAT: &'static str = "implementation";
+    fn supported(caps: &ServerCapabilities) -> bool {
+        caps.implementation_provider.is_some()
+    }
+}
+
+/// Asks a definition-like request at the symbol; the locations it names.
+async fn goto<R: GotoRequest>(p: &Prepared, root: &Path) -> Result<Vec<Location>, ToolError> {
+    let c = &p.client;
+    if !R::supported(&c.caps) {
+        return Err(unsupported(c, R::WHAT));
+    }
+    let params = GotoDefinitionParams {
+        text_document_position_params: tdpp(p),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    };
+    let resp = query::with_warmup(
+        c,
+        |v: &Option<GotoDefinitionResponse>| {
+            // A server still loading its project answers with the import line itself
+            // (tsserver); that is as good as empty while it is young.
+            let locs = format::locations(v.clone());
+            let mut r = Renderer::new(root, c.encoding);
+            locs.is_empty()
+                || locs.iter().all(|l| {
+                    r.location(l).is_some_and(|p| {
+                        p.text.starts_with("import ") || p.text.starts_with("from ")
+                    })
+                })
+        },
+        || c.request::<R>(params.clone()),
+    )
+    .await?;
+    Ok(format::locations(resp))
+}
+
+/// Every use of the symbol, declaration included, sorted and without duplicates.
+async fn references(p: &Prepared) -> Result<Vec<Location>, ToolError> {
+    let c = &p.client;
+    if c.caps.references_provider.is_none() {
+        return Err(unsupported(c, "references"));
+    }
+    let params = ReferenceParams {
+        text_document_position: tdpp(p),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+        context: ReferenceContext {
+            include_declaration: true,
+        },
+    };
+    let resp = query::with_warmup(
+        c,
+        |v: &Option<Vec<Location>>| v.as_ref().is_none_or(|v| v.is_empty()),
+        || c.request::<References>(params.clone()),
+    )
+    .await?;
+    let mut v = resp.unwrap_or_default();
+    v.sort_by(|a, b| {
+        (a.uri.as_str(), a.range.start.line, a.range.start.character).cmp(&(
+            b.uri.as_str(),
+            b.range.start.line,
+            b.range.start.character,
+        ))
+    });
+    v.dedup();
+    Ok(v)
+}
+
+/// `symbol` at `file:line`, as answers name the place asked about.
+fn here(r: &Renderer, p: &Prepared) -> String {
+    format!(
+        "`{}` at {}:{}",
+        p.symbol,
+        r.display(&p.path),
+        p.pos.line + 1
+    )
+}
+
+/// Answers a location query (definition-like or references) with a page of locations.
+async fn locations_answer(
+    action: LspAction,
+    p: &Prepared,
+    (offset, max_results): (Option<usize>, Option<usize>),
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let root = ctx.run.root();
+    let (what, locs) = match action {
+        LspAction::Definition => (GotoDefinition::WHAT, goto::<GotoDefinition>(p, root).await?),
+        LspAction::Declaration => (
+            GotoDeclaration::WHAT,
+            goto::<GotoDeclaration>(p, root).await?,
+        ),
+        LspAction::TypeDefinition => (
+            GotoTypeDefinition::WHAT,
+            goto::<GotoTypeDefinition>(p, root).await?,
+        ),
+        LspAction::Implementation => (
+            GotoImplementation::WHAT,
+            goto::<GotoImplementation>(p, root).await?,
+        ),
+        _ => ("reference", references(p).await?),
+    };
+    let c = &p.client;
+    let mut r = Renderer::new(root, c.encoding);
+    let here = here(&r, p);
+    // Any answer given while the server still indexes may be partial: the first line says so.
+    let caveat = if p.ready {
+        None
+    } else {
+        query::indexing_caveat(c)
+    };
+    let first = caveat.map(|c| format!("{c}\n")).unwrap_or_default();
+    if locs.is_empty() {
+        return Ok(
+            ToolOutput::text(format!("{first}no {what} found for {here}"))
+                .with_structured(json!({"locations": [], "total": 0, "final": first.is_empty()})),
+        );
+    }
+    let default_max = if action == LspAction::References {
+        REFERENCES_CAP
+    } else {
+        LIST_CAP
+    };
+    let window = Window::new(offset, max_results, default_max);
+    let total = locs.len();
+    let points: Vec<_> = locs.iter().filter_map(|l| r.location(l)).collect();
+    let lines: Vec<String> = points
+        .iter()
+        .map(|pt| format!("{}  {}", pt.loc(), pt.text))
+        .collect();
+    let head = format!("{first}{total} {what}(s) of {here}:");
+    let page = budget::page(&head, &lines, window, budget_bytes, "");
+    let items: Vec<Value> = points
+        .iter()
+        .skip(page.first)
+        .take(page.shown)
+        .map(|p| p.json())
+        .collect();
+    let paging = page.json();
+    Ok(ToolOutput::text(page.text)
+        .with_structured(json!({"locations": items, "total": total, "page": paging})))
+}
+
+/// Signature and documentation at the symbol.
+async fn hover_answer(
+    p: &Prepared,
+    offset: Option<usize>,
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let c = &p.client;
+    if c.caps.hover_provider.is_none() {
+        return Err(unsupported(c, "hover"));
+    }
+    let params = HoverParams {
+        text_document_position_params: tdpp(p),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+    };
+    let resp = query::with_warmup(
+        c,
+        |v: &Option<lsp_types::Hover>| v.is_none(),
+        || c.request::<HoverRequest>(params.clone()),
+    )
+    .await?;
+    let r = Renderer::new(ctx.run.root(), c.encoding);
+    let normal = resp
+        .map(|h| crate::queries::hover::normalise(&crate::queries::hover::markdown(&h.contents)))
+        .unwrap_or_default();
+    if normal.text.is_empty() {
+        return Ok(
+            ToolOutput::text(format!("no hover information for {}", here(&r, p)))
+                .with_structured(json!({"hover": null})),
+        );
+    }
+    let (text, next_offset) =
+        crate::queries::hover::page(&normal.text, offset.unwrap_or(0), budget_bytes);
+    Ok(ToolOutput::text(text).with_structured(json!({
+        "hover": normal.text,
+        "next_offset": next_offset,
+        "dropped_noise": normal.dropped,
+        "decoded_entities": normal.decoded,
+    })))
+}
+
+/// The quick fixes the server offers at the symbol, with the files each would edit.
+async fn code_actions_answer(
+    p: &Prepared,
+    window: Window,
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let c = &p.client;
+    if c.caps.code_action_provider.is_none() {
+        return Err(unsupported(c, "code actions"));
+    }
+    let r = Renderer::new(ctx.run.root(), c.encoding);
+    let here = here(&r, p);
+    let end = lsp_types::Position {
+        line: p.pos.line,
+        character: p.pos.character
+            + crate::client::position::to_lsp_character(&p.symbol, p.symbol.len(), c.encoding),
+    };
+    let diagnostics: Vec<lsp_types::Diagnostic> = c
+        .published(&p.path)
+        .map(|pb| {
+            pb.items
+                .into_iter()
+                .filter(|d| format::overlaps_line(&d.range, p.pos.line))
+                .collect()
+        })
+        .unwrap_or_default();
+    let params = CodeActionParams {
+        text_document: TextDocumentIdentifier {
+            uri: p.doc.uri.clone(),
+        },
+        range: Range { start: p.pos, end },
+        context: CodeActionContext {
+            diagnostics,
+            only: None,
+            trigger_kind: None,
+        },
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    };
+    let resp = c.request::<CodeActionRequest>(params).await?;
+    let actions = resp.unwrap_or_default();
+    if actions.is_empty() {
+        return Ok(
+            ToolOutput::text(format!("no code actions offered for {here}"))
+                .with_structured(json!({"actions": []})),
+        );
+    }
+    let mut lines = Vec::new();
+    let mut items = Vec::new();
+    for a in &actions {
+        let (l, j) = format::code_action_line(&r, a);
+        lines.push(format!("- {l}"));
+        items.push(j);
+    }
+    let total = lines.len();
+    let head = format!("{total} code action(s) for {here}:");
+    let page = budget::page(&head, &lines, window, budget_bytes, "");
+    let items: Vec<Value> = items
+        .into_iter()
+        .skip(page.first)
+        .take(page.shown)
+        .collect();
+    let paging = page.json();
+    Ok(ToolOutput::text(page.text).with_structured(json!({"actions": items, "page": paging})))
+}
+
+/// Follows a call or type hierarchy from the symbol and shows the walk as a tree, within
+/// the answer budget.
+async fn hierarchy_answer(
+    direction: Direction,
+    p: &Prepared,
+    depth: usize,
+    window: Window,
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let c = &p.client;
+    if !direction.supported_by(c) {
+        return Err(unsupported(c, direction.capability()));
+    }
+    // A server that announced the capability but has no handler says so with -32601.
+    let not_handled = |e: LspError| match e {
+        LspError::Server { code: -32601, .. } => unsupported(c, direction.capability()),
+        e => e.into(),
+    };
+    let mut r = Renderer::new(ctx.run.root(), c.encoding);
+    let here = here(&r, p);
+    let roots = hierarchy::prepare(c, direction, &tdpp(p))
+        .await
+        .map_err(not_handled)?;
+    if roots.is_empty() {
+        let what = if direction.is_call() {
+            "a function or method"
+        } else {
+            "a type"
+        };
+        return Ok(ToolOutput::text(format!(
+            "no {} item at {here}: {} finds no {what} there",
+            direction.capability(),
+            c.server
+        ))
+        .with_structured(json!({"entries": [], "total": 0})));
+    }
+    let walk = hierarchy::walk(c, direction, roots, depth)
+        .await
+        .map_err(not_handled)?;
+    let caveat = if p.ready {
+        None
+    } else {
+        query::indexing_caveat(c)
+    };
+    let first = caveat.map(|c| format!("{c}\n")).unwrap_or_default();
+    let (lines, items): (Vec<String>, Vec<Value>) = walk
+        .entries
+        .iter()
+        .map(|e| hierarchy::entry_line(&mut r, direction, e))
+        .unzip();
+    let found = walk.entries.iter().filter(|e| e.depth > 0).count();
+    if found == 0 {
+        let text = format!(
+            "{first}no {} found for {here}\n{}",
+            direction.what(),
+            lines.join("\n")
+        );
+        return Ok(
+            ToolOutput::text(text).with_structured(json!({"entries": items, "total": items.len()}))
+        );
+    }
+    let bound = if walk.stopped_early {
+        format!(
+            " — the walk stopped at its bound after {} requests; ask a smaller `depth` or start further down",
+            walk.requests
+        )
+    } else {
+        String::new()
+    };
+    let head = format!(
+        "{first}{} of {here}, depth {depth}: {found} found{bound}",
+        direction.what()
+    );
+    let page = budget::page(
+        &head,
+        &lines,
+        window,
+        budget_bytes,
+        if depth > 1 {
+            ", or a smaller `depth`"
+        } else {
+            ""
+        },
+    );
+    let shown: Vec<Value> = items
+        .into_iter()
+        .skip(page.first)
+        .take(page.shown)
+        .collect();
+    let paging = page.json();
+    Ok(ToolOutput::text(page.text).with_structured(json!({
+        "entries": shown,
+        "page": paging,
+        "depth": depth,
+        "requests": walk.requests,
+        "stopped_early": walk.stopped_early,
+    })))
+}

@@ -1,0 +1,18 @@
+//! The `lsp` tool (`lsp_tool`): language-server queries by file, line and symbol. A query
+//! is prepared once — the file synced, the position found from a symbol on a line (`query`)
+//! — then answered: definitions and references, hover (`hover`), a file's outline
+//! (`outline`), call and type hierarchies (`hierarchy`), workspace symbols
+//! (`workspace_symbols`), the servers' status (`status_view`), and diagnostics through
+//! `diagnostics` and `checkers`.
+//!
+//! It promises read-only answers sized to the answer budget, first entries first, each cut
+//! saying how to get the rest. It may use `diagnostics`, `checkers`, `servers`, `client`,
+//! `answer` and `error`; never the rename.
+
+pub(crate) mod hierarchy;
+pub(crate) mod hover;
+pub(crate) mod lsp_tool;
+pub(crate) mod outline;
+pub(crate) mod query;
+pub(crate) mod status_view;
+pub(crate) mod workspace_symbols;

@@ -1,0 +1,19 @@
+//! `lsp_rename`: a project-wide rename through the language server, applied all or nothing
+//! (`tool`). The new name is checked before any server is asked (`new_name`); references the
+//! server reports under the old name that its edit misses are added or the rename is refused
+//! (`references`); after the write the references under the new name are compared with
+//! those from before (`check`); `preview: true` stages the rename instead of writing it and
+//! answers with the diagnostics it would bring (`preview`).
+//!
+//! The top of the crate: it may use everything below it — `queries` (a prepared position),
+//! `diagnostics` (the write observer), `servers`, `client`, `answer` and `error`.
+
+mod check;
+mod new_name;
+mod preview;
+mod references;
+mod tool;
+
+#[cfg(feature = "testing")]
+pub use tool::InjectWriteFailure;
+pub use tool::{LspRenameTool, RENAME_OPEN_CAP, RenameArgs};

@@ -1,0 +1,246 @@
+//! References a rename's edit would leave behind.
+//!
+//! Some servers' rename misses uses the server itself knows about (pyright has left imports
+//! in test files unrenamed), and the build breaks only later. So before anything is
+//! written, the server's references to the symbol are compared with its edit: a reference
+//! the edit does not cover and whose text *is* the old name is added to the same
+//! all-or-nothing edit; one whose text is something else (an alias such as
+//! `import area as surface_of`, which keeps working) is left alone, without a warning. A
+//! reference that cannot be covered (outside the workspace, in a file that cannot be read)
+//! refuses the whole rename, naming the file and line.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use lsp_types::request::References;
+use lsp_types::{
+    DocumentChangeOperation, DocumentChanges, Location, OneOf,
+    OptionalVersionedTextDocumentIdentifier, PartialResultParams, Range, ReferenceContext,
+    ReferenceParams, TextDocumentEdit, TextDocumentIdentifier, TextDocumentPositionParams,
+    TextEdit, Uri, WorkDoneProgressParams, WorkspaceEdit,
+};
+use tools_core::{Run, ToolError};
+
+use crate::client::position::{Encoding, offset_of};
+use crate::client::{LspClient, uri_to_path};
+use crate::queries::query::Prepared;
+
+/// What the comparison added.
+#[derive(Debug, Default)]
+pub struct AddedReferences {
+    /// `file:line` of each reference added to the edit.
+    pub added: Vec<String>,
+    /// The references as the server saw them before anything was written, for checking
+    /// the renamed project against (`None` when the server gave none to compare).
+    pub before: Option<ReferencesBefore>,
+}
+
+/// The symbol's references before the rename.
+#[derive(Debug, Clone)]
+pub struct ReferencesBefore {
+    /// The old name, as written at the position asked about.
+    pub old_name: String,
+    /// The reference at the position asked about (the one the rename started from).
+    pub origin: Location,
+    /// Every reference's file and 0-based line (a rename of an identifier moves none
+    /// to another line).
+    pub lines: Vec<(PathBuf, u32)>,
+}
+
+/// Whether `inner` lies within `outer`.
+pub(crate) fn contains(outer: &Range, inner: &Range) -> bool {
+    (outer.start.line, outer.start.character) <= (inner.start.line, inner.start.character)
+        && (inner.end.line, inner.end.character) <= (outer.end.line, outer.end.character)
+}
+
+/// The text `r` spans in `text`.
+pub(crate) fn text_at(text: &str, r: &Range, enc: Encoding) -> String {
+    let s = offset_of(text, r.start.line, r.start.character, enc);
+    let e = offset_of(text, r.end.line, r.end.character, enc);
+    text.get(s..e.max(s)).unwrap_or("").to_string()
+}
+
+/// The text edits of `edit` by URI (resource operations make it `None`: a rename that
+/// moves files is left as the server planned it).
+fn edits_by_uri(edit: &WorkspaceEdit) -> Option<HashMap<String, Vec<Range>>> {
+    let mut out: HashMap<String, Vec<Range>> = HashMap::new();
+    let mut push = |uri: &Uri, ranges: Vec<Range>| {
+        out.entry(uri.as_str().to_string())
+            .or_default()
+            .extend(ranges);
+    };
+    match &edit.document_changes {
+        Some(DocumentChanges::Edits(v)) => {
+            for e in v {
+                push(&e.text_document.uri, e.edits.iter().map(range_of).collect());
+            }
+        }
+        Some(DocumentChanges::Operations(ops)) => {
+            for op in ops {
+                match op {
+                    DocumentChangeOperation::Edit(e) => {
+                        push(&e.text_document.uri, e.edits.iter().map(range_of).collect())
+                    }
+                    DocumentChangeOperation::Op(_) => return None,
+                }
+            }
+        }
+        None => {
+            for (uri, edits) in edit.changes.iter().flatten() {
+                push(uri, edits.iter().map(|e| e.range).collect());
+            }
+        }
+    }
+    Some(out)
+}
+
+fn range_of(e: &OneOf<TextEdit, lsp_types::AnnotatedTextEdit>) -> Range {
+    match e {
+        OneOf::Left(t) => t.range,
+        OneOf::Right(a) => a.text_edit.range,
+    }
+}
+
+fn add_edit(edit: &mut WorkspaceEdit, uri: Uri, te: TextEdit) {
+    match &mut edit.document_changes {
+        Some(DocumentChanges::Edits(v)) => {
+            if let Some(e) = v.iter_mut().find(|e| e.text_document.uri == uri) {
+                e.edits.push(OneOf::Left(te));
+            } else {
+                v.push(TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier { uri, version: None },
+                    edits: vec![OneOf::Left(te)],
+                });
+            }
+        }
+        Some(DocumentChanges::Operations(ops)) => {
+            ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier { uri, version: None },
+                edits: vec![OneOf::Left(te)],
+            }));
+        }
+        None => {
+            edit.changes
+                .get_or_insert_with(HashMap::new)
+                .entry(uri)
+                .or_default()
+                .push(te);
+        }
+    }
+}
+
+/// Asks the server for the references of the symbol at `p` and adds to `edit` those under
+/// the old name that it does not change (see the module doc).
+pub async fn cover_references(
+    run: &Run,
+    client: &LspClient,
+    p: &Prepared,
+    new_name: &str,
+    edit: &mut WorkspaceEdit,
+) -> Result<AddedReferences, ToolError> {
+    let mut out = AddedReferences::default();
+    if client.caps.references_provider.is_none() {
+        return Ok(out);
+    }
+    let Some(covered) = edits_by_uri(edit) else {
+        return Ok(out);
+    };
+    let params = ReferenceParams {
+        text_document_position: TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier {
+                uri: p.doc.uri.clone(),
+            },
+            position: p.pos,
+        },
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+        context: ReferenceContext {
+            include_declaration: true,
+        },
+    };
+    let Ok(Some(refs)) = client.request::<References>(params).await else {
+        return Ok(out);
+    };
+    // The old name: the text of the reference at the position asked about.
+    let here = Range::new(p.pos, p.pos);
+    let Some(origin) = refs
+        .iter()
+        .find(|l| l.uri == p.doc.uri && contains(&l.range, &here))
+        .cloned()
+    else {
+        return Ok(out);
+    };
+    let old_name = text_at(&p.doc.text, &origin.range, client.encoding);
+    if old_name.is_empty() {
+        return Ok(out);
+    }
+    out.before = Some(ReferencesBefore {
+        old_name: old_name.clone(),
+        origin,
+        lines: refs
+            .iter()
+            .filter_map(|l| Some((uri_to_path(&l.uri)?, l.range.start.line)))
+            .collect(),
+    });
+    let mut texts: HashMap<PathBuf, String> = HashMap::new();
+    let mut added: Vec<(Uri, TextEdit, String)> = Vec::new();
+    for Location { uri, range } in refs {
+        let is_covered = covered
+            .get(uri.as_str())
+            .is_some_and(|rs| rs.iter().any(|r| contains(r, &range)));
+        if is_covered {
+            continue;
+        }
+        let where_ = |path: &str| format!("{path}:{}", range.start.line + 1);
+        let Some(path) = uri_to_path(&uri) else {
+            return Err(ToolError::rejected(format!(
+                "{} still refers to `{old_name}` at {} (not a file), which the rename would leave broken; nothing was changed",
+                client.server,
+                where_(uri.as_str())
+            )));
+        };
+        let Ok(path) = run.workspace().resolve(&path.to_string_lossy()) else {
+            return Err(ToolError::rejected(format!(
+                "{} still refers to `{old_name}` at {}, outside the workspace, which the rename would leave broken; nothing was changed",
+                client.server,
+                where_(&path.display().to_string())
+            )));
+        };
+        if !texts.contains_key(&path) {
+            let read = tools_core::safe_write::read_file(
+                run.workspace(),
+                &path,
+                tools_core::safe_write::MAX_UNDO_BYTES,
+            )
+            .ok()
+            .and_then(|c| String::from_utf8(c.bytes).ok());
+            let Some(t) = read else {
+                return Err(ToolError::rejected(format!(
+                    "{} still refers to `{old_name}` at {}, a file that cannot be read as text; nothing was changed",
+                    client.server,
+                    where_(&run.workspace().display(&path))
+                )));
+            };
+            texts.insert(path.clone(), t);
+        }
+        let text = texts.get(&path).map(String::as_str).unwrap_or("");
+        // Another text here is an alias or a re-export under its own name: it stays valid.
+        if text_at(text, &range, client.encoding) != old_name {
+            continue;
+        }
+        let disp = where_(&run.workspace().display(&path));
+        added.push((
+            uri,
+            TextEdit {
+                range,
+                new_text: new_name.to_string(),
+            },
+            disp,
+        ));
+    }
+    for (uri, te, disp) in added {
+        add_edit(edit, uri, te);
+        out.added.push(disp);
+    }
+    Ok(out)
+}

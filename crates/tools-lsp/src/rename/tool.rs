@@ -1,0 +1,700 @@
+//! `lsp_rename`: a project-wide rename through the language server, applied all or
+//! nothing.
+//!
+//! `prepareRename` first where the server offers it (a refusal changes nothing), then
+//! `textDocument/rename`. The `WorkspaceEdit` — `changes` or `documentChanges`, including
+//! create / rename / delete file operations — is planned in memory against the files'
+//! current content, checked again just before writing (any change since rejects the whole
+//! rename), written atomically file by file, and restored if a write fails part-way.
+//! References the server reports under the old name that its edit does not cover are
+//! added to the same edit, or the rename is refused (the `references` module). Once
+//! written, the files are synced to the server, the write's diagnostics are taken as for
+//! any write, and the references under the new name are compared with those from before
+//! (the `check` module): what the rename left behind is named in the answer.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+#[cfg(feature = "testing")]
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use lsp_types::request::{PrepareRenameRequest, Rename};
+use lsp_types::{
+    DocumentChangeOperation, DocumentChanges, OneOf, PrepareRenameResponse, RenameParams,
+    ResourceOp, TextDocumentIdentifier, TextDocumentPositionParams, TextEdit,
+    WorkDoneProgressParams, WorkspaceEdit,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tools_core::safe_write::{self, FileChange, MAX_UNDO_BYTES};
+use tools_core::{
+    CallCtx, PathLocks, Run, Tier, Tool, ToolError, ToolOutput, Workspace, parse_args, schema_for,
+};
+
+use crate::client::position::{Encoding, offset_of};
+use crate::client::{LspClient, uri_to_path};
+use crate::diagnostics::observer::DiagnosticsOnWrite;
+use crate::error::LspError;
+use crate::queries::query;
+use crate::servers::supervisor::ServerSupervisor;
+
+/// Arguments of `lsp_rename`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameArgs {
+    /// Workspace-relative path of the file where the symbol is.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// Substring of that line identifying the symbol.
+    pub symbol: String,
+    /// The new name.
+    pub new_name: String,
+    /// Which occurrence (1-based) when `symbol` occurs more than once on the line.
+    pub occurrence: Option<u32>,
+    /// Write nothing: stage the rename, predict its diagnostics, and answer with a
+    /// `change_id` for `resolve` (accept or discard).
+    #[serde(default)]
+    pub preview: bool,
+}
+
+/// Test hook: when set in the run's state to N > 0, the N-th file write of a rename fails,
+/// so the restore path can be exercised against a real server's edit. Only with the
+/// `testing` feature, which the crate's own integration tests turn on.
+#[cfg(feature = "testing")]
+#[derive(Debug, Default)]
+pub struct InjectWriteFailure(pub AtomicUsize);
+
+/// The `lsp_rename` tool.
+pub struct LspRenameTool {
+    sup: Arc<ServerSupervisor>,
+    observer: Option<Arc<DiagnosticsOnWrite>>,
+}
+
+impl LspRenameTool {
+    /// A tool over `sup`.
+    pub fn new(sup: Arc<ServerSupervisor>) -> Self {
+        LspRenameTool {
+            sup,
+            observer: None,
+        }
+    }
+
+    /// Takes the rename's diagnostics through `observer` before checking the renamed
+    /// project (so they are computed from the state before the files reached the server);
+    /// the registry's own pass over the same files then adds nothing.
+    pub fn with_observer(mut self, observer: Arc<DiagnosticsOnWrite>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+}
+
+/// One file's planned end state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Final {
+    Text(String),
+    Absent,
+}
+
+pub(crate) struct Plan {
+    /// The workspace the files are read through.
+    ws: Workspace,
+    /// Path → content when planned (None = absent), to re-check before writing.
+    pub(crate) original: BTreeMap<PathBuf, Option<String>>,
+    /// Path → final state.
+    pub(crate) finals: BTreeMap<PathBuf, Final>,
+    /// Path → number of text edits.
+    pub(crate) edits: BTreeMap<PathBuf, usize>,
+    created: Vec<PathBuf>,
+    deleted: Vec<PathBuf>,
+}
+
+/// The text of `p` through the safe reader: never through a link, never from a FIFO or
+/// device (a server's edit may name anything), `None` when absent.
+fn read_opt(ws: &Workspace, p: &Path) -> Result<Option<String>, ToolError> {
+    let shown = ws.display(p);
+    match safe_write::read_file_if_exists(ws, p, MAX_UNDO_BYTES) {
+        Ok(None) => Ok(None),
+        Ok(Some(c)) => String::from_utf8(c.bytes).map(Some).map_err(|_| {
+            ToolError::rejected(format!("{shown} is not UTF-8 text; nothing was changed"))
+        }),
+        Err(e) => Err(ToolError::rejected(format!(
+            "the server's edit names `{shown}`, which {e}; nothing was changed"
+        ))),
+    }
+}
+
+fn jail(run: &Run, uri: &lsp_types::Uri) -> Result<PathBuf, ToolError> {
+    let p = uri_to_path(uri).ok_or_else(|| {
+        ToolError::rejected(format!(
+            "the server's edit names a non-file URI {}; nothing was changed",
+            uri.as_str()
+        ))
+    })?;
+    run.workspace().resolve(&p.to_string_lossy()).map_err(|_| {
+        ToolError::rejected(format!(
+            "the server's edit touches {}, outside the workspace; nothing was changed",
+            p.display()
+        ))
+    })
+}
+
+fn apply_text_edits(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<String, String> {
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|e| {
+            let s = offset_of(text, e.range.start.line, e.range.start.character, enc);
+            let t = offset_of(text, e.range.end.line, e.range.end.character, enc);
+            (s, t.max(s), e.new_text.as_str())
+        })
+        .collect();
+    spans.sort_by_key(|s| (s.0, s.1));
+    for w in spans.windows(2) {
+        if w[1].0 < w[0].1 {
+            return Err("the server sent overlapping edits".into());
+        }
+    }
+    let mut out = text.to_string();
+    for (s, t, new) in spans.into_iter().rev() {
+        out.replace_range(s..t, new);
+    }
+    Ok(out)
+}
+
+impl Plan {
+    fn state(&mut self, p: &Path) -> Result<Option<String>, ToolError> {
+        if let Some(f) = self.finals.get(p) {
+            return Ok(match f {
+                Final::Text(t) => Some(t.clone()),
+                Final::Absent => None,
+            });
+        }
+        let cur = read_opt(&self.ws, p)?;
+        self.original
+            .entry(p.to_path_buf())
+            .or_insert_with(|| cur.clone());
+        Ok(cur)
+    }
+    fn set(&mut self, p: &Path, f: Final) -> Result<(), ToolError> {
+        self.state(p)?;
+        self.finals.insert(p.to_path_buf(), f);
+        Ok(())
+    }
+    fn edit(&mut self, p: &Path, edits: &[TextEdit], enc: Encoding) -> Result<(), ToolError> {
+        let Some(text) = self.state(p)? else {
+            return Err(ToolError::rejected(format!(
+                "the server's edit changes {}, which does not exist; nothing was changed",
+                p.display()
+            )));
+        };
+        let new = apply_text_edits(&text, edits, enc).map_err(|m| {
+            ToolError::rejected(format!("{m} for {}; nothing was changed", p.display()))
+        })?;
+        *self.edits.entry(p.to_path_buf()).or_default() += edits.len();
+        self.set(p, Final::Text(new))
+    }
+}
+
+async fn plan_edit(run: &Run, client: &LspClient, edit: &WorkspaceEdit) -> Result<Plan, ToolError> {
+    let mut plan = Plan {
+        ws: run.workspace().clone(),
+        original: BTreeMap::new(),
+        finals: BTreeMap::new(),
+        edits: BTreeMap::new(),
+        created: Vec::new(),
+        deleted: Vec::new(),
+    };
+    let enc = client.encoding;
+    let unwrap = |v: &[OneOf<TextEdit, lsp_types::AnnotatedTextEdit>]| -> Vec<TextEdit> {
+        v.iter()
+            .map(|e| match e {
+                OneOf::Left(t) => t.clone(),
+                OneOf::Right(a) => a.text_edit.clone(),
+            })
+            .collect()
+    };
+    match &edit.document_changes {
+        Some(DocumentChanges::Edits(v)) => {
+            for e in v {
+                let p = jail(run, &e.text_document.uri)?;
+                plan.edit(&p, &unwrap(&e.edits), enc)?;
+            }
+        }
+        Some(DocumentChanges::Operations(ops)) => {
+            for op in ops {
+                match op {
+                    DocumentChangeOperation::Edit(e) => {
+                        let p = jail(run, &e.text_document.uri)?;
+                        plan.edit(&p, &unwrap(&e.edits), enc)?;
+                    }
+                    DocumentChangeOperation::Op(ResourceOp::Create(c)) => {
+                        let p = jail(run, &c.uri)?;
+                        let exists = plan.state(&p)?.is_some();
+                        let o = c.options.as_ref();
+                        if exists && !o.and_then(|o| o.overwrite).unwrap_or(false) {
+                            if o.and_then(|o| o.ignore_if_exists).unwrap_or(false) {
+                                continue;
+                            }
+                            return Err(ToolError::rejected(format!(
+                                "the server's edit creates {}, which exists; nothing was changed",
+                                run.workspace().display(&p)
+                            )));
+                        }
+                        plan.set(&p, Final::Text(String::new()))?;
+                        plan.created.push(p);
+                    }
+                    DocumentChangeOperation::Op(ResourceOp::Rename(r)) => {
+                        let from = jail(run, &r.old_uri)?;
+                        let to = jail(run, &r.new_uri)?;
+                        if from.is_dir() {
+                            return Err(ToolError::rejected(
+                                "the server's edit renames a folder, which this tool does not apply; nothing was changed",
+                            ));
+                        }
+                        let Some(text) = plan.state(&from)? else {
+                            return Err(ToolError::rejected(format!(
+                                "the server's edit renames {}, which does not exist; nothing was changed",
+                                run.workspace().display(&from)
+                            )));
+                        };
+                        let o = r.options.as_ref();
+                        if plan.state(&to)?.is_some()
+                            && !o.and_then(|o| o.overwrite).unwrap_or(false)
+                        {
+                            if o.and_then(|o| o.ignore_if_exists).unwrap_or(false) {
+                                continue;
+                            }
+                            return Err(ToolError::rejected(format!(
+                                "the server's edit renames onto {}, which exists; nothing was changed",
+                                run.workspace().display(&to)
+                            )));
+                        }
+                        plan.set(&from, Final::Absent)?;
+                        plan.set(&to, Final::Text(text))?;
+                        plan.deleted.push(from);
+                        plan.created.push(to);
+                    }
+                    DocumentChangeOperation::Op(ResourceOp::Delete(d)) => {
+                        let p = jail(run, &d.uri)?;
+                        if p.is_dir() {
+                            return Err(ToolError::rejected(
+                                "the server's edit deletes a folder, which this tool does not apply; nothing was changed",
+                            ));
+                        }
+                        if plan.state(&p)?.is_none() {
+                            if d.options
+                                .as_ref()
+                                .and_then(|o| o.ignore_if_not_exists)
+                                .unwrap_or(false)
+                            {
+                                continue;
+                            }
+                            return Err(ToolError::rejected(format!(
+                                "the server's edit deletes {}, which does not exist; nothing was changed",
+                                run.workspace().display(&p)
+                            )));
+                        }
+                        plan.set(&p, Final::Absent)?;
+                        plan.deleted.push(p);
+                    }
+                }
+            }
+        }
+        None => {
+            if let Some(changes) = &edit.changes {
+                let mut sorted: Vec<_> = changes.iter().collect();
+                sorted.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+                for (uri, edits) in sorted {
+                    let p = jail(run, uri)?;
+                    plan.edit(&p, edits, enc)?;
+                }
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// Writes the plan under the run's write locks of every file it read or writes: each
+/// path is re-resolved through the workspace jail and re-checked against what was planned
+/// (any change since rejects the whole rename), then every file is written all or nothing
+/// through the safe writer, which restores the files already written (modes included) if
+/// a write fails part-way. The lock wait is bounded, and the lock is never held across an
+/// await.
+fn commit(run: &Run, plan: &Plan) -> Result<(), ToolError> {
+    let ws = run.workspace();
+    let locked = plan.original.keys().chain(plan.finals.keys()).cloned();
+    let guard = PathLocks::for_run(run).lock(locked)?;
+    for (p, orig) in &plan.original {
+        ws.confirm_resolved(p)?;
+        let now = safe_write::read_file_if_exists(ws, p, MAX_UNDO_BYTES)
+            .map_err(|e| e.for_file(&ws.display(p)))?;
+        if now.as_ref().map(|c| c.bytes.as_slice()) != orig.as_ref().map(|t| t.as_bytes()) {
+            return Err(ToolError::rejected(format!(
+                "{} changed while the rename was being prepared; nothing was changed — try again",
+                ws.display(p)
+            )));
+        }
+    }
+    #[cfg(feature = "testing")]
+    let fail_at = run
+        .state(InjectWriteFailure::default)
+        .0
+        .load(Ordering::SeqCst);
+    #[cfg(not(feature = "testing"))]
+    let fail_at = 0;
+    let changes: Vec<FileChange> = plan
+        .finals
+        .iter()
+        .filter(|(p, f)| {
+            plan.original.get(*p).map(|o| o.as_deref())
+                != Some(match f {
+                    Final::Text(t) => Some(t.as_str()),
+                    Final::Absent => None,
+                })
+        })
+        .map(|(p, f)| match f {
+            Final::Text(t) => FileChange::Write {
+                path: p.clone(),
+                content: t.clone().into_bytes(),
+                mode: None,
+            },
+            Final::Absent => FileChange::Delete { path: p.clone() },
+        })
+        .collect();
+    let fault = |i: usize, _: &FileChange| {
+        if fail_at == i + 1 {
+            Err(std::io::Error::other("injected write failure"))
+        } else {
+            Ok(())
+        }
+    };
+    safe_write::apply_all_or_nothing(ws, &guard, &changes, Some(&fault)).map(|_| ())
+}
+
+/// Most workspace files opened before a rename.
+pub const RENAME_OPEN_CAP: usize = 200;
+
+/// Opens the workspace's files of the server's language under its root (bounded): some
+/// servers rename only in open documents or in the part of the project loaded so far.
+async fn open_language_files(client: &LspClient, run: &Run) {
+    let Some(spec) = crate::servers::discover::spec_for_language(&client.language, run) else {
+        return;
+    };
+    let walker = ignore::WalkBuilder::new(&client.root)
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(n == "node_modules" || n == ".venv" || n == "venv" || n == "target" || n == ".git")
+        })
+        .build();
+    let mut n = 0;
+    for entry in walker.flatten() {
+        if n >= RENAME_OPEN_CAP {
+            break;
+        }
+        let path = entry.path();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && spec.iter().any(|e| e.eq_ignore_ascii_case(ext))
+        {
+            if client.sync_file(path).await.is_err() {
+                continue;
+            }
+            n += 1;
+        }
+    }
+    client.wait_ready().await;
+}
+
+#[async_trait::async_trait]
+impl Tool for LspRenameTool {
+    fn name(&self) -> &str {
+        "lsp_rename"
+    }
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+    fn description(&self) -> String {
+        "Rename a symbol across the project through its language server. Give `file`, `line` \
+         (1-based), `symbol` (a substring of that line; `occurrence` when it occurs more than \
+         once) and `new_name`. All or nothing: every file is checked and written atomically, \
+         restored on a failure part-way; a rename the server refuses changes nothing. With preview: true \
+         nothing is written: the answer predicts the diagnostics the rename would bring and gives a \
+         change_id for `resolve` (accept or discard)."
+            .into()
+    }
+    fn input_schema(&self) -> Value {
+        schema_for::<RenameArgs>()
+    }
+    async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: RenameArgs = parse_args(args)?;
+        crate::rename::new_name::check_new_name(&a.new_name)?;
+        let run = &ctx.run;
+        let p = query::prepare(
+            run,
+            &self.sup,
+            Some(&a.file),
+            Some(a.line),
+            Some(&a.symbol),
+            a.occurrence,
+        )
+        .await?;
+        let c = &p.client;
+        let Some(provider) = &c.caps.rename_provider else {
+            return Err(ToolError::not_available(format!(
+                "{} does not support rename",
+                c.server
+            )));
+        };
+        open_language_files(c, run).await;
+
+        let here = format!("`{}` at {}:{}", a.symbol, a.file, a.line);
+        let tdpp = TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier {
+                uri: p.doc.uri.clone(),
+            },
+            position: p.pos,
+        };
+        // A server still loading answers "content modified": it is asked again until the
+        // indexing wait runs out.
+        let busy_until = Instant::now() + self.sup.config().index_wait();
+        if matches!(provider, OneOf::Right(o) if o.prepare_provider == Some(true)) {
+            let prepared = ask_while_catching_up(c, busy_until, || {
+                c.request::<PrepareRenameRequest>(tdpp.clone())
+            })
+            .await;
+            match prepared {
+                Ok(None) => {
+                    let why = if c.indexing() {
+                        " (it is still indexing the project: try again shortly)"
+                    } else {
+                        ""
+                    };
+                    return Err(ToolError::rejected(format!(
+                        "{} says there is no symbol it can rename at {here}{why}; nothing was changed",
+                        c.server
+                    )));
+                }
+                Ok(Some(PrepareRenameResponse::DefaultBehavior {
+                    default_behavior: false,
+                })) => {
+                    return Err(ToolError::rejected(format!(
+                        "{} cannot rename {here}; nothing was changed",
+                        c.server
+                    )));
+                }
+                Ok(Some(_)) => {}
+                Err(LspError::Server { message, .. }) => {
+                    return Err(ToolError::rejected(format!(
+                        "{} refused to rename {here}: {message}; nothing was changed",
+                        c.server
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let params = RenameParams {
+            text_document_position: tdpp,
+            new_name: a.new_name.clone(),
+            work_done_progress_params: WorkDoneProgressParams::default(),
+        };
+        let answer =
+            ask_while_catching_up(c, busy_until, || c.request::<Rename>(params.clone())).await;
+        let mut edit = match answer {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                return Err(ToolError::rejected(format!(
+                    "{} returned no edit for renaming {here} (not a symbol it can rename?); nothing was changed",
+                    c.server
+                )));
+            }
+            Err(LspError::Server { message, .. }) => {
+                return Err(ToolError::rejected(format!(
+                    "{} refused to rename {here} to `{}`: {message}; nothing was changed",
+                    c.server, a.new_name
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let extra =
+            crate::rename::references::cover_references(run, c, &p, &a.new_name, &mut edit).await?;
+        let plan = plan_edit(run, c, &edit).await?;
+        if plan.finals.is_empty() {
+            return Err(ToolError::rejected(format!(
+                "{} returned an empty edit for renaming {here}; nothing was changed",
+                c.server
+            )));
+        }
+        if a.preview {
+            return crate::rename::preview::stage(ctx, &plan, &here, &a.new_name, &extra.added)
+                .await;
+        }
+        commit(run, &plan)?;
+        // The files are reported as touched: the diagnostics-on-write observer tells the
+        // server about them once, after all are written, and waits for one settled state.
+        let total: usize = plan.edits.values().sum();
+        let mut lines = vec![format!(
+            "renamed {here} to `{}`: {total} edit(s) in {} file(s)",
+            a.new_name,
+            plan.finals.len()
+        )];
+        let mut files = Vec::new();
+        for path in plan.finals.keys() {
+            let disp = run.workspace().display(path);
+            let what = if plan.deleted.contains(path) && !path.exists() {
+                "deleted".to_string()
+            } else if plan.created.contains(path) {
+                "created".to_string()
+            } else {
+                format!("{} edit(s)", plan.edits.get(path).copied().unwrap_or(0))
+            };
+            lines.push(format!("  {disp}: {what}"));
+            files.push(json!({"path": disp, "change": what}));
+        }
+        if !extra.added.is_empty() {
+            lines.push(format!(
+                "{} of those edit(s) are references {} reports under the old name that its rename left out, renamed in the same change: {}",
+                extra.added.len(),
+                c.server,
+                extra.added.join(", ")
+            ));
+        }
+        let touched: Vec<PathBuf> = plan.finals.keys().cloned().collect();
+        let sections = match &self.observer {
+            Some(obs) => obs.observe_now(ctx, &touched).await,
+            None => Vec::new(),
+        };
+        let verified = match &extra.before {
+            Some(before) => Some(
+                crate::rename::check::verify_rename(
+                    run.workspace(),
+                    c,
+                    &touched,
+                    &edit,
+                    before,
+                    &p.doc.text,
+                )
+                .await,
+            ),
+            None => None,
+        };
+        let (line, verified_json) =
+            describe_check(run, &c.server, &a.new_name, extra.before.as_ref(), verified);
+        lines.push(line);
+        let mut out = ToolOutput::text(lines.join("\n"))
+            .with_structured(json!({"edits": total, "files": files,
+                "added_references": extra.added, "checked_after_writing": verified_json}))
+            .with_touched(touched);
+        out.sections = sections;
+        Ok(out)
+    }
+}
+
+/// The answer's line and structured form for the check after writing.
+fn describe_check(
+    run: &Run,
+    server: &str,
+    new_name: &str,
+    before: Option<&crate::rename::references::ReferencesBefore>,
+    verified: Option<Result<crate::rename::check::RenameVerified, String>>,
+) -> (String, Value) {
+    let places = |v: &[(PathBuf, u32)]| -> Vec<String> {
+        v.iter()
+            .map(|(p, l)| format!("{}:{}", run.workspace().display(p), l + 1))
+            .collect()
+    };
+    let listed = |v: &[String]| {
+        let capped = tools_core::text::cap_list(v.iter().cloned(), 20);
+        let mut s = capped.shown.join(", ");
+        if let Some(more) = capped.more_line() {
+            s.push_str(&format!(" {more}"));
+        }
+        s
+    };
+    match (before, verified) {
+        (Some(b), Some(Ok(v))) if v.is_clean() => (
+            format!(
+                "checked after writing: {server} links all {} reference(s) of `{}` from before to `{new_name}`",
+                v.before, b.old_name
+            ),
+            json!({"clean": true, "before": v.before, "after": v.after}),
+        ),
+        (Some(b), Some(Ok(v))) => {
+            let lost = places(&v.lost);
+            let left = places(&v.old_name_left);
+            let mut line = format!(
+                "WARNING — checked after writing, the rename left places behind: {server} linked {} reference(s) to `{}` before and links {} to `{new_name}` now.",
+                v.before, b.old_name, v.after
+            );
+            if !lost.is_empty() {
+                line.push_str(&format!(" No longer linked: {}.", listed(&lost)));
+            }
+            if !left.is_empty() {
+                line.push_str(&format!(
+                    " Still spelt `{}`: {}.",
+                    b.old_name,
+                    listed(&left)
+                ));
+            }
+            line.push_str(" Fix those places (see the diagnostics) or undo the rename.");
+            (
+                line,
+                json!({"clean": false, "before": v.before, "after": v.after,
+                    "no_longer_linked": lost, "old_name_left": left}),
+            )
+        }
+        (_, Some(Err(why))) => (
+            format!("not checked after writing: {why}"),
+            json!({"clean": null, "why": why}),
+        ),
+        _ => (
+            format!("not checked after writing: {server} gave no references to compare with"),
+            json!({"clean": null, "why": "no references before the rename"}),
+        ),
+    }
+}
+
+/// Asks `ask` until the server stops answering "ask again later" (it was catching up with a
+/// change or still loading) or `busy_until` passes, waiting for its readiness in between.
+async fn ask_while_catching_up<T, Ask, Answer>(
+    client: &LspClient,
+    busy_until: Instant,
+    mut ask: Ask,
+) -> Result<T, LspError>
+where
+    Ask: FnMut() -> Answer,
+    Answer: std::future::Future<Output = Result<T, LspError>>,
+{
+    loop {
+        let answer = ask().await;
+        match &answer {
+            Err(LspError::Server { code, .. })
+                if crate::client::ask_again_later(*code) && Instant::now() < busy_until =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                client.wait_ready().await;
+            }
+            _ => return answer,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::{Position, Range};
+
+    #[test]
+    fn text_edits_apply_back_to_front_and_refuse_overlaps() {
+        let t = "héllo old\nold again\n";
+        let e = |l, a, b, s: &str| TextEdit {
+            range: Range::new(Position::new(l, a), Position::new(l, b)),
+            new_text: s.into(),
+        };
+        let out =
+            apply_text_edits(t, &[e(1, 0, 3, "new"), e(0, 6, 9, "new")], Encoding::Utf16).unwrap();
+        assert_eq!(out, "héllo new\nnew again\n");
+        assert!(apply_text_edits(t, &[e(0, 0, 5, "x"), e(0, 3, 6, "y")], Encoding::Utf16).is_err());
+    }
+}

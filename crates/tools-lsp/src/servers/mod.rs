@@ -1,0 +1,22 @@
+//! Which server serves a file, and keeping it running: the built-in server table and the
+//! `[lsp]` configuration that overrides and extends it (`table`, `config`), install recipes
+//! and their acquisition into the user's cache (`recipe`, `acquire`, `first_need`), finding
+//! a file's language and its project root (`discover`, `roots`), per-server state folders
+//! (`state_dir`), and the supervisor that starts one client per (language, root), restarts
+//! it after a crash and shuts it down with the run (`supervisor`).
+//!
+//! It promises that a server runs only where a root marker exists and its binary resolves,
+//! and that nothing a repository says can make it install a package.
+//!
+//! It may use `client` (to start servers), `answer` and `error`; nothing that answers a
+//! query or observes a write.
+
+pub mod acquire;
+pub mod config;
+pub(crate) mod discover;
+mod first_need;
+pub mod recipe;
+pub(crate) mod roots;
+pub(crate) mod state_dir;
+pub(crate) mod supervisor;
+pub(crate) mod table;
