@@ -26,7 +26,7 @@ use crate::error::{LspError, Result};
 impl LspClient {
     fn language_id(&self, path: &Path) -> String {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        crate::servers::table::language_id(ext, &self.language)
+        super::language_id(&self.language_ids, ext, &self.language)
     }
 
     /// Brings the server's copy of `path` up to date with the disk: `didOpen` when it is not

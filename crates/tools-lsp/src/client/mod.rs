@@ -39,7 +39,6 @@ mod diagnostics;
 mod documents;
 pub(crate) mod position;
 mod readiness;
-pub use readiness::ANNOUNCED_PROGRESS_LIFETIME;
 mod rpc;
 mod server_messages;
 mod start;
@@ -50,6 +49,9 @@ pub(crate) mod watcher;
 pub struct Launch {
     /// The language (server group), e.g. `python`.
     pub language: String,
+    /// File extension → `languageId` sent in `didOpen` (ASCII case ignored); an extension
+    /// not listed is sent as `language`.
+    pub language_ids: Vec<(String, String)>,
     /// The resolved program.
     pub program: PathBuf,
     /// Its arguments.
@@ -70,6 +72,20 @@ pub struct Launch {
     pub index_wait: Duration,
     /// Open-document cap.
     pub max_open_documents: usize,
+}
+
+/// How long a created progress token that has not begun counts as work under way: a
+/// server that creates tokens it never uses must not look busy for ever.
+pub const ANNOUNCED_PROGRESS_LIFETIME: Duration = Duration::from_secs(2);
+
+/// The LSP `languageId` of files with extension `ext` (ASCII case ignored) under
+/// `language_ids` (extension → id), `language` when the extension is not listed.
+pub(crate) fn language_id(language_ids: &[(String, String)], ext: &str, language: &str) -> String {
+    language_ids
+        .iter()
+        .find(|(e, _)| e.eq_ignore_ascii_case(ext))
+        .map(|(_, id)| id.clone())
+        .unwrap_or_else(|| language.to_string())
 }
 
 use crate::client::diag_store::DiagnosticsStore;
@@ -191,6 +207,7 @@ pub struct LspClient {
     request_timeout: Duration,
     index_wait: Duration,
     max_open: usize,
+    language_ids: Vec<(String, String)>,
     opened_once: AtomicBool,
     external: Option<Mutex<ExternalChanges>>,
     check_after_save: AtomicBool,

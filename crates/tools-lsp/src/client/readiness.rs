@@ -5,11 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::{Activity, DocState, LspClient, uri_to_path};
-
-/// How long a created progress token that has not begun counts as work under way: a
-/// server that creates tokens it never uses must not look busy for ever.
-pub const ANNOUNCED_PROGRESS_LIFETIME: Duration = Duration::from_secs(2);
+use super::{ANNOUNCED_PROGRESS_LIFETIME, Activity, DocState, LspClient, uri_to_path};
 
 impl LspClient {
     /// Whether work-done progress (indexing) is under way, or the server says it is not

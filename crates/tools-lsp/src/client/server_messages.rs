@@ -148,7 +148,7 @@ fn record_announced(params: &Value, shared: &Shared) {
         && let Ok(mut a) = shared.announced.lock()
     {
         // Tokens never begun are dropped once they no longer count.
-        a.retain(|_, at| at.elapsed() < super::readiness::ANNOUNCED_PROGRESS_LIFETIME);
+        a.retain(|_, at| at.elapsed() < super::ANNOUNCED_PROGRESS_LIFETIME);
         a.insert(token_key(create.token), std::time::Instant::now());
     }
     shared.bump();

@@ -210,6 +210,7 @@ impl LspClient {
             request_timeout: launch.request_timeout,
             index_wait: launch.index_wait,
             max_open: launch.max_open_documents.max(1),
+            language_ids: launch.language_ids,
             opened_once: AtomicBool::new(false),
             external,
             check_after_save: AtomicBool::new(false),

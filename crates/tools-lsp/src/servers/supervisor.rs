@@ -320,6 +320,7 @@ impl ServerSupervisor {
         }
         let launch = Launch {
             language: loc.spec.language.clone(),
+            language_ids: loc.spec.language_ids.clone(),
             program: loc.program.clone(),
             args: crate::servers::state_dir::expand_args(
                 loc.candidate.command.get(1..).unwrap_or(&[]),

@@ -20,7 +20,6 @@ mod trust;
 mod web;
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use crate::servers::config::LspConfig;
 use crate::servers::recipe::{InstallRecipe, PackageManager};
@@ -160,11 +159,7 @@ impl ServerSpec {
     /// The LSP `languageId` of files with extension `ext` (the group name when the entry
     /// names none).
     pub fn language_id(&self, ext: &str) -> String {
-        self.language_ids
-            .iter()
-            .find(|(e, _)| e.eq_ignore_ascii_case(ext))
-            .map(|(_, id)| id.clone())
-            .unwrap_or_else(|| self.language.clone())
+        crate::client::language_id(&self.language_ids, ext, &self.language)
     }
 
     // Builders for the family files: each reads as the entry it describes.
@@ -253,21 +248,6 @@ fn builtin() -> Vec<ServerSpec> {
     all.extend(scripting::entries());
     all.extend(functional::entries());
     all
-}
-
-/// The built-in entries, built once (for the `languageId` lookup, which has no config).
-fn builtin_cached() -> &'static [ServerSpec] {
-    static TABLE: OnceLock<Vec<ServerSpec>> = OnceLock::new();
-    TABLE.get_or_init(builtin)
-}
-
-/// The LSP `languageId` of a file extension served by `group`: the built-in entry's id for
-/// it, else the group name.
-pub fn language_id(ext: &str, group: &str) -> String {
-    match builtin_cached().iter().find(|s| s.language == group) {
-        Some(spec) => spec.language_id(ext),
-        None => group.to_string(),
-    }
 }
 
 fn to_json(v: &toml::Value) -> serde_json::Value {

@@ -4,6 +4,15 @@
 use super::*;
 use crate::servers::config::ServerOverride;
 
+/// The LSP `languageId` of a file extension served by `group` in the built-in table, the
+/// group name when the table has no such entry.
+fn language_id(ext: &str, group: &str) -> String {
+    match builtin().iter().find(|s| s.language == group) {
+        Some(spec) => spec.language_id(ext),
+        None => group.to_string(),
+    }
+}
+
 fn trusted() -> LspConfig {
     LspConfig {
         trusted: true,
