@@ -14,21 +14,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tools_core::discovery::ProgramSearch;
-use tools_core::process::{ChildProcess, Pipes};
 use tools_core::text::{cap_list, cut_lines};
 use tools_core::{Run, ToolError};
 
-use crate::checkers::checker::{CHECKER_CAP, Finding, parse_line};
+use crate::checkers::capture::run_capturing_stderr;
 use crate::checkers::compile_db::{self, SyntaxCheck};
+use crate::checkers::findings::{CHECKER_CAP, Finding, parse_line};
 use crate::servers::discover::WorkspaceScan;
 
 /// Most source files compiled per project.
 pub const MAX_CHECKED_FILES: usize = 200;
-
-/// Output bytes read from one compile; past this the compiler is stopped.
-const COMPILE_OUTPUT_CAP: usize = 256 * 1024;
 
 /// Most C projects checked in one workspace.
 const MAX_PROJECTS: usize = 4;
@@ -347,44 +343,6 @@ fn push_finding(report: &mut ProjectReport, f: &Finding, workspace: &Path, base:
         .findings
         .push(json!({"language": "c", "path": shown, "line": f.line,
         "col": f.col, "severity": f.severity, "message": f.message}));
-}
-
-/// Runs `cmd` with stdout discarded, reading at most [`COMPILE_OUTPUT_CAP`] bytes of its
-/// stderr (the compiler is stopped past that). `None` when it did not finish within
-/// `timeout` (it is killed).
-pub(crate) async fn run_capturing_stderr(
-    run: &Arc<Run>,
-    mut cmd: tokio::process::Command,
-    timeout: Duration,
-) -> Result<Option<(Option<i32>, String)>, ToolError> {
-    cmd.env("NO_COLOR", "1");
-    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    // The sender lives in the drain task, so the channel closes exactly when stderr does:
-    // everything the compiler wrote has been read once `recv` returns `None`.
-    let mut child = ChildProcess::spawn_with_stderr_tee(run, cmd, Pipes::None, move |chunk| {
-        let _ = tx.send(chunk.to_vec());
-    })?;
-    let read = async {
-        let mut buf = Vec::new();
-        while let Some(chunk) = rx.recv().await {
-            buf.extend_from_slice(&chunk);
-            if buf.len() > COMPILE_OUTPUT_CAP {
-                buf.truncate(COMPILE_OUTPUT_CAP);
-                child.kill();
-                break;
-            }
-        }
-        let status = child.wait().await.ok();
-        (status, buf)
-    };
-    let outcome = tokio::time::timeout(timeout, read).await;
-    child.kill();
-    Ok(outcome.ok().map(|(status, buf)| {
-        (
-            status.and_then(|s| s.code()),
-            String::from_utf8_lossy(&buf).into_owned(),
-        )
-    }))
 }
 
 #[cfg(test)]

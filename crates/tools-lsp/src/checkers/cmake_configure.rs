@@ -11,9 +11,9 @@ use std::time::Instant;
 use tools_core::discovery::ProgramSearch;
 use tools_core::{Run, ToolError};
 
-use crate::checkers::c_checker::run_capturing_stderr;
-use crate::checkers::checker::Finding;
+use crate::checkers::capture::run_capturing_stderr;
 use crate::checkers::compile_db::{self, CompileDb};
+use crate::checkers::findings::Finding;
 
 /// Lines of the configure output shown when it failed without a located error.
 const OUTPUT_TAIL_LINES: usize = 20;
