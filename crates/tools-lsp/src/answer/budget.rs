@@ -24,6 +24,9 @@ const CLOSING_RESERVE: usize = 200;
 /// Most entries one answer may be asked to cover (`max_results`).
 pub const MAX_RESULTS_LIMIT: usize = 1000;
 
+/// Most locations listed for definition-like answers and diagnostics of one file.
+pub const LIST_CAP: usize = 100;
+
 /// Which entries of a list an answer covers: `offset` skipped, then at most `max_results`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {

@@ -13,11 +13,11 @@ use serde_json::json;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, ToolError, ToolOutput};
 
+use crate::answer::budget::LIST_CAP;
 use crate::answer::format::{self, Renderer};
 use crate::client::LspClient;
 use crate::diagnostics::settle::{SettleGoal, settle};
 use crate::error::LspError;
-use crate::queries::lsp_tool::LIST_CAP;
 use crate::servers::supervisor::ServerSupervisor;
 
 /// The shortest bound on settling before answering, whatever `index_wait_ms` says.

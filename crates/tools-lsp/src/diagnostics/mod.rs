@@ -1,17 +1,23 @@
 //! Diagnostics that are settled before they are reported: what a write changed
 //! (`observer`), what a change would change before it is written (`preview`), and a file's
-//! diagnostics on request (`file_diagnostics`). Beneath them: waiting for a server to settle
-//! (`settle`), following publishes that are still coming (`republish`), opening the files
-//! that depend on a written one (`dependents`), the per-run ledger of what was already
-//! reported (`ledger`) and the difference between two settled states (`state_diff`).
+//! diagnostics on request (`file_diagnostics`). Beneath them, shared by a write and a
+//! preview: which server each changed file goes to (`grouping`), the settled state before a
+//! change (`baseline`) and what was found, as the answer shows it (`findings`); and beneath
+//! those, waiting for a server to settle (`settle`), following publishes that are still
+//! coming (`republish`), opening the files that depend on a written one (`dependents`), the
+//! per-run ledger of what was already reported (`ledger`) and the difference between two
+//! settled states (`state_diff`).
 //!
 //! It promises that what it calls new was added by the write (the settled state after minus
 //! the settled state before), and that a half-settled state is said to be pending, never
 //! presented as final. It may use `servers`, `client`, `answer` and `error`; it never calls
 //! a query or the rename.
 
+mod baseline;
 pub(crate) mod dependents;
 pub(crate) mod file_diagnostics;
+mod findings;
+mod grouping;
 pub(crate) mod ledger;
 pub mod observer;
 pub(crate) mod preview;

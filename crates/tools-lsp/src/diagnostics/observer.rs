@@ -24,27 +24,26 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use lsp_types::FileChangeType;
-use serde_json::{Value, json};
+use serde_json::json;
 use tools_core::PreImage;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, PreviewReport, ProposedFile, Section, WriteObserver};
 
-use crate::answer::format::{Renderer, diagnostic_code, diagnostic_line, severity_name};
+use crate::answer::format::Renderer;
 use crate::client::LspClient;
-use crate::diagnostics::dependents::{open_before_write, open_importers};
 use crate::diagnostics::ledger::DiagnosticsLedger;
 use crate::diagnostics::settle::{SettleGoal, settle};
 use crate::diagnostics::state_diff::{DiagnosticState, FileChange, Transition, diff_states};
-use crate::servers::supervisor::{Located, ServerSupervisor};
+use crate::servers::supervisor::ServerSupervisor;
 
+use crate::diagnostics::baseline::{Before, pull_open, state_before, within_workspace};
+use crate::diagnostics::findings::{Findings, render};
+use crate::diagnostics::grouping::{by_server, display};
+use crate::diagnostics::preview::predict;
+
+pub use crate::diagnostics::baseline::ON_WRITE_FILES;
+pub use crate::diagnostics::findings::{GONE_CAP, ON_WRITE_CAP};
 pub use crate::diagnostics::ledger::{LedgerKey, LedgerUpdate, ledger_key};
-
-/// Most new diagnostics listed after one write.
-pub const ON_WRITE_CAP: usize = 50;
-/// Most gone diagnostics listed after one write.
-pub const GONE_CAP: usize = 10;
-/// Most touched files looked at after one write.
-pub const ON_WRITE_FILES: usize = 20;
 
 /// A write whose server had not settled when its result was given.
 #[derive(Debug, Clone)]
@@ -57,118 +56,6 @@ struct PendingWrite {
     pid: i32,
     /// The state its result was computed from.
     after: DiagnosticState,
-}
-
-/// One server's settled state before a change (a write or a preview), with the files that
-/// were opened only to observe the change.
-pub(crate) struct Before {
-    /// Its diagnostics, workspace files only.
-    pub state: DiagnosticState,
-    /// Whether `state` is a settled state of a server that was up before this change.
-    pub settled: bool,
-    /// Files opened now only to observe the change (baseline, never new).
-    pub observers: Vec<PathBuf>,
-    /// Every importer of the changed files that is open (the server re-checks them).
-    pub open_importers: Vec<PathBuf>,
-    /// What to tell the model about it.
-    pub notes: Vec<String>,
-}
-
-/// Step 1 of the module doc: external changes and importers first, then the settled state
-/// before a change to `paths` (which stay as the server has them).
-///
-/// `pre_images` holds what written files held before the write (a preview passes none):
-/// for servers that diagnose only open documents, a written file not open yet is opened at
-/// that text first, so the importers opened next show the state before the write.
-pub(crate) async fn state_before(
-    sup: &ServerSupervisor,
-    client: &LspClient,
-    paths: &[PathBuf],
-    pre_images: &HashMap<PathBuf, PreImage>,
-) -> Before {
-    let cfg = sup.config();
-    let mut notes = Vec::new();
-    let since = client.publish_seq();
-    let mut expect = Vec::new();
-    if let Ok(changed) = client.flush_external(paths).await {
-        expect.extend(changed);
-    }
-    // Importers not open yet are opened now, after the written files were opened at their
-    // text from before the write where it is known; where it is not, what the importers
-    // show may already be the write's doing: they are baseline, never new.
-    let before_write = open_before_write(client, paths, pre_images).await;
-    expect.extend(before_write.opened.iter().cloned());
-    let importers = open_importers(sup, client, paths).await;
-    for dep in &importers.opened {
-        expect.push(dep.clone());
-    }
-    let pre = SettleGoal {
-        publishes: expect,
-        likely: Vec::new(),
-        since_seq: since,
-        changed_at: None,
-        saved: None,
-        complete: false,
-        quiet: cfg.diagnostics_quiet(),
-        deadline: Instant::now() + cfg.diagnostics_wait() / 2,
-    };
-    let observe_start = Instant::now();
-    let pre_settled = settle(client, &pre).await;
-    // A server that started for this change had no state before it: what it reports
-    // about files nobody changed is a baseline.
-    let settled = pre_settled.is_ok() && client.started + cfg.diagnostics_quiet() < observe_start;
-    if let Err(what) = pre_settled {
-        notes.push(format!(
-            "{} was still busy before this write (waiting for {what}); a diagnostic listed below may predate it",
-            client.server
-        ));
-    }
-    if client.pulls_diagnostics() {
-        pull_open(client, paths).await;
-    }
-    let state = within_workspace(sup, client.snapshot());
-    // An importer with no settled report from before the write has no state to compare
-    // with either.
-    let observers: Vec<PathBuf> = importers
-        .opened
-        .iter()
-        .map(|(p, _)| p.clone())
-        .filter(|p| !before_write.complete || !state.contains_key(p))
-        .collect();
-    Before {
-        state,
-        settled,
-        observers,
-        open_importers: importers.open,
-        notes,
-    }
-}
-
-/// Only the workspace's files: servers also publish for library sources (related
-/// information in the standard library), which are nobody's to fix here.
-pub(crate) fn within_workspace(
-    sup: &ServerSupervisor,
-    mut state: DiagnosticState,
-) -> DiagnosticState {
-    state.retain(|p, _| p.starts_with(sup.workspace()));
-    state
-}
-
-/// Pulls the diagnostics of the open documents (capped), for pull servers. `unsynced`
-/// documents are pulled as the server has them, without reading the disk: before a write,
-/// the written files must stay at their old text until the write is synced (and during a
-/// preview, at their proposed text).
-pub(crate) async fn pull_open(client: &LspClient, unsynced: &[PathBuf]) {
-    for p in client.open_paths().await.into_iter().take(ON_WRITE_FILES) {
-        let doc = if unsynced.contains(&p) || client.is_proposed(&p).await {
-            client.open_doc_state(&p).await
-        } else {
-            client.sync_file_now(&p).await.ok()
-        };
-        if let Some(doc) = doc {
-            let _ = client.pull_diagnostics(&doc).await;
-        }
-    }
 }
 
 /// The diagnostics-on-write observer.
@@ -266,76 +153,6 @@ impl DiagnosticsOnWrite {
         }
     }
 
-    /// The supervisor.
-    pub(crate) fn supervisor(&self) -> &Arc<ServerSupervisor> {
-        &self.sup
-    }
-
-    /// A copy of the run's ledger, to judge a preview without recording it.
-    pub(crate) fn ledger_copy(&self) -> DiagnosticsLedger {
-        self.ledger().clone()
-    }
-
-    /// `paths` grouped by server; files with no server (no marker, no binary, no entry) are
-    /// left out quietly, files whose server cannot be had in time are named in the notes.
-    pub(crate) async fn by_server(
-        &self,
-        paths: Vec<PathBuf>,
-    ) -> (Vec<(Arc<LspClient>, Vec<PathBuf>)>, Vec<String>) {
-        let mut groups: Vec<(Arc<LspClient>, Vec<PathBuf>)> = Vec::new();
-        let mut notes = Vec::new();
-        for p in paths {
-            // The primary server, then its diagnostics-only companions (ruff, eslint). A
-            // missing server is quiet unless auto_install starts installing it.
-            let loc = match self.sup.locate(&p) {
-                Ok(loc) => loc,
-                Err(_) => {
-                    if let Some(line) = self.sup.install_in_background(&p) {
-                        notes.push(format!("{}: {line}", self.display(&p)));
-                    }
-                    continue;
-                }
-            };
-            for loc in std::iter::once(loc).chain(self.sup.companions(&p)) {
-                match self.client_within_bound(&loc).await {
-                    Ok(c) => match groups.iter_mut().find(|(g, _)| Arc::ptr_eq(g, &c)) {
-                        Some((_, v)) => v.push(p.clone()),
-                        None => groups.push((c, vec![p.clone()])),
-                    },
-                    Err(e) => notes.push(format!("{}: {e}", self.display(&p))),
-                }
-            }
-        }
-        (groups, notes)
-    }
-
-    pub(crate) fn display(&self, p: &Path) -> String {
-        match p.strip_prefix(self.sup.workspace()) {
-            Ok(r) => r.display().to_string(),
-            Err(_) => p.display().to_string(),
-        }
-    }
-
-    /// The server for `loc`, waiting for its start no longer than the diagnostics bound: a
-    /// server that never answers `initialize` costs a write only that wait (the start goes
-    /// on in the background, bounded by its own timeout).
-    async fn client_within_bound(&self, loc: &Located) -> Result<Arc<LspClient>, String> {
-        let sup = Arc::clone(&self.sup);
-        let loc2 = loc.clone();
-        let start = tokio::spawn(async move { sup.client_at(&loc2).await });
-        match tokio::time::timeout(self.sup.config().diagnostics_wait(), start).await {
-            Ok(Ok(Ok(c))) => Ok(c),
-            Ok(Ok(Err(e))) => Err(format!("diagnostics unavailable: {e}")),
-            Ok(Err(e)) => Err(format!("diagnostics unavailable: {e}")),
-            Err(_) => Err(format!(
-                "diagnostics pending — the {} server is still starting (no answer to `initialize` within {} ms); \
-                 ask `lsp` action `diagnostics` for this file later",
-                loc.spec.language,
-                self.sup.config().diagnostics_wait_ms
-            )),
-        }
-    }
-
     /// Steps 1 and 2 of the module doc for one server.
     async fn observe(
         &self,
@@ -412,7 +229,7 @@ impl DiagnosticsOnWrite {
                         likely.push((p.clone(), doc.version));
                     }
                 }
-                Err(e) => notes.push(format!("{}: {e}", self.display(p))),
+                Err(e) => notes.push(format!("{}: {e}", display(&self.sup, p))),
             }
         }
         // A server that diagnoses open documents re-checks the open importers after the
@@ -442,7 +259,7 @@ impl DiagnosticsOnWrite {
         if pending.is_some() {
             let label = paths
                 .iter()
-                .map(|p| self.display(p))
+                .map(|p| display(&self.sup, p))
                 .collect::<Vec<_>>()
                 .join(", ");
             self.pending_map().insert(
@@ -470,70 +287,12 @@ impl DiagnosticsOnWrite {
     }
 }
 
-/// One rendered diagnostic: its line and its structured form.
-pub(crate) fn render(r: &mut Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String, Value) {
-    let (pt, line) = r.diagnostic(path, d);
-    let j = json!({"path": pt.path, "line": pt.line, "col": pt.col,
-        "severity": severity_name(d.severity), "code": diagnostic_code(d), "message": d.message});
-    (line, j)
-}
-
-/// A gone diagnostic: its file and message (its old position may no longer exist).
-pub(crate) fn render_gone(r: &Renderer, path: &Path, d: &lsp_types::Diagnostic) -> (String, Value) {
-    let disp = r.display(path);
-    let line = diagnostic_line(&format!("{disp}:{}", d.range.start.line + 1), d);
-    (
-        line,
-        json!({"path": disp, "line": d.range.start.line + 1, "severity": severity_name(d.severity),
-            "code": diagnostic_code(d), "message": d.message}),
-    )
-}
-
-/// What a write (or a preview) found, as the lines of its answer and their JSON.
-#[derive(Default)]
-pub(crate) struct Findings {
-    /// New diagnostics.
-    pub new: (Vec<String>, Vec<Value>),
-    /// Diagnostics that went away.
-    pub gone: (Vec<String>, Vec<Value>),
-}
-
-impl Findings {
-    /// Adds one server's `changes`; each finding's JSON names `server`, and its line does
-    /// too when `several` servers served the files (a type checker and its linter).
-    pub(crate) fn add(
-        &mut self,
-        r: &mut Renderer,
-        changes: &[FileChange],
-        server: &str,
-        several: bool,
-    ) {
-        let tag = |(line, mut json): (String, Value)| {
-            json["source"] = json!(server);
-            match several {
-                true => (format!("{line} ({server})"), json),
-                false => (line, json),
-            }
-        };
-        for ch in changes {
-            for d in &ch.new {
-                let (l, j) = tag(render(r, &ch.path, d));
-                self.new.0.push(l);
-                self.new.1.push(j);
-            }
-            for d in &ch.gone {
-                let (l, j) = tag(render_gone(r, &ch.path, d));
-                self.gone.0.push(l);
-                self.gone.1.push(j);
-            }
-        }
-    }
-}
-
 #[async_trait::async_trait]
 impl WriteObserver for DiagnosticsOnWrite {
     async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
-        crate::diagnostics::preview::predict(self, ctx, proposed).await
+        // A copy of the run's ledger, taken once the servers have answered, judges the
+        // prediction without recording it.
+        predict(&self.sup, || self.ledger().clone(), ctx, proposed).await
     }
 
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
@@ -555,7 +314,7 @@ impl WriteObserver for DiagnosticsOnWrite {
             }
         }
         uniq.truncate(ON_WRITE_FILES);
-        let (groups, mut notes) = self.by_server(uniq).await;
+        let (groups, mut notes) = by_server(&self.sup, uniq).await;
         // Several servers on one write: each finding says which one reported it.
         let several = groups.len() > 1;
         if groups.is_empty() && notes.is_empty() {

@@ -32,10 +32,12 @@ use tools_core::{CallCtx, PreviewReport, ProposedFile, Section};
 
 use crate::answer::format::Renderer;
 use crate::client::LspClient;
-use crate::diagnostics::observer::{
-    Before, DiagnosticsOnWrite, Findings, GONE_CAP, ON_WRITE_CAP, ON_WRITE_FILES, pull_open,
-    state_before, within_workspace,
+use crate::diagnostics::baseline::{
+    Before, ON_WRITE_FILES, pull_open, state_before, within_workspace,
 };
+use crate::diagnostics::findings::{Findings, GONE_CAP, ON_WRITE_CAP};
+use crate::diagnostics::grouping::{by_server, display};
+use crate::diagnostics::ledger::DiagnosticsLedger;
 use crate::diagnostics::settle::{SettleGoal, checks_on_save, settle};
 use crate::diagnostics::state_diff::{DiagnosticState, Transition, diff_states};
 use crate::servers::supervisor::ServerSupervisor;
@@ -53,8 +55,12 @@ struct Predicted {
 }
 
 /// The [`tools_core::WriteObserver::preview`] of diagnostics on write.
+///
+/// `ledger_copy` gives a copy of the run's ledger; it is asked once the servers have
+/// answered, so the prediction is judged against the ledger as it is then.
 pub(crate) async fn predict(
-    obs: &DiagnosticsOnWrite,
+    sup: &Arc<ServerSupervisor>,
+    ledger_copy: impl FnOnce() -> DiagnosticsLedger,
     ctx: &CallCtx,
     proposed: &[ProposedFile],
 ) -> PreviewReport {
@@ -67,7 +73,7 @@ pub(crate) async fn predict(
         if f.text.len() > MAX_PREVIEW_FILE_BYTES {
             notes.push(format!(
                 "{}: not previewed (its proposed text is over {MAX_PREVIEW_FILE_BYTES} bytes)",
-                obs.display(&f.path)
+                display(sup, &f.path)
             ));
             continue;
         }
@@ -80,9 +86,8 @@ pub(crate) async fn predict(
         ));
         files.truncate(ON_WRITE_FILES);
     }
-    let (groups, unreachable) = obs
-        .by_server(files.iter().map(|f| f.path.clone()).collect())
-        .await;
+    let (groups, unreachable) =
+        by_server(sup, files.iter().map(|f| f.path.clone()).collect()).await;
     let mut report = PreviewReport {
         not_covered: unreachable,
         ..Default::default()
@@ -125,7 +130,7 @@ pub(crate) async fn predict(
             .filter(|f| paths.contains(&f.path))
             .cloned()
             .collect();
-        preview_on(Arc::clone(obs.supervisor()), client, mine)
+        preview_on(Arc::clone(sup), client, mine)
     });
     let predicted: Vec<Predicted> = futures::future::join_all(runs)
         .await
@@ -133,7 +138,7 @@ pub(crate) async fn predict(
         .flatten()
         .collect();
 
-    let mut ledger = obs.ledger_copy();
+    let mut ledger = ledger_copy();
     let mut findings = Findings::default();
     let mut pending_json = Vec::new();
     // Several servers (a type checker and its linter): each finding says which one, as a
@@ -155,7 +160,7 @@ pub(crate) async fn predict(
         );
         findings.add(&mut r, &changes, &p.client.server, several);
         if let Some(what) = &p.pending {
-            let waited = obs.supervisor().config().diagnostics_wait_ms;
+            let waited = sup.config().diagnostics_wait_ms;
             notes.push(format!(
                 "prediction incomplete — {} had not settled after {waited} ms (still waiting for {what})",
                 p.client.server

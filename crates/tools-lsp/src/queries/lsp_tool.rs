@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_for};
 
-use crate::answer::budget::{self, Window};
+use crate::answer::budget::{self, LIST_CAP, Window};
 use crate::answer::format::{self, Renderer};
 use crate::client::LspClient;
 use crate::error::LspError;
@@ -33,8 +33,6 @@ pub const REFERENCES_CAP: usize = 50;
 pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
 /// Most document symbols listed.
 pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
-/// Most locations listed for definition-like answers and diagnostics of one file.
-pub const LIST_CAP: usize = 100;
 
 /// The `lsp` actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
