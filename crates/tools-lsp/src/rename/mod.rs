@@ -1,5 +1,6 @@
 //! `lsp_rename`: a project-wide rename through the language server, applied all or nothing
-//! (`tool`). The new name is checked before any server is asked (`new_name`); references the
+//! (`tool`): the server's edit planned in memory and committed all or nothing (`plan`). The
+//! new name is checked before any server is asked (`new_name`); references the
 //! server reports under the old name that its edit misses are added or the rename is refused
 //! (`references`); after the write the references under the new name are compared with
 //! those from before (`check`); `preview: true` stages the rename instead of writing it and
@@ -10,10 +11,11 @@
 
 mod check;
 mod new_name;
+mod plan;
 mod preview;
 mod references;
 mod tool;
 
 #[cfg(feature = "testing")]
-pub use tool::InjectWriteFailure;
+pub use plan::InjectWriteFailure;
 pub use tool::{LspRenameTool, RENAME_OPEN_CAP, RenameArgs};

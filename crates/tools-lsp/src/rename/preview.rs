@@ -9,7 +9,7 @@ use serde_json::json;
 use tools_core::content_hash;
 use tools_core::{CallCtx, ProposedFile, StagedChanges, StagedFile, ToolError, ToolOutput};
 
-use crate::rename::tool::{Final, Plan};
+use crate::rename::plan::{Final, Plan};
 
 /// Stages `plan` and answers with the predicted diagnostics first.
 pub(crate) async fn stage(
