@@ -21,6 +21,7 @@
 mod component_table;
 mod deps;
 mod lint;
+mod module_circles;
 mod tidy;
 
 use std::collections::BTreeSet;

@@ -165,7 +165,7 @@ impl std::fmt::Display for Finding {
     }
 }
 
-fn finding(path: &Path, line: Option<usize>, message: impl Into<String>) -> Finding {
+pub(crate) fn finding(path: &Path, line: Option<usize>, message: impl Into<String>) -> Finding {
     Finding {
         path: path.to_path_buf(),
         line,
@@ -193,6 +193,7 @@ pub fn check(repo: &Path) -> Result<Vec<Finding>, String> {
         findings.extend(file_length(rel, &text));
     }
     findings.extend(stale_long_files(repo, &files));
+    findings.extend(crate::module_circles::check(repo, &files)?);
     findings.extend(lint_inheritance(repo)?);
     Ok(findings)
 }
