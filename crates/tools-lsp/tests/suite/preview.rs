@@ -145,10 +145,27 @@ impl Project {
         .unwrap();
     }
 
+    /// What `lsp` action `diagnostics` answers for `file`.
+    pub async fn diagnostics(&self, file: &str) -> String {
+        self.ok(json!({"action": "diagnostics", "file": file}))
+            .await
+    }
+
+    /// `lsp` action `diagnostics` says `file` has none.
+    pub async fn assert_clean(&self, file: &str) {
+        has(&self.diagnostics(file).await, "no diagnostics");
+    }
+
     pub fn hash(&self, rel: &str) -> String {
         content_hash(&std::fs::read(self.root().join(rel)).unwrap())
     }
 }
+
+/// pyright over the `py_src` fixture, given time to settle.
+const PYRIGHT: &str = "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
+
+/// Servers that index for long on a loaded machine (tsserver, gopls, clangd).
+const SLOW_START: &str = "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n";
 
 /// The diagnostic lines (`path:line:col …`) of a prediction or a write's section.
 fn diagnostic_lines(text: &str) -> Vec<String> {
@@ -180,7 +197,6 @@ enum Match {
 async fn preview_scenario(p: &Project, file: &str, broken: &str, callers: &[&str], m: Match) {
     let ok = p.read(file);
     let disk = p.hash(file);
-    let clean = "no diagnostics";
 
     // Preview: the callers' errors are predicted, nothing on disk changed.
     let pv = p.preview(file, broken).await;
@@ -193,8 +209,7 @@ async fn preview_scenario(p: &Project, file: &str, broken: &str, callers: &[&str
     assert_eq!(p.hash(file), disk);
     // The servers are back on the disk's state.
     for f in callers.iter().chain([&file]) {
-        let out = p.ok(json!({"action": "diagnostics", "file": f})).await;
-        has(&out, clean);
+        p.assert_clean(f).await;
     }
 
     // Accept: written, and the write's own diagnostics are the prediction.
@@ -241,8 +256,7 @@ async fn preview_scenario(p: &Project, file: &str, broken: &str, callers: &[&str
     p.discard(&pv.id).await;
     assert_eq!(p.read(file), ok);
     for f in callers.iter().chain([&file]) {
-        let out = p.ok(json!({"action": "diagnostics", "file": f})).await;
-        has(&out, clean);
+        p.assert_clean(f).await;
     }
 }
 
@@ -251,17 +265,13 @@ async fn pyright_previews_a_break_in_unopened_callers() {
     if require_binary("pyright", "pyright-langserver").is_none() {
         return;
     }
-    let config = "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
-    let p = Project::from_fixture("py_src", config);
+    let p = Project::from_fixture("py_src", PYRIGHT);
     let file = "src/shapes/geometry.py";
     let broken = p.read(file).replace(
         "def area(r: Rect) -> int:",
         "def area(r: Rect, scale: int) -> int:",
     );
-    has(
-        &p.ok(json!({"action": "diagnostics", "file": file})).await,
-        "no diagnostics",
-    );
+    p.assert_clean(file).await;
     preview_scenario(
         &p,
         file,
@@ -278,19 +288,13 @@ async fn typescript_previews_a_break_in_importers() {
     if require_binary("typescript-language-server", "typescript-language-server").is_none() {
         return;
     }
-    let p = Project::from_fixture(
-        "ts_lib",
-        "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n",
-    );
+    let p = Project::from_fixture("ts_lib", SLOW_START);
     let file = "src/geometry.ts";
     let broken = p.read(file).replace(
         "export function area(r: Rect): number {",
         "export function area(r: Rect, scale: number): number {",
     );
-    has(
-        &p.ok(json!({"action": "diagnostics", "file": file})).await,
-        "no diagnostics",
-    );
+    p.assert_clean(file).await;
     preview_scenario(
         &p,
         file,
@@ -307,19 +311,13 @@ async fn gopls_previews_a_break_in_other_packages() {
     if require_binary("gopls", "gopls").is_none() || require_binary("go", "go").is_none() {
         return;
     }
-    let p = Project::from_fixture(
-        "go_mod",
-        "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n",
-    );
+    let p = Project::from_fixture("go_mod", SLOW_START);
     let file = "geometry/geometry.go";
     let broken = p.read(file).replace(
         "func Area(r Rect) int {",
         "func Area(r Rect, scale int) int {",
     );
-    has(
-        &p.ok(json!({"action": "diagnostics", "file": file})).await,
-        "no diagnostics",
-    );
+    p.assert_clean(file).await;
     preview_scenario(
         &p,
         file,
@@ -347,10 +345,7 @@ async fn clangd_with_dirty_headers_previews_a_break_in_includers() {
         "int rect_area(const struct rect *r);",
         "int rect_area(const struct rect *r, int scale);",
     );
-    has(
-        &p.ok(json!({"action": "diagnostics", "file": file})).await,
-        "no diagnostics",
-    );
+    p.assert_clean(file).await;
     preview_scenario(
         &p,
         file,
@@ -379,10 +374,7 @@ async fn clangd_without_dirty_headers_names_includers_as_not_covered() {
         "int rect_area(const struct rect *r);",
         "int rect_area(const struct rect *r, int scale);",
     );
-    has(
-        &p.ok(json!({"action": "diagnostics", "file": file})).await,
-        "no diagnostics",
-    );
+    p.assert_clean(file).await;
     let pv = p.preview(file, &broken).await;
     has(
         &pv.text,
@@ -413,10 +405,7 @@ async fn rust_analyzer_previews_its_own_analysis_and_names_cargo_check_as_not_co
     // `.map(area)`): that one is `cargo check`'s, after the save.
     let callers = ["crates/report/src/lib.rs"];
     for f in ["crates/report/src/lib.rs", "crates/cli/src/main.rs", file] {
-        has(
-            &p.ok(json!({"action": "diagnostics", "file": f})).await,
-            "no diagnostics",
-        );
+        p.assert_clean(f).await;
     }
     let broken = p.read(file).replace(
         "pub fn area(r: &Rect) -> u32 {",
@@ -437,8 +426,7 @@ async fn a_previewed_rename_is_staged_whole_and_accepted_whole() {
     if require_binary("pyright", "pyright-langserver").is_none() {
         return;
     }
-    let config = "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
-    let p = Project::from_fixture("py_src", config);
+    let p = Project::from_fixture("py_src", PYRIGHT);
     let files = [
         "src/shapes/geometry.py",
         "src/shapes/report.py",
@@ -470,11 +458,7 @@ async fn a_previewed_rename_is_staged_whole_and_accepted_whole() {
         .unwrap()
         .to_string();
     // The servers see the disk: the old name is still the one that resolves.
-    has(
-        &p.ok(json!({"action": "diagnostics", "file": "tests/test_geometry.py"}))
-            .await,
-        "no diagnostics",
-    );
+    p.assert_clean("tests/test_geometry.py").await;
     let written = p.accept(&id).await.unwrap();
     assert!(!written.contains("new diagnostic(s)"), "{written}");
     has(
@@ -490,8 +474,7 @@ async fn a_preview_and_a_write_to_the_same_server_do_not_interleave() {
     if require_binary("pyright", "pyright-langserver").is_none() {
         return;
     }
-    let config = "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
-    let p = Project::from_fixture("py_src", config);
+    let p = Project::from_fixture("py_src", PYRIGHT);
     let file = "src/shapes/geometry.py";
     let ok = p.read(file);
     let broken = ok.replace(
@@ -499,10 +482,7 @@ async fn a_preview_and_a_write_to_the_same_server_do_not_interleave() {
         "def area(r: Rect, scale: int) -> int:",
     );
     let harmless = format!("{ok}\n# a harmless comment\n");
-    has(
-        &p.ok(json!({"action": "diagnostics", "file": file})).await,
-        "no diagnostics",
-    );
+    p.assert_clean(file).await;
     for round in 0..3 {
         // Both at once: the breaking preview must not leak into the harmless write's
         // result, nor the write into the prediction.
@@ -517,10 +497,7 @@ async fn a_preview_and_a_write_to_the_same_server_do_not_interleave() {
         );
         has(&pv.text, "src/shapes/report.py:");
         p.discard(&pv.id).await;
-        let out = p
-            .ok(json!({"action": "diagnostics", "file": "src/shapes/report.py"}))
-            .await;
-        has(&out, "no diagnostics");
+        p.assert_clean("src/shapes/report.py").await;
     }
     // A breaking write racing a harmless preview of the same file: the write's own result
     // names what it broke, whoever goes first.
@@ -529,9 +506,6 @@ async fn a_preview_and_a_write_to_the_same_server_do_not_interleave() {
     has(&written, "new diagnostic(s) after this write");
     has(&written, "src/shapes/report.py:");
     p.discard(&pv.id).await;
-    let out = p
-        .ok(json!({"action": "diagnostics", "file": "src/shapes/report.py"}))
-        .await;
-    has(&out, "scale");
+    has(&p.diagnostics("src/shapes/report.py").await, "scale");
     p.close_and_check().await;
 }
