@@ -37,12 +37,29 @@ async fn writefile_goes_through_the_write_tool_and_its_jail() {
     assert_eq!(status(&o), "error", "{}", o.text);
     let err = &o.structured.as_ref().unwrap()["error"];
     assert_eq!(err["ename"], "ToolError");
+    let evalue = err["evalue"].as_str().unwrap();
     assert!(
-        err["evalue"].as_str().unwrap().contains("outside"),
+        evalue.starts_with("%%writefile writes through the run's `write` tool: ")
+            && evalue.contains("outside"),
         "{}",
         o.text
     );
     assert!(!outside.exists());
+}
+
+#[tokio::test]
+async fn packages_imported_under_watch_keep_their_own_loader() {
+    if !python() {
+        return;
+    }
+    // The kernel sets up IPython and pandas right after their first import; their modules
+    // must still answer what their real loader answers (sources, resources).
+    let e = env();
+    let o = e
+        .py("import pandas, IPython, inspect
+(inspect.getsource(pandas).startswith('from __future__'), pandas.__loader__.is_package('pandas'), pandas.get_option('display.max_columns'))")
+        .await;
+    assert_eq!(o.text, "(True, True, 20)");
 }
 
 #[tokio::test]

@@ -154,6 +154,11 @@ class _ThenRun:
         self.after(module)
 
     def __getattr__(self, name):
+        # The module keeps this as its __loader__: get_source, get_resource_reader, … are
+        # the real loader's.
+        return getattr(self.loader, name)
+
+    def __getattr__(self, name):
         return getattr(self.loader, name)
 
 

@@ -78,7 +78,10 @@ class _Magics:
         if append and exists:
             with open(path, encoding="utf-8") as f:
                 content = f.read() + body
-        tool("write", {"path": path, "content": content})
+        try:
+            tool("write", {"path": path, "content": content})
+        except ToolError as e:
+            raise ToolError("%%%%writefile writes through the run's `write` tool: %s" % (e,), e.kind) from None
         if append:
             print("Appending to %s" % name)
         else:
