@@ -16,8 +16,10 @@
 //!   same steps, the quick ones first and clippy and rustdoc after the tests, and prints
 //!   each step's time.
 //! - `bench [FAMILY...]` runs each family's benchmark (`cargo bench -p tools-FAMILY --bench
-//!   FAMILY`), side by side with the tool a user would otherwise use.
+//!   FAMILY`), side by side with the tool a user would otherwise use; `bench peer` runs the
+//!   whole server against Serena (`bench_peer`).
 
+mod bench_peer;
 mod component_table;
 mod deps;
 mod lint;
@@ -509,6 +511,9 @@ fn test(args: &[String]) -> Result {
 }
 
 fn bench(args: &[String]) -> Result {
+    if args.first().map(String::as_str) == Some("peer") {
+        return bench_peer::bench_peer();
+    }
     setup()?;
     let families: Vec<String> = if args.is_empty() {
         ["ast", "lsp", "debug", "eval", "ask", "vibe"]

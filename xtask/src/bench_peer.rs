@@ -1,0 +1,145 @@
+//! `cargo xtask bench peer`: agent-tools against Serena (serena-agent from PyPI), side by
+//! side through one MCP client, on click's sdist from PyPI and a Cargo workspace whose trait
+//! is implemented in other crates. Prints the table of ratios (ours / Serena's).
+//!
+//! Serena goes into a venv of its own under the target folder (`bench-peer/serena`), pinned,
+//! and runs offline (`SERENA_USAGE_REPORTING=false`, no dashboard, no log window). Its
+//! pyright launcher runs `uvx -p 3.13`, so a Python 3.13 is looked for on `PATH` and in
+//! pyenv. The driver (`xtask/bench_peer/side_by_side.py`) runs under the suite's venv, which
+//! has the MCP Python SDK. `AGENT_TOOLS_BIN` names the binary to measure; otherwise a
+//! release build is made, copied out of the shared target folder first so that no other
+//! build replaces it mid-run. `BENCH_PEER_RUNS` sets the runs per corpus (default 2) and
+//! `BENCH_PEER_ONLY` a comma-separated list of corpora (`click`, `cargo-ws`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{Result, cargo, run, target_dir, tool_path, venv_bin};
+
+/// The Serena release measured against.
+const SERENA: &str = "serena-agent==2.1.0";
+/// The click release whose sdist is the Python corpus.
+const CLICK: &str = "8.1.8";
+
+/// Installs what the comparison needs (once) and runs it.
+pub(crate) fn bench_peer() -> Result {
+    let driver_python = venv_bin().join("python");
+    if !driver_python.exists() {
+        return Err(format!(
+            "{} is missing: run `cargo xtask setup` first (the driver needs the MCP Python SDK)",
+            driver_python.display()
+        ));
+    }
+    let work = target_dir().join("bench-peer");
+    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let serena = install_serena(&work)?;
+    let python313 = python313_dir()?;
+    let sdist = click_sdist(&work, &serena)?;
+    let ours = our_binary(&work)?;
+    let runs = std::env::var("BENCH_PEER_RUNS").unwrap_or_else(|_| "2".into());
+    let only = std::env::var("BENCH_PEER_ONLY").unwrap_or_default();
+    run(Command::new(&driver_python)
+        .arg(crate::repo().join("xtask/bench_peer/side_by_side.py"))
+        .arg("--ours")
+        .arg(&ours)
+        .arg("--serena")
+        .arg(serena.join("bin/serena"))
+        .arg("--python313-dir")
+        .arg(&python313)
+        .arg("--work")
+        .arg(&work)
+        .arg("--click-sdist")
+        .arg(&sdist)
+        .args(["--runs", &runs, "--only", &only])
+        .env("PATH", tool_path()))
+}
+
+/// Serena's venv, made and filled when its pin is not the one installed.
+fn install_serena(work: &Path) -> Result<PathBuf> {
+    let venv = work.join("serena");
+    let stamp = venv.join("installed");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(SERENA) {
+        return Ok(venv);
+    }
+    let python = ["python3.12", "python3.11", "python3"]
+        .into_iter()
+        .find(|p| {
+            Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .ok_or("no python3 on PATH to make Serena's venv with")?;
+    run(Command::new(python).args(["-m", "venv"]).arg(&venv))?;
+    run(Command::new(venv.join("bin/pip")).args(["install", "-q", SERENA, "uv"]))?;
+    std::fs::write(&stamp, SERENA).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    Ok(venv)
+}
+
+/// The folder of a Python 3.13 interpreter (Serena's pyright launcher asks uv for one).
+fn python313_dir() -> Result<PathBuf> {
+    if let Ok(out) = Command::new("python3.13")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        && out.status.success()
+    {
+        let exe = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if let Some(dir) = exe.parent() {
+            return Ok(dir.to_path_buf());
+        }
+    }
+    let pyenv = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")))
+        .map(|p| p.join("versions"));
+    if let Some(versions) = pyenv
+        && let Ok(entries) = std::fs::read_dir(&versions)
+    {
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("3.13"))
+            .map(|e| e.path().join("bin"))
+            .filter(|bin| bin.join("python3.13").exists())
+            .collect();
+        found.sort();
+        if let Some(bin) = found.pop() {
+            return Ok(bin);
+        }
+    }
+    Err(
+        "no Python 3.13 (python3.13 on PATH or in pyenv): Serena's pyright launcher needs one"
+            .into(),
+    )
+}
+
+/// click's sdist, downloaded from PyPI once.
+fn click_sdist(work: &Path, serena: &Path) -> Result<PathBuf> {
+    let dir = work.join("src");
+    let sdist = dir.join(format!("click-{CLICK}.tar.gz"));
+    if !sdist.exists() {
+        run(Command::new(serena.join("bin/pip"))
+            .args(["download", "-q", "--no-binary", ":all:", "--no-deps"])
+            .arg(format!("click=={CLICK}"))
+            .arg("-d")
+            .arg(&dir))?;
+    }
+    if sdist.exists() {
+        Ok(sdist)
+    } else {
+        Err(format!("pip did not leave {}", sdist.display()))
+    }
+}
+
+/// The binary to measure: `AGENT_TOOLS_BIN`, or a release build copied out of the target
+/// folder.
+fn our_binary(work: &Path) -> Result<PathBuf> {
+    if let Some(bin) = std::env::var_os("AGENT_TOOLS_BIN") {
+        return Ok(PathBuf::from(bin));
+    }
+    run(cargo().args(["build", "--release", "-p", "agent-tools"]))?;
+    let built = target_dir().join("release/agent-tools");
+    let kept = work.join("agent-tools");
+    std::fs::copy(&built, &kept)
+        .map_err(|e| format!("cannot copy {} to {}: {e}", built.display(), kept.display()))?;
+    Ok(kept)
+}
