@@ -1,6 +1,7 @@
 """`agent-tools serve --http` at the edges real clients hit: the Origin check (own origin
 served, a foreign one refused with 403 before anything changes, --allow-origin honoured), a
-handshake-era request without its session refused with 400, and `ask_user` over the
+handshake-era request without its session refused with 400, a 2025-11-25 session that lists
+the tasks extension getting each cell's output in place (official Python SDK), and `ask_user` over the
 sessionless protocol — a round trip with the official Python SDK that succeeds, and raw
 retries whose `requestState` is forged, replayed, sent by another caller or for another call,
 each refused with a JSON-RPC error while the real answer still goes through."""
@@ -12,7 +13,7 @@ import httpx2
 import pytest
 
 from conftest import text
-from serve_support import INIT, MCP_HEADERS, client, serve, workspace
+from serve_support import DESC, INIT, MCP_HEADERS, client, serve, workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -125,6 +126,33 @@ async def test_a_handshake_era_request_without_its_session_is_refused_with_400(t
             # Without a version at all, the transport's default (2025-03-26) is handshake-era.
             r = await post(srv.url(), {"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
             assert r.status_code == 400 and "protocol 2025-03-26" in r.json()["error"]["message"], r.text
+
+
+async def test_a_2025_11_25_session_listing_tasks_gets_each_cells_output_in_place(tmp_path):
+    from mcp.client import advertise
+
+    root = workspace(tmp_path)
+    (root / "agent-tools.toml").write_text("[eval]\nprogress_interval_secs = 0.2\n")
+    seen = []
+
+    async def progress(value, total, message):
+        seen.append(message)
+
+    with serve("--root", str(root)) as srv:
+        async with client(
+            srv.url(), mode="legacy", extensions=[advertise("io.modelcontextprotocol/tasks")]
+        ) as c:
+            assert c.session.protocol_version == "2025-11-25"
+            with anyio.fail_after(60):
+                r = await c.call_tool(
+                    "eval",
+                    {"code": "import time\ntime.sleep(1.5)\nkept = 6 * 7\nkept", "description": DESC},
+                    progress_callback=progress,
+                )
+                assert not r.is_error and text(r) == "42", text(r)
+                r = await c.call_tool("eval", {"code": "kept + 1", "description": DESC})
+                assert text(r) == "43", text(r)
+    assert seen and all(m.startswith("python cell running for ") for m in seen), seen
 
 
 # --- ask_user without sessions -----------------------------------------------------------

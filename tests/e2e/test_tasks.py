@@ -176,3 +176,21 @@ def test_a_2025_11_25_client_listing_the_extension_gets_the_cells_output_directl
         assert "error" in unknown, unknown
     finally:
         c.close()
+
+
+def test_a_task_id_of_another_session_is_refused_and_the_task_goes_on(tmp_path):
+    owner = RawClient(tmp_path, {TASKS: {}})
+    other = RawClient(tmp_path, {TASKS: {}})
+    try:
+        r = owner.call("eval", {"code": "import time\ntime.sleep(1)\n6 * 7", "description": DESC})["result"]
+        task = r["taskId"]
+        for method in ("tasks/get", "tasks/cancel"):
+            refused = other.request(method, {"taskId": task})
+            assert "result" not in refused, refused
+            assert refused["error"]["code"] == -32602 and task in refused["error"]["message"], refused
+        # Neither the look nor the cancel reached it: it finishes for its own session.
+        done = owner.poll(task, {"completed", "failed", "cancelled"})
+        assert done["status"] == "completed" and result_text(done["result"]) == "42", done
+    finally:
+        owner.close()
+        other.close()
