@@ -123,6 +123,23 @@ async def test_a_handshake_era_request_without_its_session_is_refused_with_400(t
             assert r.status_code == 400, (flags, r.text)
             assert r.json() == {"jsonrpc": "2.0", "id": 7, "error": {"code": -32000, "message": expected}}
             assert not (root / "lost.txt").exists()
+            # The same version named the newest protocol's way, in the request's own _meta
+            # (which the transport would otherwise serve without a session, in a run thrown
+            # away with the answer).
+            inline = {
+                **write,
+                "params": {
+                    **write["params"],
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    },
+                },
+            }
+            r = await post(srv.url(), inline)
+            assert r.status_code == 400, (flags, r.text)
+            assert r.json() == {"jsonrpc": "2.0", "id": 7, "error": {"code": -32000, "message": expected}}
+            assert not (root / "lost.txt").exists()
             # Without a version at all, the transport's default (2025-03-26) is handshake-era.
             r = await post(srv.url(), {"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
             assert r.status_code == 400 and "protocol 2025-03-26" in r.json()["error"]["message"], r.text
