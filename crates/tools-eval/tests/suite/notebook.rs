@@ -59,6 +59,9 @@ const NOTEBOOK: &[Step] = &[
     Cell("import shapes_mod\nshapes_mod.area(3, 4)"),
     Write("shapes_mod.py", "def area(w, h):\n    return w * h / 2\n"),
     Cell("shapes_mod.area(3, 4)"),
+    Cell("%reload_ext autoreload\n%autoreload 2"),
+    Write("shapes_mod.py", "def area(w, h):\n    return (w + h) * 2\n"),
+    Cell("shapes_mod.area(3, 4)"),
 ];
 
 /// Masks what differs between any two runs of the same cell: object addresses, measured
