@@ -23,6 +23,11 @@ const CONFIG_SILENT: &str = "[lsp]\nindex_wait_ms = 60000\nstart_timeout_ms = 90
 const CONFIG_STALLING_INDEX: &str = "[lsp]\nindex_wait_ms = 5000\nstart_timeout_ms = 90000\n\
                                      request_timeout_ms = 60000\ndiagnostics_wait_ms = 30000\n";
 
+/// The same for a JVM server: jdtls starts an OSGi runtime and builds its project before it
+/// answers, 50-80 s on a busy two-core machine.
+const CONFIG_JVM: &str = "[lsp]\nindex_wait_ms = 120000\nstart_timeout_ms = 180000\n\
+                          request_timeout_ms = 120000\ndiagnostics_wait_ms = 60000\n";
+
 /// What one case's checks gave: each check's outcome by name, and what went wrong.
 pub struct Verdict {
     /// `start`, `hover`, `definition`, `diagnostic`, `fix`, in that order.
@@ -49,6 +54,7 @@ impl Verdict {
 pub async fn drive(case: &Case) -> Verdict {
     let base = match (case.component, &case.diagnostic) {
         ("ccls", _) => CONFIG_STALLING_INDEX,
+        ("jdtls", _) => CONFIG_JVM,
         (_, Check::NotApplicable(_)) => CONFIG_SILENT,
         (_, Check::Expect(_)) => CONFIG,
     };
