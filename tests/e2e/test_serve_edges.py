@@ -263,3 +263,45 @@ async def test_a_forged_replayed_or_foreign_request_state_is_refused_and_changes
         assert done["result"]["structuredContent"]["selected"] == ["Blue"], done
         replayed = await call_newest(url_a, "ask_user", COLOURS, state, blue)
         assert replayed[1]["error"] == {"code": -32602, "message": unknown}, replayed
+
+
+async def newest_request(url, method, params, name, caps):
+    params = {
+        **params,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": NEWEST,
+            "io.modelcontextprotocol/clientCapabilities": caps,
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    headers = {"MCP-Protocol-Version": NEWEST, "Mcp-Method": method, "Mcp-Name": name}
+    r = await post(url, {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, **headers)
+    return rpc_message(r)
+
+
+async def test_a_sessionless_task_is_polled_by_its_caller_and_no_one_else(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    with serve("--workspace", f"a={a}", "--workspace", f"b={b}", "--sessionless") as srv:
+        url_a, url_b = srv.url("/w/a/mcp"), srv.url("/w/b/mcp")
+        cell = {"name": "eval", "arguments": {"code": "import time\ntime.sleep(1)\n6 * 7", "description": DESC}}
+        started = await newest_request(url_a, "tools/call", cell, "eval", caps)
+        assert started["result"]["resultType"] == "task", started
+        task = started["result"]["taskId"]
+        for method in ("tasks/get", "tasks/cancel"):
+            refused = await newest_request(url_b, method, {"taskId": task}, task, caps)
+            assert refused["error"] == {
+                "code": -32602,
+                "message": f"unknown task {task}: no task of yours has this id",
+            }, refused
+        # The task outlived the request that started it, in its run, for its own caller.
+        with anyio.fail_after(60):
+            while True:
+                got = (await newest_request(url_a, "tasks/get", {"taskId": task}, task, caps))["result"]
+                if got["status"] != "working":
+                    break
+                await anyio.sleep(0.2)
+        assert got["status"] == "completed", got
+        assert got["result"]["content"] == [{"type": "text", "text": "42"}], got

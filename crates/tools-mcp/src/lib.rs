@@ -48,8 +48,8 @@
 //! A call answers with a task only on a protocol that defines the tasks extension's result
 //! (2026-07-28 and later) and only for a client that declared the extension. A client on
 //! 2025-11-25 that lists the extension anyway gets the call's own answer, with progress
-//! notifications while it runs; so does every client of a server that gives each request a
-//! run of its own, where no later request could reach the task.
+//! notifications while it runs. A server that gives each request a run of its own shares
+//! its task table across handlers, and each task answers only to its caller.
 
 #![deny(clippy::print_stdout)]
 
@@ -152,9 +152,10 @@ impl McpServer {
 
     /// Serves each request with a run of its own (the embedder builds one handler per
     /// request, as sessionless HTTP does), sharing `parked` with the other handlers: a call
-    /// waiting on an answer keeps its run open until it ends, and no call answers with a
-    /// task (no later request could reach it).
+    /// waiting on an answer, or running as a task, keeps its run open until it ends, and a
+    /// later request of the same caller finds it there.
     pub fn with_run_per_request(mut self, parked: Arc<ParkedCalls>) -> Self {
+        self.tasks = parked.tasks.clone();
         self.parked = parked;
         self.runs_per_request = true;
         self
@@ -314,22 +315,27 @@ impl ServerHandler for McpServer {
         }
         let reg = self.registry_for(&ctx).await?;
         if round_trip
-            && !self.runs_per_request
             && tasks::runs_as_task(&request.name)
             && ctx
                 .client_capabilities()
                 .is_some_and(|caps| caps.supports_tasks())
         {
             let cancel = reg.run().cancellation().child_token();
-            return Ok(tasks::start(
+            // A request's own run stays open for its task, which closes it.
+            if self.runs_per_request {
+                self.handed_off.store(true, Ordering::SeqCst);
+            }
+            let created = tasks::start(
                 &self.tasks,
                 Arc::clone(reg),
                 self.surface,
                 key.tool,
                 key.args,
                 cancel,
-            )
-            .into());
+                self.runs_per_request,
+            );
+            self.parked.own_task(&created.task.task_id, key.caller);
+            return Ok(created.into());
         }
         let sink = ctx
             .meta
@@ -372,8 +378,10 @@ impl ServerHandler for McpServer {
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        self.parked
+            .check_task(&request.task_id, &round_trip::caller(&ctx))?;
         self.tasks
             .get_task(&request.task_id)
             .map(rmcp::model::GetTaskResult::new)
@@ -382,8 +390,10 @@ impl ServerHandler for McpServer {
     async fn update_task(
         &self,
         request: rmcp::model::UpdateTaskParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.parked
+            .check_task(&request.task_id, &round_trip::caller(&ctx))?;
         self.tasks
             .update_task(&request.task_id, request.input_responses)
     }
@@ -391,8 +401,10 @@ impl ServerHandler for McpServer {
     async fn cancel_task(
         &self,
         request: rmcp::model::CancelTaskParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.parked
+            .check_task(&request.task_id, &round_trip::caller(&ctx))?;
         self.tasks.cancel_task(&request.task_id)
     }
 }

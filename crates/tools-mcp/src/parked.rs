@@ -66,10 +66,13 @@ struct Parked {
     expires: Instant,
 }
 
-/// The questions waiting on an answer, by handle.
+/// The questions waiting on an answer, by handle, and the calls running as tasks with the
+/// caller each answers to.
 #[derive(Default)]
 pub struct ParkedCalls {
     calls: Mutex<HashMap<String, Parked>>,
+    pub(crate) tasks: rmcp::task_manager::TaskManager,
+    task_owners: Mutex<HashMap<String, Caller>>,
 }
 
 impl ParkedCalls {
@@ -193,6 +196,28 @@ fn take_expired(calls: &mut HashMap<String, Parked>, now: Instant) -> Vec<Parked
         .map(|(h, _)| h.clone())
         .collect();
     due.iter().filter_map(|h| calls.remove(h)).collect()
+}
+
+impl ParkedCalls {
+    /// Records that the task `id` answers to `caller` only.
+    pub(crate) fn own_task(&self, id: &str, caller: Caller) {
+        if let Ok(mut owners) = self.task_owners.lock() {
+            owners.insert(id.to_string(), caller);
+        }
+    }
+
+    /// Refuses `caller` a task another caller started, as if it did not exist (nothing of
+    /// it is touched).
+    pub(crate) fn check_task(&self, id: &str, caller: &Caller) -> Result<(), McpError> {
+        let owners = self.task_owners.lock().map_err(|_| poisoned())?;
+        match owners.get(id) {
+            Some(owner) if owner != caller => Err(McpError::invalid_params(
+                format!("unknown task {id}: no task of yours has this id"),
+                None,
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// 128 bits from the operating system's random source, as 32 hex digits.
@@ -344,5 +369,21 @@ mod tests {
                 .unwrap(),
         );
         assert!(gone.starts_with("unknown requestState"), "{gone}");
+    }
+
+    #[test]
+    fn a_task_answers_only_to_the_caller_that_started_it() {
+        let table = ParkedCalls::default();
+        table.own_task("t-1", Caller("alice".into()));
+        assert!(table.check_task("t-1", &Caller("alice".into())).is_ok());
+        let refused = message(
+            table
+                .check_task("t-1", &Caller("bob".into()))
+                .err()
+                .unwrap(),
+        );
+        assert_eq!(refused, "unknown task t-1: no task of yours has this id");
+        // A task nobody owns here is left for the task table to call unknown.
+        assert!(table.check_task("t-2", &Caller("bob".into())).is_ok());
     }
 }

@@ -6,6 +6,11 @@
 //! becomes the task's `input_required` state, answered with `tasks/update`.
 //!
 //! Clients without the extension get the ordinary answer, with progress notifications.
+//!
+//! A server that gives each request a run of its own shares one task table across its
+//! handlers (in [`ParkedCalls`](crate::ParkedCalls)), so a later request's `tasks/get`
+//! finds the task; each task answers only to the caller that started it, and any other sees
+//! it as unknown.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,7 +44,8 @@ pub fn runs_as_task(tool: &str) -> bool {
 
 /// Starts `tool` as a task on `tasks` and returns its handle for the `tools/call` answer.
 /// The call's own cancellation token is cancelled by `tasks/cancel` (the tool then gets
-/// [`CANCEL_WIND_DOWN`] to stop on its own terms).
+/// [`CANCEL_WIND_DOWN`] to stop on its own terms). With `close_run` the task owns its run
+/// (a request's own, on sessionless HTTP) and closes it when the call ends.
 pub fn start(
     tasks: &TaskManager,
     reg: Arc<Registry>,
@@ -47,13 +53,16 @@ pub fn start(
     tool: String,
     args: Value,
     cancel: CancellationToken,
+    close_run: bool,
 ) -> CreateTaskResult {
+    let owned_run = close_run.then(|| Arc::clone(&reg));
     let options = TaskOptions::new()
         .with_ttl_ms(TASK_TTL.as_millis() as u64)
         .with_poll_interval_ms(TASK_POLL_INTERVAL.as_millis() as u64)
         .with_status_message(format!("{tool} is running"));
     let task = tasks.spawn(options, move |ctx| {
         Box::pin(async move {
+            let ended = async move {
             let (tx, mut questions) = tokio::sync::mpsc::unbounded_channel::<Question>();
             let opts = CallOptions {
                 progress: Progress::none(),
@@ -99,6 +108,13 @@ pub fn start(
                     }
                 }
             }
+            }
+            .await;
+            // A task in a request's own run (sessionless HTTP) held the run open until now.
+            if let Some(registry) = owned_run {
+                registry.run().close().await;
+            }
+            ended
         })
     });
     CreateTaskResult::new(task)

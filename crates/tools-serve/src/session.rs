@@ -9,9 +9,11 @@
 //!
 //! The newest protocol has no sessions, so a run cannot outlive one request there; it is
 //! offered only when the operator asks for it (`sessionless`), since kernels, debug sessions
-//! and staged edits would not persist from one call to the next. The one exception is a call
-//! waiting on a human's answer: it keeps its run until the client's retry completes it or
-//! its question expires ([`tools_mcp::ParkedCalls`], shared by every handler of the server).
+//! and staged edits would not persist from one call to the next. The exceptions are a call
+//! waiting on a human's answer, which keeps its run until the client's retry completes it or
+//! its question expires, and a call running as a task, which keeps it until the call ends
+//! ([`tools_mcp::ParkedCalls`], shared by every handler of the server; both answer only to
+//! the caller that started them).
 //!
 //! Every call is counted for `/metrics` and logged as two events, `call started` and `call
 //! ended` (session, request id, tool, duration, outcome) — never its arguments: they hold
@@ -23,8 +25,8 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -204,20 +206,36 @@ impl ServerHandler for SessionHandler {
         result
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.server.get_task(request, with_caller(ctx)).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.server.update_task(request, with_caller(ctx)).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.server.cancel_task(request, with_caller(ctx)).await
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        mut ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // The front named the caller on the HTTP request; the MCP server binds questions to it.
-        let caller = ctx
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Caller>())
-            .cloned();
-        if let Some(caller) = caller {
-            ctx.extensions.insert(caller);
-        }
+        let ctx = with_caller(ctx);
         if let Some(id) = session_id(&ctx) {
             let _ = self.session.set(id);
         }
@@ -245,6 +263,20 @@ impl ServerHandler for SessionHandler {
         };
         result
     }
+}
+
+/// `ctx` with the caller the front named on the HTTP request, where the MCP server binds
+/// questions and tasks to it.
+fn with_caller(mut ctx: RequestContext<RoleServer>) -> RequestContext<RoleServer> {
+    let caller = ctx
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+        .cloned();
+    if let Some(caller) = caller {
+        ctx.extensions.insert(caller);
+    }
+    ctx
 }
 
 /// One call being answered: counted and logged when it ends, also when its future is
