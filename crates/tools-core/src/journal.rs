@@ -165,6 +165,12 @@ impl Journal {
             let mut file = match made {
                 Ok(f) => f,
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                // An idle folder removed by a run that just closed: make it again.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    ensure_private_dir(&dir)
+                        .map_err(|e| failed(format!("{}: {e}", dir.display())))?;
+                    continue;
+                }
                 Err(e) => return Err(failed(format!("{}: {e}", path.display()))),
             };
             let written = (|| -> io::Result<bool> {

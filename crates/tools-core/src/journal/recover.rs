@@ -40,8 +40,51 @@ impl Drop for RunMarker {
     fn drop(&mut self) {
         if let Some(p) = &self.path {
             let _ = std::fs::remove_file(p);
+            if let Some(dir) = p.parent() {
+                remove_if_idle(dir);
+            }
         }
     }
+}
+
+/// Removes the workspace's journal folder when nothing but its lock file is left (no live
+/// run, no journal), so workspaces opened once leave nothing in the state folder. Done
+/// under the folder's lock; a run that opened the lock file meanwhile sees it unlinked once
+/// it gets the lock and starts over ([`lock_folder`]).
+fn remove_if_idle(dir: &Path) {
+    let lock_path = dir.join(LOCK_NAME);
+    let Ok(Some(lock)) = open_if_unlocked(&lock_path) else {
+        return;
+    };
+    let only_lock = std::fs::read_dir(dir)
+        .map(|items| {
+            items
+                .flatten()
+                .all(|i| i.file_name() == std::ffi::OsStr::new(LOCK_NAME))
+        })
+        .unwrap_or(false);
+    if only_lock && std::fs::remove_file(&lock_path).is_ok() {
+        let _ = std::fs::remove_dir(dir);
+    }
+    drop(lock);
+}
+
+const LOCK_NAME: &str = "recover.lock";
+
+/// Creates the folder and takes its lock, starting over when an idle folder was removed
+/// under us.
+fn lock_folder(dir: &Path) -> std::io::Result<File> {
+    let mut last = None;
+    for _ in 0..8 {
+        ensure_private_dir(dir)?;
+        match open_locked(&dir.join(LOCK_NAME), true) {
+            Ok(f) if still_linked(&f)? => return Ok(f),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("the journal folder kept vanishing")))
 }
 
 /// Recovers what killed runs left in `ws` (see the module docs) and marks this run alive.
@@ -67,8 +110,7 @@ pub(crate) fn open_workspace_in(ws: &Workspace, dir: &Path) -> (Option<String>, 
 }
 
 fn recover_in(ws: &Workspace, dir: &Path) -> std::io::Result<(Option<String>, Option<RunMarker>)> {
-    ensure_private_dir(dir)?;
-    let lock = open_locked(&dir.join("recover.lock"), true)?;
+    let lock = lock_folder(dir)?;
     let mut dead_runs = 0usize;
     let mut journals = Vec::new();
     for item in std::fs::read_dir(dir)? {

@@ -155,9 +155,12 @@ fn a_change_left_with_every_file_old_or_new_is_completed() {
     assert_eq!(live.len(), 2, "{live:?}");
     assert_eq!(live[1], "recover.lock");
     assert!(live[0].ends_with(".live"), "{live:?}");
-    // The next start finds nothing more to do.
+    // The next start finds nothing more to do; the last run to close removes the folder.
     drop(marker);
-    assert_eq!(open_workspace_in(&s.ws, &s.journals).0, None);
+    let (notice, again) = open_workspace_in(&s.ws, &s.journals);
+    assert_eq!(notice, None);
+    drop(again);
+    assert!(!s.journals.exists());
 }
 
 #[test]
