@@ -9,7 +9,7 @@
 
 use tools_core::ToolError;
 
-use crate::patch::Hunk;
+use crate::patch_text::Hunk;
 
 /// The UTF-8 byte-order mark.
 const BOM: &str = "\u{feff}";
@@ -152,7 +152,7 @@ pub(crate) fn apply_hunks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::patch::{PatchOp, parse_patch};
+    use crate::patch_text::{PatchOp, parse_patch};
 
     fn hunks_of(patch: &str) -> Vec<Hunk> {
         match parse_patch(patch).unwrap().remove(0) {

@@ -46,6 +46,7 @@ mod hunks;
 mod locked;
 mod patch;
 mod patch_plan;
+mod patch_text;
 mod preview;
 mod read;
 mod text_style;
@@ -55,7 +56,7 @@ use std::sync::Arc;
 
 use tools_core::{Run, Tool, ToolFamily};
 
-pub use patch::{PatchOp, parse_patch};
+pub use patch_text::{Hunk, PatchOp, parse_patch};
 
 /// The `fs` family: `read`, `write`, `edit`, `apply_patch`. Always registered: its only
 /// resource is the workspace.

@@ -7,7 +7,7 @@ use tools_core::safe_write::{self, FileChange, FileError, MAX_UNDO_BYTES};
 use tools_core::{ToolError, Workspace};
 
 use crate::hunks::apply_hunks;
-use crate::patch::PatchOp;
+use crate::patch_text::PatchOp;
 
 /// Every path the patch may write or delete, as the jail resolves them: the set to lock.
 pub(crate) fn targets(ops: &[PatchOp], ws: &Workspace) -> Result<Vec<PathBuf>, ToolError> {
