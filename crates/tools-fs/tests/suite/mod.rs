@@ -4,6 +4,7 @@ mod concurrency;
 mod conventions;
 mod hostile;
 mod preview;
+mod properties;
 
 use std::sync::Arc;
 
