@@ -71,7 +71,9 @@ fn jail(run: &Run, uri: &lsp_types::Uri) -> Result<PathBuf, ToolError> {
             uri.as_str()
         ))
     })?;
-    run.workspace().resolve(&p.to_string_lossy()).map_err(|_| {
+    // The path as the URI's bytes say, not a lossy text copy: a name that is not UTF-8
+    // must reach the same file.
+    run.workspace().resolve_path(&p).map_err(|_| {
         ToolError::rejected(format!(
             "the server's edit touches {}, outside the workspace; nothing was changed",
             p.display()
