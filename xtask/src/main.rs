@@ -22,6 +22,7 @@
 mod bench_peer;
 mod component_table;
 mod deps;
+mod fuzz;
 mod lint;
 mod module_circles;
 mod tidy;
@@ -47,6 +48,9 @@ struct Components {
     /// rustup components (e.g. `rust-analyzer`), added to the active toolchain.
     #[serde(default)]
     rustup: Vec<String>,
+    /// rustup toolchains besides the active one (e.g. `nightly` for `cargo xtask fuzz`).
+    #[serde(default)]
+    rustup_toolchains: Vec<String>,
 }
 
 /// A step's outcome: what failed, written for the person who runs the command.
@@ -124,6 +128,7 @@ fn load_components() -> Result<Components> {
         all.npm.extend(c.npm);
         all.apt.extend(c.apt);
         all.rustup.extend(c.rustup);
+        all.rustup_toolchains.extend(c.rustup_toolchains);
     }
     Ok(all)
 }
@@ -266,6 +271,7 @@ fn setup() -> Result {
                 .args(&rustup))
         })?;
     }
+    fuzz::install_toolchains(&c.rustup_toolchains)?;
     build_wheel()?;
     let env = format!(
         "export PATH=\"{}\"\n",
@@ -488,6 +494,9 @@ fn test(args: &[String]) -> Result {
             }
         }
     }
+    if let Err(e) = steps.run("fuzz smoke", fuzz::test_smoke) {
+        failures.push(e);
+    }
     if with_matrix {
         let started = std::time::Instant::now();
         let matrix_failures = matrix(&log);
@@ -516,7 +525,7 @@ fn bench(args: &[String]) -> Result {
     }
     setup()?;
     let families: Vec<String> = if args.is_empty() {
-        ["ast", "lsp", "debug", "eval", "ask", "vibe"]
+        ["ast", "lsp", "debug", "eval", "ask", "vibe", "fs"]
             .iter()
             .filter(|f| {
                 repo()
@@ -541,8 +550,9 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("lint") => lint::lint(&args[1..]),
+        Some("fuzz") => fuzz::fuzz(&args[1..]),
         _ => Err(
-            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY...]"
+            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY...] | fuzz [--smoke] [--seconds N] [TARGET...]"
                 .into(),
         ),
     };
