@@ -21,24 +21,11 @@ use crate::tidy::{Finding, finding};
 
 /// Loops not split yet: (crate folder, the loop's files relative to its `src/`, sorted and
 /// joined by " ↔ ", why it is still there).
-pub const KNOWN_CIRCLES: &[(&str, &str, &str)] = &[
-    (
-        "crates/tools-core",
-        "process.rs ↔ sweep.rs ↔ watchdog.rs",
-        "the process registry, the orphan sweep and the watchdog are being separated",
-    ),
-    (
-        "crates/tools-core",
-        "journal.rs ↔ safe_write.rs",
-        "the write-ahead journal and the safe writer that replays it came in together; what \
-         both need is to move below them",
-    ),
-    (
-        "crates/tools-fs",
-        "hunks.rs ↔ patch.rs ↔ patch_plan.rs",
-        "patch parsing and planning are being separated",
-    ),
-];
+pub const KNOWN_CIRCLES: &[(&str, &str, &str)] = &[(
+    "crates/tools-core",
+    "process.rs ↔ sweep.rs ↔ watchdog.rs",
+    "the process registry, the orphan sweep and the watchdog are being separated",
+)];
 
 /// A module path inside one crate: `[]` is the crate root, `["client", "rpc"]` is
 /// `crate::client::rpc`.

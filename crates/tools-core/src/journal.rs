@@ -15,8 +15,7 @@
 //! fails that check and is simply dropped (no file had been touched yet).
 
 mod crash;
-mod format;
-pub(crate) mod recover;
+pub(crate) mod format;
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -25,7 +24,6 @@ use std::path::{Path, PathBuf};
 
 pub use crash::{CRASH_AT_ENV, crash_point};
 pub(crate) use format::{Entry, NewState, OldState};
-pub use recover::{RunMarker, open_workspace};
 
 use crate::ToolError;
 
@@ -69,7 +67,7 @@ fn workspace_key(root: &Path) -> String {
 }
 
 /// Creates `dir` and its parents, readable by this user only (0700 for the folders made).
-fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -78,12 +76,12 @@ fn ensure_private_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Flushes the folder `dir` so a new or removed name in it survives a power loss.
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
 /// Takes `file`'s `flock` exclusively; `wait` false returns `Ok(false)` when someone holds it.
-fn lock_exclusive(file: &File, wait: bool) -> io::Result<bool> {
+pub(crate) fn lock_exclusive(file: &File, wait: bool) -> io::Result<bool> {
     use std::os::fd::AsRawFd;
     let op = if wait {
         libc::LOCK_EX
@@ -105,7 +103,7 @@ fn lock_exclusive(file: &File, wait: bool) -> io::Result<bool> {
 }
 
 /// Whether `file` still has a name (a recovery may have removed it before we locked it).
-fn still_linked(file: &File) -> io::Result<bool> {
+pub(crate) fn still_linked(file: &File) -> io::Result<bool> {
     use std::os::unix::fs::MetadataExt;
     Ok(file.metadata()?.nlink() > 0)
 }
@@ -154,7 +152,7 @@ impl Journal {
             let path = dir.join(format!(
                 "{}-{}.journal",
                 std::process::id(),
-                crate::safe_write::random_hex()
+                crate::random_name::random_hex()
             ));
             let made = std::fs::OpenOptions::new()
                 .write(true)
@@ -206,6 +204,3 @@ impl Journal {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -39,6 +39,8 @@ mod path_locks;
 mod pre_write;
 mod preview;
 pub mod process;
+mod random_name;
+mod recovery;
 mod registry;
 mod run;
 pub mod safe_write;

@@ -79,7 +79,7 @@ pub struct Run {
     /// What opening the workspace recovered from a killed run, until the first answer says it.
     recovery_notice: Mutex<Option<String>>,
     /// This run's live mark in the workspace's journal folder.
-    _marker: Option<crate::journal::RunMarker>,
+    _marker: Option<crate::recovery::RunMarker>,
 }
 
 impl std::fmt::Debug for Run {
@@ -98,7 +98,7 @@ impl Run {
     /// [`crate::journal_dir`]); [`Run::take_recovery_notice`] says what that was.
     pub fn new(opts: RunOptions) -> Result<Arc<Self>, ToolError> {
         let workspace = Workspace::new(&opts.root)?;
-        let (notice, marker) = crate::journal::open_workspace(&workspace);
+        let (notice, marker) = crate::recovery::open_workspace(&workspace);
         Ok(Arc::new(Run {
             workspace,
             conversation_id: opts.conversation_id,

@@ -41,6 +41,7 @@ pub use apply::{FileChange, MAX_UNDO_BYTES, WriteFault, apply_all_or_nothing};
 use dir::{Dir, EntryKind, entry_of, open_parent, set_owner_and_mode};
 pub use leftovers::{TEMP_PREFIX, is_temp_name, remove_leftover_temp_files};
 
+use crate::random_name::random_hex;
 use crate::{ToolError, Workspace};
 
 /// Why a file could not be read or written. The text reads after the file's name:
@@ -419,26 +420,6 @@ impl Drop for TempFile<'_> {
             let _ = self.dir.unlink(&self.name);
         }
     }
-}
-
-/// 24 hex digits from the kernel's random source (a hash of the clock and a process-wide
-/// random key if that source is unavailable).
-pub(crate) fn random_hex() -> String {
-    let mut buf = [0u8; 12];
-    // SAFETY: `buf` is valid for writes of its length.
-    let got = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if usize::try_from(got).ok() != Some(buf.len()) {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0),
-        );
-        buf[..8].copy_from_slice(&h.finish().to_le_bytes());
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

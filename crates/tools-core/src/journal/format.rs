@@ -34,7 +34,7 @@ pub(crate) enum OldState<'a> {
 pub(crate) enum NewState<'a> {
     /// The file is removed.
     Delete,
-    /// The file holds `bytes`; `mode` as in [`crate::safe_write::FileChange::Write`].
+    /// The file holds `bytes`; `mode` as in the safe writer's `FileChange::Write`.
     Write {
         /// The mode to give it (`None`: keep the old file's, or the umask's).
         mode: Option<u32>,

@@ -3,7 +3,7 @@
 //!
 //! A temp file is `.agent-tools-<24 hex digits>-<target name>.tmp`, made beside its target
 //! and locked (`flock`) by the process writing it. A starting run that learns a run died
-//! ([`crate::journal::open_workspace`]) walks the workspace and removes every file with that
+//! (while opening the workspace) walks the workspace and removes every file with that
 //! exact shape of name whose lock it can take: a live writer's temp file is locked, and a
 //! file of the user's never has that name by accident. The removal happens under the lock,
 //! and a writer checks after locking that its file still has a name, so the two never race.

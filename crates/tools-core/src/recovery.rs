@@ -11,9 +11,9 @@ use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::format::{self, DecodeError, Entry, NewState, OldState};
-use super::{ensure_private_dir, journal_dir, lock_exclusive, still_linked, sync_dir};
 use crate::Workspace;
+use crate::journal::format::{self, DecodeError, Entry, NewState, OldState};
+use crate::journal::{ensure_private_dir, journal_dir, lock_exclusive, still_linked, sync_dir};
 use crate::safe_write::{
     FileMeta, MAX_UNDO_BYTES, read_file_if_exists, remove_file, remove_leftover_temp_files,
     write_file_as,
@@ -223,7 +223,7 @@ fn make_marker(dir: &Path) -> std::io::Result<RunMarker> {
     let path = dir.join(format!(
         "{}-{}.live",
         std::process::id(),
-        crate::safe_write::random_hex()
+        crate::random_name::random_hex()
     ));
     let file = std::fs::OpenOptions::new()
         .write(true)
@@ -386,3 +386,6 @@ fn restore_old(ws: &Workspace, path: &Path, old: &OldState<'_>) -> Result<(), St
         .map_err(|e| e.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,10 +5,10 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::format::{DecodeError, decode, encode};
-use super::recover::open_workspace_in;
-use super::*;
+use super::open_workspace_in;
 use crate::Workspace;
+use crate::journal::format::{DecodeError, decode, encode};
+use crate::journal::{Entry, Journal, NewState, OldState, ensure_private_dir, lock_exclusive};
 
 fn entry<'a>(rel: &'a str, old: Option<&'a [u8]>, new: Option<&'a [u8]>) -> Entry<'a> {
     Entry {
