@@ -21,7 +21,7 @@ pub struct RichOutput {
     pub output_type: &'static str,
     /// The MIME types the kernel produced, sorted.
     pub mime_types: Vec<String>,
-    /// The `text/plain` form, cut to [`MAX_OUTPUT_TEXT`] characters (head kept).
+    /// The `text/plain` form, cut to its first 2,000 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Characters of `text/plain` left out by the cut.
