@@ -211,6 +211,9 @@ pub struct LspClient {
     opened_once: AtomicBool,
     external: Option<Mutex<ExternalChanges>>,
     check_after_save: AtomicBool,
+    /// Whether the server has been seen settled once since its start: until then its first
+    /// analysis (workspace load, indexing) may still be on its way.
+    first_analysis_done: AtomicBool,
     /// Held by whoever changes what the server sees and then waits for its settled state
     /// (a write's observation, a preview): two of them must never interleave.
     observation: Arc<tokio::sync::Mutex<()>>,

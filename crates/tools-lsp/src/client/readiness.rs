@@ -32,6 +32,17 @@ impl LspClient {
         self.check_after_save.store(true, Ordering::SeqCst);
     }
 
+    /// Whether the server has been seen settled once since it started (its first
+    /// analysis is over, or it never announced one).
+    pub fn first_analysis_done(&self) -> bool {
+        self.first_analysis_done.load(Ordering::SeqCst)
+    }
+
+    /// Records that the server was seen settled after its first analysis.
+    pub fn note_first_analysis_done(&self) {
+        self.first_analysis_done.store(true, Ordering::SeqCst);
+    }
+
     /// What the server is doing now.
     pub fn activity(&self) -> Activity {
         Activity {

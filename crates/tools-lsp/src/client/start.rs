@@ -214,6 +214,7 @@ impl LspClient {
             opened_once: AtomicBool::new(false),
             external,
             check_after_save: AtomicBool::new(false),
+            first_analysis_done: AtomicBool::new(false),
             observation: Arc::new(tokio::sync::Mutex::new(())),
             previewing: watch::channel(false).0,
         }))

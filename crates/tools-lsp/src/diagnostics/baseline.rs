@@ -24,6 +24,11 @@ pub(crate) struct Before {
     pub state: DiagnosticState,
     /// Whether `state` is a settled state of a server that was up before this change.
     pub settled: bool,
+    /// Whether the server's first analysis was still running when the bound was hit (or it
+    /// read the written text before any state was known): what it says about the files
+    /// the change did not touch cannot be told apart from what they had before, so they
+    /// are all baseline.
+    pub first_analysis_unfinished: bool,
     /// Files opened now only to observe the change (baseline, never new).
     pub observers: Vec<PathBuf>,
     /// Every importer of the changed files that is open (the server re-checks them).
@@ -35,9 +40,10 @@ pub(crate) struct Before {
 /// Step 1 of the `observer` module doc: external changes and importers first, then the settled state
 /// before a change to `paths` (which stay as the server has them).
 ///
-/// `pre_images` holds what written files held before the write (a preview passes none):
-/// for servers that diagnose only open documents, a written file not open yet is opened at
-/// that text first, so the importers opened next show the state before the write.
+/// `pre_images` holds what written files held before the write (a preview passes the
+/// disk's texts): for servers that diagnose only open documents, and for any server still
+/// on its first analysis, a written file not open yet is opened at that text first, so the
+/// importers opened next, and that analysis, show the state before the write.
 pub(crate) async fn state_before(
     sup: &ServerSupervisor,
     client: &LspClient,
@@ -51,15 +57,23 @@ pub(crate) async fn state_before(
     if let Ok(changed) = client.flush_external(paths).await {
         expect.extend(changed);
     }
+    // A server that has not been seen settled since its start may still be on its first
+    // analysis (pyright checks the whole workspace, a slice at a time): the state before
+    // is its end, waited for as long as a query waits for indexing.
+    let first_analysis = !client.first_analysis_done();
     // Importers not open yet are opened now, after the written files were opened at their
     // text from before the write where it is known; where it is not, what the importers
     // show may already be the write's doing: they are baseline, never new.
-    let before_write = open_before_write(client, paths, pre_images).await;
+    let before_write = open_before_write(client, paths, pre_images, first_analysis).await;
     expect.extend(before_write.opened.iter().cloned());
     let importers = open_importers(sup, client, paths).await;
     for dep in &importers.opened {
         expect.push(dep.clone());
     }
+    let wait = match first_analysis {
+        true => cfg.index_wait().max(cfg.diagnostics_wait() / 2),
+        false => cfg.diagnostics_wait() / 2,
+    };
     let pre = SettleGoal {
         publishes: expect,
         likely: Vec::new(),
@@ -68,16 +82,33 @@ pub(crate) async fn state_before(
         saved: None,
         complete: false,
         quiet: cfg.diagnostics_quiet(),
-        deadline: Instant::now() + cfg.diagnostics_wait() / 2,
+        deadline: Instant::now() + wait,
     };
-    let observe_start = Instant::now();
     let pre_settled = settle(client, &pre).await;
-    // A server that started for this change had no state before it: what it reports
-    // about files nobody changed is a baseline.
-    let settled = pre_settled.is_ok() && client.started + cfg.diagnostics_quiet() < observe_start;
-    if let Err(what) = pre_settled {
+    // A server whose first analysis did not end in time, or that could only be shown the
+    // written text, has no state from before this change: what it reports about files
+    // nobody changed is a baseline.
+    let first_analysis_unfinished =
+        first_analysis && (pre_settled.is_err() || !before_write.complete);
+    let settled = pre_settled.is_ok() && !first_analysis_unfinished;
+    match &pre_settled {
+        Ok(()) => client.note_first_analysis_done(),
+        Err(what) if first_analysis => notes.push(format!(
+            "{FIRST_ANALYSIS_UNFINISHED} — {} was still on its first analysis of the project after {} ms \
+             (waiting for {what}): the diagnostics of files this change did not touch were taken as they are, \
+             not judged; ask `lsp` action `diagnostics` for a file to see it once the analysis is over",
+            client.server,
+            wait.as_millis()
+        )),
+        Err(what) => notes.push(format!(
+            "{} was still busy before this change (waiting for {what}); a diagnostic listed below may predate it",
+            client.server
+        )),
+    }
+    if pre_settled.is_ok() && first_analysis_unfinished {
         notes.push(format!(
-            "{} was still busy before this write (waiting for {what}); a diagnostic listed below may predate it",
+            "{NO_STATE_BEFORE} — {} started for it and read the written text from the disk: the diagnostics \
+             of files this change did not touch were taken as they are, not judged; ask `lsp` action `diagnostics` for a caller",
             client.server
         ));
     }
@@ -96,11 +127,31 @@ pub(crate) async fn state_before(
     Before {
         state,
         settled,
+        first_analysis_unfinished,
         observers,
         open_importers: importers.open,
         notes,
     }
 }
+
+/// Whether a note says a bound was hit (the first analysis, the settle) or that there was
+/// no state before: such notes lead the answer, with what to call for the rest.
+pub(crate) fn is_bound_note(note: &str) -> bool {
+    [
+        FIRST_ANALYSIS_UNFINISHED,
+        NO_STATE_BEFORE,
+        "diagnostics pending",
+        "prediction incomplete",
+    ]
+    .iter()
+    .any(|p| note.starts_with(p))
+}
+
+/// How the note of a first analysis cut short by its bound begins.
+const FIRST_ANALYSIS_UNFINISHED: &str = "first analysis unfinished";
+
+/// How the note of a server with no state from before a change begins.
+const NO_STATE_BEFORE: &str = "no state before this change";
 
 /// Only the workspace's files: servers also publish for library sources (related
 /// information in the standard library), which are nobody's to fix here.

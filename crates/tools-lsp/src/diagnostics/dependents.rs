@@ -226,16 +226,23 @@ pub struct BeforeWrite {
 /// write breaks in them shows up as a change instead of as their baseline. A file with no
 /// pre-image (written by other means, created by the write, too large) leaves the state
 /// before the write unknown: `complete` is false and its importers stay baseline.
+///
+/// With `first_analysis` (the server has not finished its first analysis yet) this is done
+/// for every server: one that reads unopened files from the disk (pyright) would otherwise
+/// run its first analysis on the written text, and the state taken as "before" would
+/// already hold the write's breakage — or, taken too early, none of the project's old
+/// findings.
 pub async fn open_before_write(
     client: &LspClient,
     written: &[PathBuf],
     pre_images: &HashMap<PathBuf, PreImage>,
+    first_analysis: bool,
 ) -> BeforeWrite {
     let mut out = BeforeWrite {
         opened: Vec::new(),
         complete: true,
     };
-    if ImportStyle::of_language(&client.language).is_none() {
+    if ImportStyle::of_language(&client.language).is_none() && !first_analysis {
         return out;
     }
     for path in written {

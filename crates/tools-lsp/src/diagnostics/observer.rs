@@ -10,12 +10,21 @@
 //!    name — never as this write's.
 //! 2. The write is synced (`didChangeWatchedFiles`, `didOpen`/`didChange`, `didSave`) and the
 //!    server settles again (bounded by `diagnostics_wait_ms`); pull servers are pulled.
-//! 3. "New" is the difference between the two states, filtered through the per-run ledger
-//!    (severity, code, message — never the position); the diagnostics that disappeared are
-//!    named as gone. Files observed for the first time are baseline, never new.
+//! 3. "New" is the difference between the two states, per file and per key (severity,
+//!    code, message — never the position; see the `state_diff` module); the diagnostics
+//!    that disappeared are named as gone. Files observed for the first time are baseline,
+//!    never new.
+//!
+//! A server that has not been seen settled since it started may still be on its first
+//! analysis: the written files are first shown to it at their text from before the write,
+//! and the state before is the end of that analysis, waited for as long as a query waits
+//! for indexing (the `baseline` module). If that bound is hit, every file the write did
+//! not touch is baseline — now and when its late arrivals come — and the answer's first
+//! line says so.
 //!
 //! When the bound is hit, the result says "pending", names the server and what it was
 //! still doing, and the write is remembered so its late arrivals can be attributed to it.
+//! A bound that was hit always leads the answer, with what to call for the rest.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,7 +45,9 @@ use crate::diagnostics::settle::{SettleGoal, settle};
 use crate::diagnostics::state_diff::{DiagnosticState, FileChange, Transition, diff_states};
 use crate::servers::supervisor::ServerSupervisor;
 
-use crate::diagnostics::baseline::{Before, pull_open, state_before, within_workspace};
+use crate::diagnostics::baseline::{
+    Before, is_bound_note, pull_open, state_before, within_workspace,
+};
 use crate::diagnostics::findings::{Findings, render};
 use crate::diagnostics::grouping::{by_server, display};
 use crate::diagnostics::preview::predict;
@@ -56,6 +67,9 @@ struct PendingWrite {
     pid: i32,
     /// The state its result was computed from.
     after: DiagnosticState,
+    /// With the server's first analysis unfinished before the write, the files it
+    /// touched: late arrivals in every other file are baseline, not the write's.
+    only_touched: Option<Vec<PathBuf>>,
 }
 
 /// The diagnostics-on-write observer.
@@ -176,7 +190,8 @@ impl DiagnosticsOnWrite {
         let Before {
             state: mut before,
             settled: before_settled,
-            observers,
+            first_analysis_unfinished,
+            mut observers,
             open_importers,
             notes: before_notes,
         } = state_before(&self.sup, &client, &paths, pre_images).await;
@@ -256,6 +271,9 @@ impl DiagnosticsOnWrite {
             pull_open(&client, &[]).await;
         }
         let after = within_workspace(&self.sup, client.snapshot());
+        if first_analysis_unfinished {
+            observers.extend(after.keys().filter(|p| !paths.contains(p)).cloned());
+        }
         if pending.is_some() {
             let label = paths
                 .iter()
@@ -269,6 +287,7 @@ impl DiagnosticsOnWrite {
                     label,
                     pid: client.pid(),
                     after: after.clone(),
+                    only_touched: first_analysis_unfinished.then(|| paths.clone()),
                 },
             );
         }
@@ -336,6 +355,14 @@ impl WriteObserver for DiagnosticsOnWrite {
             notes.extend(o.notes.iter().cloned());
             let mut r = Renderer::new(ctx.run.root(), o.client.encoding);
             if let Some((earlier, now)) = &o.late {
+                let baseline: Vec<PathBuf> = match &earlier.only_touched {
+                    Some(touched) => now
+                        .keys()
+                        .filter(|p| !touched.contains(p))
+                        .cloned()
+                        .collect(),
+                    None => Vec::new(),
+                };
                 let changes = diff_states(
                     &mut self.ledger(),
                     Transition {
@@ -343,7 +370,7 @@ impl WriteObserver for DiagnosticsOnWrite {
                         after: now,
                         touched: &[],
                         deleted: &[],
-                        baseline: &[],
+                        baseline: &baseline,
                         before_settled: true,
                     },
                 );
@@ -404,7 +431,10 @@ impl WriteObserver for DiagnosticsOnWrite {
         }
         let total = new_lines.len();
         let gone = gone_lines.len();
-        let mut body = Vec::new();
+        // A bound that was hit leads: what follows is incomplete, and it says what to call.
+        let (bounds, rest): (Vec<String>, Vec<String>) =
+            notes.iter().cloned().partition(|n| is_bound_note(n));
+        let mut body = bounds;
         if total > 0 {
             body.push(format!("{total} new diagnostic(s) after this write:"));
             let capped = cap_list(new_lines, ON_WRITE_CAP);
@@ -422,7 +452,7 @@ impl WriteObserver for DiagnosticsOnWrite {
             body.extend(capped.more_line());
         }
         body.extend(late_blocks);
-        body.extend(notes.iter().cloned());
+        body.extend(rest);
         new_json.truncate(ON_WRITE_CAP);
         gone_json.truncate(ON_WRITE_CAP);
         vec![

@@ -21,19 +21,20 @@
 //! What cannot be previewed is named in the answer: checks that run only on saved files
 //! (rust-analyzer's `cargo check`, the project checkers of `diagnostics "*"`).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
-use tools_core::MAX_PREVIEW_FILE_BYTES;
 use tools_core::text::cap_list;
 use tools_core::{CallCtx, PreviewReport, ProposedFile, Section};
+use tools_core::{MAX_PREVIEW_FILE_BYTES, PreImage};
 
 use crate::answer::format::Renderer;
 use crate::client::LspClient;
 use crate::diagnostics::baseline::{
-    Before, ON_WRITE_FILES, pull_open, state_before, within_workspace,
+    Before, ON_WRITE_FILES, is_bound_note, pull_open, state_before, within_workspace,
 };
 use crate::diagnostics::findings::{Findings, GONE_CAP, ON_WRITE_CAP};
 use crate::diagnostics::grouping::{by_server, display};
@@ -174,7 +175,10 @@ pub(crate) async fn predict(
     } = findings;
     let total = new_lines.len();
     let gone = gone_lines.len();
-    let mut body = Vec::new();
+    // A bound that was hit leads, as in a write's result.
+    let (bounds, rest): (Vec<String>, Vec<String>) =
+        notes.iter().cloned().partition(|n| is_bound_note(n));
+    let mut body = bounds;
     if total > 0 {
         body.push(format!(
             "predicted: {total} new diagnostic(s) if this change is written:"
@@ -193,7 +197,7 @@ pub(crate) async fn predict(
         body.extend(capped.shown.iter().map(|l| format!("  {l}")));
         body.extend(capped.more_line());
     }
-    body.extend(notes.iter().cloned());
+    body.extend(rest);
     new_json.truncate(ON_WRITE_CAP);
     gone_json.truncate(ON_WRITE_CAP);
     let servers: Vec<&str> = predicted.iter().map(|p| p.client.server.as_str()).collect();
@@ -222,10 +226,11 @@ async fn preview_on(
         let Before {
             state: mut before,
             settled: before_settled,
-            observers,
+            first_analysis_unfinished,
+            mut observers,
             open_importers,
             mut notes,
-        } = state_before(&sup, &client, &paths, &std::collections::HashMap::new()).await;
+        } = state_before(&sup, &client, &paths, &disk_texts(&paths)).await;
         for p in &paths {
             if !client.is_open(p).await {
                 before.remove(p);
@@ -276,6 +281,9 @@ async fn preview_on(
             pull_open(&client, &[]).await;
         }
         let after = within_workspace(&sup, client.snapshot());
+        if first_analysis_unfinished {
+            observers.extend(after.keys().filter(|p| !paths.contains(p)).cloned());
+        }
         // 3. The answer goes out now; the restore follows.
         let _ = tx.send(Predicted {
             client: Arc::clone(&client),
@@ -292,6 +300,19 @@ async fn preview_on(
         drop(observing);
     });
     rx.await.ok()
+}
+
+/// What the previewed files hold on disk: the text from before the change, for a server
+/// that has to be shown it first (see [`crate::diagnostics::dependents::open_before_write`]).
+fn disk_texts(paths: &[PathBuf]) -> HashMap<PathBuf, PreImage> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            std::fs::read(p)
+                .ok()
+                .map(|b| (p.clone(), PreImage::Content(b)))
+        })
+        .collect()
 }
 
 /// The open importers of the changed files, as publishes likely to follow the change.

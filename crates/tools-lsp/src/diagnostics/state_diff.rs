@@ -1,6 +1,10 @@
 //! What a write changed: the difference between a server's settled diagnostics before the
-//! write and after it, across every file the server reports, filtered through the run's
-//! ledger.
+//! write and after it, across every file the server reports.
+//!
+//! A file with a state before is compared key by key (severity, code, message — never the
+//! position) and occurrence by occurrence, as the project's checker would count it: a
+//! message that merely moved is not new, a second occurrence of a message the file already
+//! had once is. A file first reported now is filtered through the run's ledger instead.
 //!
 //! A file the server reported nothing for before is either clean (a server that publishes
 //! only files with something to say, like gopls, or that had nothing to say yet) or not yet
@@ -10,7 +14,7 @@
 //! diagnostics are recorded, never reported as new. A file the write touched is never a
 //! baseline: its own diagnostics are the point.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use lsp_types::Diagnostic;
@@ -31,10 +35,6 @@ pub struct FileChange {
 
 /// A server's diagnostics by file, as published (or pulled).
 pub type DiagnosticState = HashMap<PathBuf, Published>;
-
-fn keys(items: &[Diagnostic]) -> HashSet<LedgerKey> {
-    items.iter().filter(|d| counts(d)).map(ledger_key).collect()
-}
 
 /// The two states of one server and what the write did between them.
 #[derive(Debug, Clone, Copy)]
@@ -95,30 +95,21 @@ pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<Fil
             continue;
         }
         let before_items: &[Diagnostic] = was.map(|p| p.items.as_slice()).unwrap_or(&empty);
-        let before_keys = keys(before_items);
-        let now_keys = keys(now);
         ledger.update(path, now);
-        // Every occurrence of a new key is listed: each is a place to fix.
-        let mut new: Vec<Diagnostic> = now
-            .iter()
-            .filter(|d| counts(d))
-            .filter(|d| {
-                let k = ledger_key(d);
-                !before_keys.contains(&k) && !known.contains(&k)
-            })
-            .cloned()
-            .collect();
+        let mut new: Vec<Diagnostic> = match was {
+            // A file with a state before: what it has more of than before, key by key.
+            Some(_) => added_occurrences(before_items, now),
+            // A file first reported now by a settled server: every occurrence of a key
+            // never told to this run (each is a place to fix).
+            None => now
+                .iter()
+                .filter(|d| counts(d) && !known.contains(&ledger_key(d)))
+                .cloned()
+                .collect(),
+        };
         new.sort_by_key(|d| (d.range.start.line, d.range.start.character));
-        let mut seen = HashSet::new();
-        let gone: Vec<Diagnostic> = before_items
-            .iter()
-            .filter(|d| counts(d))
-            .filter(|d| {
-                let k = ledger_key(d);
-                !now_keys.contains(&k) && seen.insert(k)
-            })
-            .cloned()
-            .collect();
+        // What the file had more of before than now, key by key (positions as they were).
+        let gone: Vec<Diagnostic> = added_occurrences(now, before_items);
         if !new.is_empty() || !gone.is_empty() {
             out.push(FileChange {
                 path: path.to_path_buf(),
@@ -128,6 +119,43 @@ pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<Fil
         }
     }
     out
+}
+
+/// The diagnostics of `now` beyond what `before` had of the same key (severity, code,
+/// message): a key that occurs once before and twice now has one new occurrence, as the
+/// checker would count it. An occurrence at a position it held before is the old one; of
+/// the others, the first ones in position order are taken as the old ones that moved.
+fn added_occurrences(before: &[Diagnostic], now: &[Diagnostic]) -> Vec<Diagnostic> {
+    let mut left: HashMap<LedgerKey, Vec<lsp_types::Position>> = HashMap::new();
+    for d in before.iter().filter(|d| counts(d)) {
+        left.entry(ledger_key(d)).or_default().push(d.range.start);
+    }
+    let mut sorted: Vec<&Diagnostic> = now.iter().filter(|d| counts(d)).collect();
+    sorted.sort_by_key(|d| (d.range.start.line, d.range.start.character));
+    // First the occurrences that stayed where they were, then the ones that moved.
+    let mut old = vec![false; sorted.len()];
+    for (i, d) in sorted.iter().enumerate() {
+        if let Some(at) = left.get_mut(&ledger_key(d))
+            && let Some(j) = at.iter().position(|p| *p == d.range.start)
+        {
+            at.swap_remove(j);
+            old[i] = true;
+        }
+    }
+    for (i, d) in sorted.iter().enumerate() {
+        if !old[i]
+            && let Some(at) = left.get_mut(&ledger_key(d))
+            && at.pop().is_some()
+        {
+            old[i] = true;
+        }
+    }
+    sorted
+        .into_iter()
+        .zip(old)
+        .filter(|(_, old)| !old)
+        .map(|(d, _)| d.clone())
+        .collect()
 }
 
 #[cfg(test)]
@@ -157,6 +185,27 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn a_second_occurrence_of_a_message_is_new_and_a_moved_one_is_not() {
+        let unknown = |line| d(line, "Return type is unknown");
+        // One before (line 10); after, it moved to 12 and a second one came at 20.
+        let new = added_occurrences(&[unknown(10)], &[unknown(12), unknown(20)]);
+        assert_eq!(new.len(), 1);
+        assert_eq!(new[0].range.start.line, 20);
+        // One stayed where it was: the other one is the new one, whatever its position.
+        let new = added_occurrences(&[unknown(20)], &[unknown(3), unknown(20)]);
+        assert_eq!(new.len(), 1);
+        assert_eq!(new[0].range.start.line, 3);
+        // Gone is the same count the other way round: two before, one after (moved).
+        let gone = added_occurrences(&[unknown(21)], &[unknown(3), unknown(20)]);
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].range.start.line, 20);
+        // Hints do not count.
+        let mut hint = unknown(4);
+        hint.severity = Some(DiagnosticSeverity::HINT);
+        assert!(added_occurrences(&[], &[hint]).is_empty());
     }
 
     #[test]

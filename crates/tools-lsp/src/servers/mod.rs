@@ -1,7 +1,8 @@
 //! Which server serves a file, and keeping it running: the built-in server table and the
 //! `[lsp]` configuration that overrides and extends it (`table`, `config`), install recipes
 //! and their acquisition into the user's cache (`recipe`, `acquire`, `first_need`), finding
-//! a file's language and its project root (`discover`, `roots`), per-server state folders
+//! a file's language and its project root (`discover`, `roots`), whether a diagnostics-only
+//! companion is wanted (`companion_config`), per-server state folders
 //! (`state_dir`), and the supervisor that starts one client per (language, root), restarts
 //! it after a crash and shuts it down with the run (`supervisor`).
 //!
@@ -12,6 +13,7 @@
 //! query or observes a write.
 
 pub mod acquire;
+pub(crate) mod companion_config;
 pub mod config;
 pub(crate) mod discover;
 mod first_need;

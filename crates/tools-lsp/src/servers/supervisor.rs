@@ -220,7 +220,15 @@ impl ServerSupervisor {
     pub fn companions(&self, file: &Path) -> Vec<Located> {
         let search = self.cfg.program_search(&self.workspace);
         let mut out = Vec::new();
-        for spec in self.table.iter().filter(|s| s.assists(file)) {
+        for spec in self.table.iter().filter(|s| {
+            s.assists(file)
+                && crate::servers::companion_config::companion_wanted(
+                    &self.cfg,
+                    &s.language,
+                    file,
+                    &self.workspace,
+                )
+        }) {
             let Some(root) = crate::servers::roots::server_root(
                 &spec.language,
                 &spec.markers,

@@ -9,6 +9,7 @@ mod failures;
 mod first_write;
 mod go;
 mod hierarchy;
+mod noisy_python;
 mod on_write;
 mod preview;
 mod project_c;
