@@ -47,8 +47,9 @@ pub struct Case {
     pub broken: &'static str,
 }
 
-/// The five project fixtures.
-pub const CASES: [Case; 5] = [
+/// The five project fixtures, and a sixth that already has errors (a strict-mode package
+/// of 36 modules with a missing optional dependency), side by side with the clean one.
+pub const CASES: [Case; 6] = [
     Case {
         name: "python package (pyright)",
         fixture: "py_src",
@@ -57,6 +58,15 @@ pub const CASES: [Case; 5] = [
         file: "src/shapes/geometry.py",
         ok: "def area(r: Rect) -> int:",
         broken: "def area(r: Rect, scale: int) -> int:",
+    },
+    Case {
+        name: "noisy python package (pyright)",
+        fixture: "py_noisy",
+        language: "python",
+        command: Some(&["pyright-langserver", "--stdio"]),
+        file: "src/ledgerkit/core.py",
+        ok: "def total(xs: list[int]) -> int:\n    return sum(xs)\n",
+        broken: "def total(xs: list[int], scale: int) -> int:\n    return sum(xs) * scale\n",
     },
     Case {
         name: "TS library (tsserver)",
