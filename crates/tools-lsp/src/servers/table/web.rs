@@ -29,6 +29,7 @@ pub(super) fn entries() -> Vec<ServerSpec> {
                 npm("typescript-language-server", "5.3.0")
                     .map(|r| r.with_companion("typescript", "5.9.3")),
             )
+            .candidate(&["vtsls", "--stdio"], npm("@vtsls/language-server", "0.3.0"))
             .markers(JS_MARKERS)
             .extensions(JS_EXTENSIONS)
             .ids(JS_IDS)

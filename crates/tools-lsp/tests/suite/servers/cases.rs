@@ -187,6 +187,25 @@ pub fn cases() -> Vec<Case> {
                 "web/src/main.ts:3:31 error [2345] Argument of type 'string' is not assignable to parameter of type 'number'. (typescript-language-server)",
             ),
         },
+        // vtsls, the other tsserver wrapper (VS Code's TypeScript extension as a server).
+        Case {
+            component: "vtsls",
+            binaries: &["vtsls"],
+            servers: &["vtsls"],
+            config: "[lsp.servers.typescript]\ncommand = [\"vtsls\", \"--stdio\"]\n",
+            file: "web/src/main.ts",
+            hover: q(3, "total", "const total: number"),
+            definition: q(
+                3,
+                "area",
+                "web/src/util.ts:1:17  export function area(width: number, height: number): number {",
+            ),
+            diagnostic: breaks(
+                "area(2, 3)",
+                "area(2, \"3\")",
+                "web/src/main.ts:3:31 error [2345] Argument of type 'string' is not assignable to parameter of type 'number'. (vtsls)",
+            ),
+        },
         // eslint beside tsserver on a JavaScript file: both servers' findings, each tagged.
         Case {
             component: "vscode-eslint-language-server",
