@@ -135,6 +135,16 @@ impl Tool for LspRenameTool {
         let a: RenameArgs = parse_args(args)?;
         crate::rename::new_name::check_new_name(&a.new_name)?;
         let run = &ctx.run;
+        // Where a rename's seconds go, phase by phase (`AGENT_TOOLS_LOG=tools_lsp=debug`).
+        let mut phase = Instant::now();
+        let mut lap = |what: &str| {
+            tracing::debug!(
+                phase = what,
+                ms = phase.elapsed().as_millis() as u64,
+                "rename"
+            );
+            phase = Instant::now();
+        };
         let p = query::prepare(
             run,
             &self.sup,
@@ -151,7 +161,9 @@ impl Tool for LspRenameTool {
                 c.server
             )));
         };
+        lap("server ready, symbol found");
         open_language_files(c, run).await;
+        lap("language files opened, server ready again");
 
         let here = format!("`{}` at {}:{}", a.symbol, a.file, a.line);
         let tdpp = TextDocumentPositionParams {
@@ -221,8 +233,10 @@ impl Tool for LspRenameTool {
             }
             Err(e) => return Err(e.into()),
         };
+        lap("prepareRename and rename answered");
         let extra =
             crate::rename::references::cover_references(run, c, &p, &a.new_name, &mut edit).await?;
+        lap("references before");
         let plan = plan_edit(run, c, &edit).await?;
         if plan.finals.is_empty() {
             return Err(ToolError::rejected(format!(
@@ -235,6 +249,7 @@ impl Tool for LspRenameTool {
                 .await;
         }
         commit(run, &plan)?;
+        lap("planned and written");
         // The files are reported as touched: the diagnostics-on-write observer tells the
         // server about them once, after all are written, and waits for one settled state.
         let total: usize = plan.edits.values().sum();
@@ -269,6 +284,7 @@ impl Tool for LspRenameTool {
             Some(obs) => obs.observe_now(ctx, &touched).await,
             None => Vec::new(),
         };
+        lap("diagnostics of the touched files");
         let verified = match &extra.before {
             Some(before) => Some(
                 crate::rename::check::verify_rename(
@@ -283,6 +299,7 @@ impl Tool for LspRenameTool {
             ),
             None => None,
         };
+        lap("references after");
         let (line, verified_json) =
             describe_check(run, &c.server, &a.new_name, extra.before.as_ref(), verified);
         lines.push(line);
