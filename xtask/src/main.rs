@@ -25,6 +25,7 @@ mod deps;
 mod fuzz;
 mod lint;
 mod module_circles;
+mod soak;
 mod tidy;
 
 use std::collections::BTreeSet;
@@ -492,6 +493,9 @@ fn test(args: &[String]) -> Result {
             if let Err(e) = steps.run("e2e", || run(&mut e2e)) {
                 failures.push(e);
             }
+            if let Err(e) = steps.run("soak short", soak::short) {
+                failures.push(e);
+            }
         }
     }
     if let Err(e) = steps.run("fuzz smoke", fuzz::test_smoke) {
@@ -551,8 +555,9 @@ fn main() -> ExitCode {
         Some("bench") => bench(&args[1..]),
         Some("lint") => lint::lint(&args[1..]),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
+        Some("soak") => soak::soak(&args[1..]),
         _ => Err(
-            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY...] | fuzz [--smoke] [--seconds N] [TARGET...]"
+            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY...] | fuzz [--smoke] [--seconds N] [TARGET...] | soak [--minutes N]"
                 .into(),
         ),
     };

@@ -1,0 +1,43 @@
+//! `cargo xtask soak [--minutes N]`: builds the binary and runs `tests/soak/soak.py` with the
+//! e2e virtualenv's Python: `agent-tools serve --http` under 10 sessions of mixed calls with
+//! real servers for N minutes (default 10), then 1,000 sessions opened and closed; it fails
+//! when a call went unanswered or the server's children, file descriptors, threads or RSS
+//! did not come back within 10% of the baseline. `cargo xtask test` runs the short mode
+//! (30 s of mixed calls, then the 1,000 sessions).
+
+use std::process::Command;
+
+use crate::{Result, cargo, repo, run, target_dir, tool_path, venv_bin};
+
+/// Minutes of mixed calls when `--minutes` is not given.
+const DEFAULT_MINUTES: &str = "10";
+
+/// Runs the command line `args` (after `soak`).
+pub fn soak(args: &[String]) -> Result {
+    let minutes = match args {
+        [] => DEFAULT_MINUTES.to_string(),
+        [flag, n] if flag == "--minutes" => {
+            n.parse::<f64>()
+                .map_err(|_| format!("--minutes {n}: not a number of minutes"))?;
+            n.clone()
+        }
+        _ => return Err("usage: cargo xtask soak [--minutes N]".into()),
+    };
+    run(cargo().args(["build", "-p", "agent-tools"]))?;
+    run_soak(&minutes)
+}
+
+/// The short soak of `cargo xtask test` (the binary is already built).
+pub fn short() -> Result {
+    run_soak("0.5")
+}
+
+fn run_soak(minutes: &str) -> Result {
+    let mut cmd = Command::new(venv_bin().join("python"));
+    cmd.current_dir(repo())
+        .arg("tests/soak/soak.py")
+        .args(["--minutes", minutes])
+        .env("PATH", tool_path())
+        .env("AGENT_TOOLS_BIN", target_dir().join("debug/agent-tools"));
+    run(&mut cmd)
+}
