@@ -5,6 +5,11 @@
 //! The raw exchange is the minimum a client must do: initialize, launch (not awaited),
 //! breakpoints and exception filters on `initialized`, configurationDone, read until the
 //! `stopped` event. Ours also fetches the top frames and the source line for its report.
+//!
+//! `terminate` clears the session's breakpoints (unless `keep_breakpoints`): the bench
+//! checks that it did and sets the breakpoint again before each launch, as an agent would;
+//! that call is not timed. `-- --smoke` launches once per side and judges nothing; a missing
+//! debugpy is then a failure instead of a skip.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -18,6 +23,11 @@ use tools_core::framing::{read_frame, write_frame};
 use tools_core::{Config, RegistryBuilder, Run, RunOptions, Surface};
 
 const ITER: usize = 7;
+
+/// `-- --smoke`: one launch per side, to show the bench runs.
+fn smoke() -> bool {
+    std::env::args().any(|a| a == "--smoke")
+}
 
 const SCRIPT: &str = "import os\n\ndef f(x):\n    y = x + 1\n    return y\n\nprint(f(41))\n";
 const LINE: u64 = 4;
@@ -121,6 +131,9 @@ async fn main() {
         })
     else {
         eprintln!("debug bench: no python with debugpy on PATH; run `cargo xtask setup`");
+        if smoke() {
+            std::process::exit(1);
+        }
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -144,7 +157,19 @@ async fn main() {
         let registry = registry.clone();
         async move { registry.call(Surface::FULL, "debug", args).await.unwrap() }
     };
-    call(json!({"operation":"breakpoints","file":"bench.py","lines":[LINE]})).await;
+    let set_breakpoint =
+        || call(json!({"operation":"breakpoints","file":"bench.py","lines":[LINE]}));
+    // `terminate` clears the breakpoints by design: it must say it cleared the one set.
+    let terminate = || async {
+        let out = call(json!({"operation":"terminate"})).await;
+        assert_eq!(
+            out.structured.as_ref().unwrap()["breakpoints_cleared"],
+            1,
+            "{}",
+            out.text
+        );
+    };
+    set_breakpoint().await;
 
     // The first launch of a run also probes which python has debugpy (cached afterwards).
     let t = Instant::now();
@@ -156,11 +181,13 @@ async fn main() {
         "{}",
         out.text
     );
-    call(json!({"operation":"terminate"})).await;
+    terminate().await;
     let _ = raw_once(&python, &root, &script);
 
+    let iterations = if smoke() { 1 } else { ITER };
     let (mut ours, mut raw, mut raw_stack) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..ITER {
+    for _ in 0..iterations {
+        set_breakpoint().await;
         let t = Instant::now();
         let out = call(json!({"operation":"launch","program":"bench.py"})).await;
         ours.push(t.elapsed());
@@ -170,7 +197,7 @@ async fn main() {
             "{}",
             out.text
         );
-        call(json!({"operation":"terminate"})).await;
+        terminate().await;
         let (a, b) = {
             let (python, root, script) = (python.clone(), root.clone(), script.clone());
             tokio::task::spawn_blocking(move || raw_once(&python, &root, &script))
@@ -182,7 +209,7 @@ async fn main() {
     }
     run.close().await;
     let (o, r, rs) = (median(ours), median(raw), median(raw_stack));
-    println!("debug bench: launch → first breakpoint stop (debugpy), median of {ITER}");
+    println!("debug bench: launch → first breakpoint stop (debugpy), median of {iterations}");
     println!(
         "  ours (debug launch, with its stop report)   {:8.1} ms",
         ms(o)
