@@ -24,11 +24,6 @@ pub const MAX_LINES: usize = 800;
 /// a file that is long because it does several jobs should be split instead.
 pub const LONG_FILES: &[(&str, &str)] = &[
     (
-        "crates/tools-debug/src/session.rs",
-        "the start-up sequence and the requests on a live session share the session's \
-         private state; about 30 lines of it are the unit tests of the stop-reason rules",
-    ),
-    (
         "crates/tools-vibe/src/worker.rs",
         "one worker round's supervisor: the output pump, the event reader and the watchdog \
          decide the round's status together; the event reader is the part to move out next",
