@@ -17,9 +17,12 @@
 //!   each step's time.
 //! - `bench [FAMILY...]` runs each family's benchmark (`cargo bench -p tools-FAMILY --bench
 //!   FAMILY`), side by side with the tool a user would otherwise use; `bench peer` runs the
-//!   whole server against Serena (`bench_peer`).
+//!   whole server against Serena (`bench_peer`). `bench --smoke` runs every bench once, one
+//!   short trial each, and fails when one does not run; `test` runs it after the end-to-end
+//!   suite.
 
 mod bench_peer;
+mod bench_smoke;
 mod component_table;
 mod deps;
 mod fuzz;
@@ -496,6 +499,9 @@ fn test(args: &[String]) -> Result {
             if let Err(e) = steps.run("soak short", soak::short) {
                 failures.push(e);
             }
+            if let Err(e) = steps.run("bench smoke", bench_smoke::run_all) {
+                failures.push(e);
+            }
         }
     }
     if let Err(e) = steps.run("fuzz smoke", fuzz::test_smoke) {
@@ -528,16 +534,11 @@ fn bench(args: &[String]) -> Result {
         return bench_peer::bench_peer();
     }
     setup()?;
+    if args == ["--smoke"] {
+        return bench_smoke::run_all();
+    }
     let families: Vec<String> = if args.is_empty() {
-        ["ast", "lsp", "debug", "eval", "ask", "vibe", "fs"]
-            .iter()
-            .filter(|f| {
-                repo()
-                    .join(format!("crates/tools-{f}/benches/{f}.rs"))
-                    .exists()
-            })
-            .map(|f| f.to_string())
-            .collect()
+        bench_smoke::families_present()
     } else {
         args.to_vec()
     };
@@ -557,7 +558,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("soak") => soak::soak(&args[1..]),
         _ => Err(
-            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY...] | fuzz [--smoke] [--seconds N] [TARGET...] | soak [--minutes N]"
+            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY... | --smoke | peer] | fuzz [--smoke] [--seconds N] [TARGET...] | soak [--minutes N]"
                 .into(),
         ),
     };

@@ -6,7 +6,8 @@
 //!   answered by a thread that types `1` when the prompt appears, against writing a line
 //!   into the same kind of pseudo-terminal and reading it back on the other side.
 //!
-//! Prints medians and the ratio ours / floor; never a pass/fail.
+//! Prints medians and the ratio ours / floor; never a pass/fail. `-- --smoke` runs a few
+//! rounds of each.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -150,15 +151,21 @@ async fn terminal(rounds: usize) -> Res<(Duration, Duration)> {
     Ok((median(ours), median(floor)))
 }
 
+/// `-- --smoke`: one short trial of every measure, to show the bench runs.
+fn smoke() -> bool {
+    std::env::args().any(|a| a == "--smoke")
+}
+
 fn main() -> Res<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let (o, f) = channel(2000).await?;
+        let (channel_rounds, terminal_rounds) = if smoke() { (3, 3) } else { (2000, 200) };
+        let (o, f) = channel(channel_rounds).await?;
         row("channel round trip", o, f);
-        let (o, f) = terminal(200).await?;
+        let (o, f) = terminal(terminal_rounds).await?;
         row("terminal round trip (pty)", o, f);
         Ok(())
     })

@@ -9,6 +9,9 @@
 //! `on_write` module).
 //! Targets: p50 overhead ≤ 2 ms for queries, ≤ 100 ms for diagnostics on write; a preview
 //! ≤ 1.2× the write; memory ≤ 1.1× the hand-started server.
+//! `-- --smoke` runs the pyright part once (three writes, the first two left out as always)
+//! and judges nothing; a missing pyright is then a failure instead of a skip. The memory
+//! and project-fixture parts are left out of it: they start a server per trial.
 
 #[path = "lsp_parts/on_write.rs"]
 mod on_write;
@@ -43,6 +46,11 @@ fn write(root: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).ok();
 }
 
+/// `-- --smoke`: one short trial of every measure, to show the bench runs.
+fn smoke() -> bool {
+    std::env::args().any(|a| a == "--smoke")
+}
+
 #[tokio::main]
 async fn main() {
     // `RUST_LOG=tools_lsp=debug,tools_lsp::wire=trace` shows every settle and message, timed.
@@ -66,6 +74,9 @@ async fn main() {
             "lsp bench: {} is not on PATH; run `cargo xtask setup`",
             server[0]
         );
+        if smoke() {
+            std::process::exit(1);
+        }
         return;
     }
     let dir = match tempfile::tempdir() {
@@ -170,15 +181,16 @@ async fn main() {
             json!({"action": "references", "file": "pkg/util.py", "line": 36, "symbol": "helper_7"}),
         ),
     ];
+    let iterations = if smoke() { 1 } else { ITER };
     println!(
-        "lsp overhead vs a raw JSON-RPC round trip to the same warm {} (p50 of {ITER}):",
+        "lsp overhead vs a raw JSON-RPC round trip to the same warm {} (p50 of {iterations}):",
         client.server
     );
     let mut worst = Duration::ZERO;
     for (name, method, raw_params, args) in &cases {
         let mut raw = Vec::new();
         let mut ours = Vec::new();
-        for _ in 0..ITER {
+        for _ in 0..iterations {
             let t = Instant::now();
             let r = client
                 .request_raw(method, Some(raw_params.clone()), Duration::from_secs(20))
@@ -221,7 +233,7 @@ async fn main() {
     let ctx = crate::on_write::call_ctx(&run);
     let target = run.root().join("w.py");
     let raw_target = run.root().join("raw.py");
-    let n = 12;
+    let n = if smoke() { 3 } else { 12 };
     let mut raw = Vec::new();
     let mut ours = Vec::new();
     for i in 0..n {
@@ -336,6 +348,9 @@ async fn main() {
         ms(rs),
     );
     run.close().await;
+    if smoke() {
+        return;
+    }
 
     workspace::bench_cargo_workspace().await;
     on_write::bench_on_write_fixtures().await;

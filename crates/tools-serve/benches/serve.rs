@@ -371,9 +371,9 @@ async fn futures_join<F: std::future::Future<Output = T> + Send + 'static, T: Se
 }
 
 fn main() {
-    // `cargo test --benches` runs this too: keep that run short.
-    let quick =
-        std::env::args().any(|a| a == "--quick") || !std::env::args().any(|a| a == "--bench");
+    // `cargo test --benches` runs this too, and `-- --smoke`: keep that run short.
+    let quick = std::env::args().any(|a| a == "--quick" || a == "--smoke")
+        || !std::env::args().any(|a| a == "--bench");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -7,7 +7,8 @@
 //! - event reading: a 100 000-line JSON event stream through the worker's event reader,
 //!   against parsing each line with `serde_json` alone.
 //!
-//! Prints medians and the ratio ours / floor; never a pass/fail.
+//! Prints medians and the ratio ours / floor; never a pass/fail. `-- --smoke` runs one
+//! trial of each.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -114,6 +115,11 @@ fn event_lines() -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// `-- --smoke`: one short trial of every measure, to show the bench runs.
+fn smoke() -> bool {
+    std::env::args().any(|a| a == "--smoke")
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -124,6 +130,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rt.block_on(async {
         let reg = registry(&root)?;
         for (name, n, reps) in [("round trip (1 worker)", 1, 30), ("eight at once", 8, 10)] {
+            let reps = if smoke() { 1 } else { reps };
             let mut ours = Vec::new();
             let mut floor = Vec::new();
             for _ in 0..reps {
@@ -140,7 +147,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reader = tools_vibe::EventReader::new(None, &Default::default());
     let mut ours = Vec::new();
     let mut floor = Vec::new();
-    for _ in 0..5 {
+    let trials = if smoke() { 1 } else { 5 };
+    for _ in 0..trials {
         let t = Instant::now();
         let mut messages = 0usize;
         for l in &lines {
