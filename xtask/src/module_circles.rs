@@ -21,11 +21,7 @@ use crate::tidy::{Finding, finding};
 
 /// Loops not split yet: (crate folder, the loop's files relative to its `src/`, sorted and
 /// joined by " ↔ ", why it is still there).
-pub const KNOWN_CIRCLES: &[(&str, &str, &str)] = &[(
-    "crates/tools-core",
-    "process.rs ↔ sweep.rs ↔ watchdog.rs",
-    "the process registry, the orphan sweep and the watchdog are being separated",
-)];
+pub const KNOWN_CIRCLES: &[(&str, &str, &str)] = &[];
 
 /// A module path inside one crate: `[]` is the crate root, `["client", "rpc"]` is
 /// `crate::client::rpc`.

@@ -39,6 +39,7 @@ mod path_locks;
 mod pre_write;
 mod preview;
 pub mod process;
+mod process_group;
 mod random_name;
 mod recovery;
 mod registry;

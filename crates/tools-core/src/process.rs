@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+pub use crate::process_group::{group_alive, kill_group, signal_group};
 use crate::text::BoundedBuffer;
 use crate::{Run, ToolError};
 
@@ -39,32 +40,6 @@ pub fn is_executable(p: &std::path::Path) -> bool {
     std::fs::metadata(p)
         .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         .unwrap_or(false)
-}
-
-/// Sends SIGKILL to a whole process group. Harmless if the group is gone.
-pub fn kill_group(pgid: i32) {
-    if pgid > 1 {
-        // SAFETY: killpg takes plain integers and has no memory-safety preconditions.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
-    }
-}
-
-/// Sends `signal` to a whole process group.
-pub fn signal_group(pgid: i32, signal: i32) {
-    if pgid > 1 {
-        // SAFETY: as above.
-        unsafe {
-            libc::killpg(pgid, signal);
-        }
-    }
-}
-
-/// Whether any process of group `pgid` still exists.
-pub fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
 }
 
 /// Runs in the child between fork and exec: a new session (so a new process group), and

@@ -20,16 +20,24 @@
 //! or group exists, so a match always belongs to the run.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Sessions of children that are still owned by some run (any run of this process).
 static LIVE_SESSIONS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 /// Whether this process adopts orphaned descendants ([`adopt_orphans`]).
 static ADOPTING: AtomicBool = AtomicBool::new(false);
+/// A process of this server's own the sweep never ends (the watchdog), once recorded.
+static SPARED: OnceLock<i32> = OnceLock::new();
 /// Held from a child's fork until its session is recorded, and while strays are picked: a
 /// child that exists but is not yet recorded would look like a stray.
 static SPAWNING: Mutex<()> = Mutex::new(());
+
+/// Records `pid`, a process of this server's own (the watchdog), as never a stray: it is
+/// a child of this process in no run's session, which is what a stray looks like.
+pub(crate) fn spare(pid: i32) {
+    let _ = SPARED.set(pid);
+}
 
 /// Holds off the stray sweep while a child is spawned and its session recorded.
 pub(crate) fn spawning() -> std::sync::MutexGuard<'static, ()> {
@@ -182,10 +190,10 @@ fn sweep(roots: &HashSet<i32>, adopting: bool) -> usize {
         return 0;
     }
     for &pgid in roots {
-        crate::process::kill_group(pgid);
+        crate::process_group::kill_group(pgid);
     }
     let me = std::process::id() as i32;
-    let keep: Vec<i32> = crate::watchdog::pid().into_iter().collect();
+    let keep: Vec<i32> = SPARED.get().copied().into_iter().collect();
     let mut total = 0;
     for _ in 0..4 {
         let procs = all_processes();

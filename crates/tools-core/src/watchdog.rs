@@ -21,12 +21,6 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::{Mutex, OnceLock};
 
 static REPORTS: OnceLock<Mutex<std::fs::File>> = OnceLock::new();
-static WATCHDOG_PID: OnceLock<i32> = OnceLock::new();
-
-/// The watchdog's process id, if one was started (the sweep never ends it).
-pub(crate) fn pid() -> Option<i32> {
-    WATCHDOG_PID.get().copied()
-}
 
 /// Forks the watchdog. Call it before any thread is started (before building the async
 /// runtime): the child keeps running Rust code after `fork`, which is only sound in a
@@ -52,7 +46,8 @@ pub fn start() -> std::io::Result<()> {
             watch(read_end)
         }
         child => {
-            let _ = WATCHDOG_PID.set(child);
+            // The sweep must never take the watchdog for a stray.
+            crate::sweep::spare(child);
             drop(read_end);
             let file = std::fs::File::from(write_end);
             // A stuck watchdog must never block a spawn: reports are best effort.
