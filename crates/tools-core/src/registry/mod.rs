@@ -2,9 +2,11 @@
 //! that are not parallel-safe, and the one guard chain every call passes through —
 //! validate → approve → call → write observers. Approval policy is decided here, never by
 //! `if`s inside tools.
+//!
+//! What plugs into it — families, write observers, the approver — is `contracts`; calls from
+//! inside a tool back through it are `invoker`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 
 use serde_json::Value;
@@ -12,110 +14,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::preview::{PreviewReport, ProposedFile};
 use crate::tool::Progress;
-use crate::{CallCtx, Run, Section, Surface, Tier, Tool, ToolError, ToolOutput};
+use crate::{CallCtx, Run, Surface, Tier, Tool, ToolError, ToolOutput};
 
-/// A tool as a surface lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolInfo {
-    /// Name.
-    pub name: String,
-    /// Tier.
-    pub tier: Tier,
-    /// Description for the model.
-    pub description: String,
-    /// JSON Schema of the arguments.
-    pub input_schema: Value,
-    /// Whether calls may overlap.
-    pub parallel_safe: bool,
-}
+mod contracts;
+mod invoker;
 
-/// Runs after any call that reports `touched` files; its sections are appended to that
-/// call's output. Diagnostics on write is one such observer.
-#[async_trait::async_trait]
-pub trait WriteObserver: Send + Sync {
-    /// Inspects the files just written and returns sections to append (often none).
-    async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section>;
-
-    /// Predicts what writing `proposed` would make [`WriteObserver::after_write`] report,
-    /// without anything touching the disk, and names what the prediction cannot cover.
-    /// Must leave the observer's own state (a diagnostics ledger, a server's view of the
-    /// files) as it was. The default predicts nothing.
-    async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
-        let _ = (ctx, proposed);
-        PreviewReport::default()
-    }
-}
-
-/// A request for permission to run a write or exec tool.
-#[derive(Debug, Clone)]
-pub struct ApprovalRequest {
-    /// The tool.
-    pub tool: String,
-    /// Its tier.
-    pub tier: Tier,
-    /// The arguments as given.
-    pub args: Value,
-    /// The surface the call came through.
-    pub surface: Surface,
-}
-
-/// An approver's decision.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Approval {
-    /// Go ahead.
-    Approved,
-    /// Refused, with a reason for the model.
-    Denied(String),
-}
-
-/// Decides whether write and exec calls may run. Read tools never ask.
-#[async_trait::async_trait]
-pub trait Approver: Send + Sync {
-    /// Decides one call.
-    async fn approve(&self, request: &ApprovalRequest) -> Approval;
-}
-
-/// Approves everything (the default: the surface already caps what is visible).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AutoApprove;
-
-#[async_trait::async_trait]
-impl Approver for AutoApprove {
-    async fn approve(&self, _request: &ApprovalRequest) -> Approval {
-        Approval::Approved
-    }
-}
-
-/// One line of `agent-tools doctor`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DoctorEntry {
-    /// The family, e.g. `lsp`.
-    pub family: String,
-    /// The resource, e.g. `python: pyright-langserver`.
-    pub resource: String,
-    /// Whether it is usable here.
-    pub ok: bool,
-    /// Why or why not (which marker, which binary, where looked).
-    pub detail: String,
-}
-
-/// A tool family wired into a run: its tools, its write observers and its doctor report.
-/// Each tool crate exposes one, constructed per run.
-#[async_trait::async_trait]
-pub trait ToolFamily: Send + Sync {
-    /// The family name (`fs`, `lsp`, `ast`, …).
-    fn name(&self) -> &str;
-    /// The tools it registers.
-    fn tools(&self) -> Vec<Arc<dyn Tool>>;
-    /// Write observers it contributes.
-    fn observers(&self) -> Vec<Arc<dyn WriteObserver>> {
-        Vec::new()
-    }
-    /// What it would use here and whether it can (the same discovery the tools use).
-    async fn doctor(&self) -> Vec<DoctorEntry> {
-        Vec::new()
-    }
-}
+pub use contracts::{
+    Approval, ApprovalRequest, Approver, AutoApprove, DoctorEntry, ToolFamily, ToolInfo,
+    WriteObserver,
+};
+pub use invoker::Invoker;
 
 /// Why [`Registry::call`] failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -411,97 +319,12 @@ async fn unless_panicked<T>(
     }
 }
 
-/// Calls other tools of the same run **as the same surface**, through the whole guard chain
-/// (approval and write observers included). The eval bridge uses it.
-#[derive(Clone)]
-pub struct Invoker {
-    registry: Weak<Registry>,
-    surface: Surface,
-    stack: Vec<String>,
-}
-
-impl std::fmt::Debug for Invoker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Invoker")
-            .field("surface", &self.surface)
-            .field("stack", &self.stack)
-            .finish()
-    }
-}
-
-impl Invoker {
-    /// An invoker bound to nothing; every call fails (for tools called outside a registry).
-    pub fn detached(surface: Surface) -> Self {
-        Invoker {
-            registry: Weak::new(),
-            surface,
-            stack: Vec::new(),
-        }
-    }
-    /// The surface calls go through.
-    pub fn surface(&self) -> Surface {
-        self.surface
-    }
-    /// Calls `name`. An unknown (or hidden) tool is a [`ToolError::NotAvailable`] here.
-    pub async fn call(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-        self.call_with_progress(name, args, Progress::none()).await
-    }
-    /// [`Invoker::call`] forwarding progress.
-    pub async fn call_with_progress(
-        &self,
-        name: &str,
-        args: Value,
-        progress: Progress,
-    ) -> Result<ToolOutput, ToolError> {
-        self.call_inner(name, args, progress, None).await
-    }
-    /// [`Invoker::call_with_progress`] whose call sees `cancel` as its cancellation token
-    /// (a child of the calling tool's token, so cancelling the outer call reaches it).
-    pub async fn call_cancellable(
-        &self,
-        name: &str,
-        args: Value,
-        progress: Progress,
-        cancel: CancellationToken,
-    ) -> Result<ToolOutput, ToolError> {
-        self.call_inner(name, args, progress, Some(cancel)).await
-    }
-    /// What the run's write observers predict for `proposed` (see [`Registry::preview`]);
-    /// an empty report when no registry is attached.
-    pub async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
-        match self.registry.upgrade() {
-            Some(reg) => reg.preview(ctx, proposed).await,
-            None => PreviewReport::default(),
-        }
-    }
-    async fn call_inner(
-        &self,
-        name: &str,
-        args: Value,
-        progress: Progress,
-        cancel: Option<CancellationToken>,
-    ) -> Result<ToolOutput, ToolError> {
-        let Some(reg) = self.registry.upgrade() else {
-            return Err(ToolError::not_available(
-                "no tool registry is attached to this call",
-            ));
-        };
-        let opts = CallOptions {
-            progress,
-            cancel,
-            stack: self.stack.clone(),
-        };
-        match reg.call_with(self.surface, name, args, opts).await {
-            Ok(o) => Ok(o),
-            Err(CallError::Tool(e)) => Err(e),
-            Err(e @ CallError::UnknownTool { .. }) => Err(ToolError::not_available(e.to_string())),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+
+    use crate::Section;
     use crate::{Config, RunOptions};
     use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};
