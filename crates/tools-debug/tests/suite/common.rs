@@ -74,6 +74,26 @@ impl Fixture {
         }
     }
 
+    /// The variables of `frame`'s locals scope, the scope whose name `is_locals` accepts
+    /// (adapters call it "Locals", "Local", …).
+    pub async fn locals(&self, frame: u64, is_locals: impl Fn(&str) -> bool) -> Vec<Value> {
+        let scopes = self
+            .ok(json!({"operation":"scopes","frame_id":frame}))
+            .await;
+        let reference = structured(&scopes)["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| is_locals(s["name"].as_str().unwrap()))
+            .unwrap()["reference"]
+            .as_u64()
+            .unwrap();
+        let vars = self
+            .ok(json!({"operation":"variables","reference":reference}))
+            .await;
+        structured(&vars)["variables"].as_array().unwrap().clone()
+    }
+
     pub async fn status(&self) -> Value {
         self.ok(json!({"operation": "status"}))
             .await

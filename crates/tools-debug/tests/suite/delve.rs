@@ -44,21 +44,9 @@ async fn breakpoint_locals_and_continue_to_the_end() {
     assert_eq!(s["location"]["line"], call);
     assert_eq!(s["location"]["function"], "main.main");
     let frame = s["location"]["frame_id"].as_u64().unwrap();
-    let scopes = fx.ok(json!({"operation":"scopes","frame_id":frame})).await;
-    let locals = structured(&scopes)["scopes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "Locals")
-        .unwrap()["reference"]
-        .as_u64()
-        .unwrap();
-    let vars = fx
-        .ok(json!({"operation":"variables","reference":locals}))
-        .await;
-    let names = structured(&vars)["variables"]
-        .as_array()
-        .unwrap()
+    let names = fx
+        .locals(frame, |name| name == "Locals")
+        .await
         .iter()
         .find(|v| v["name"] == "names")
         .cloned()

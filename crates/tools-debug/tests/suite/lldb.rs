@@ -74,19 +74,9 @@ async fn breakpoint_locals_step_and_exit_code() {
     assert!(out.text.contains("square(base)"), "{}", out.text);
     assert!(out.text.contains("verified"), "{}", out.text);
     let frame = s["location"]["frame_id"].as_u64().unwrap();
-    let scopes = fx.ok(json!({"operation":"scopes","frame_id":frame})).await;
-    let locals = structured(&scopes)["scopes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"].as_str().unwrap().to_lowercase().contains("local"))
-        .unwrap()["reference"]
-        .as_u64()
-        .unwrap();
-    let vars = fx
-        .ok(json!({"operation":"variables","reference":locals}))
+    let vs = fx
+        .locals(frame, |name| name.to_lowercase().contains("local"))
         .await;
-    let vs = structured(&vars)["variables"].as_array().unwrap().clone();
     let base = vs.iter().find(|v| v["name"] == "base").unwrap();
     assert_eq!(base["value"], "7");
     let ev = fx

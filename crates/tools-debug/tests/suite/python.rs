@@ -67,19 +67,7 @@ async fn breakpoint_stack_variables_evaluate_steps_and_exit_code() {
         .collect();
     assert_eq!(names, vec!["helper", "main", "<module>"]);
 
-    let scopes = fx.ok(json!({"operation":"scopes","frame_id":frame})).await;
-    let locals = structured(&scopes)["scopes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "Locals")
-        .unwrap()["reference"]
-        .as_u64()
-        .unwrap();
-    let vars = fx
-        .ok(json!({"operation":"variables","reference":locals}))
-        .await;
-    let vs = structured(&vars)["variables"].as_array().unwrap().clone();
+    let vs = fx.locals(frame, |name| name == "Locals").await;
     let n = vs.iter().find(|v| v["name"] == "n").unwrap();
     assert_eq!(n["value"], "20");
     let data = vs.iter().find(|v| v["name"] == "data").unwrap();
