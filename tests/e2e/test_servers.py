@@ -90,11 +90,11 @@ async def test_servers_lists_installs_and_lsp_starts_what_it_installed(tmp_path)
     assert len(summary) == 2, done.stdout
     assert summary[0].startswith("bash: bash-language-server 5.8.1 (npm) installed in"), done.stdout
     assert "resolves from the server cache" in summary[0], done.stdout
-    assert summary[1].startswith("python: jedi-language-server 0.47.0 (pip) installed in"), done.stdout
+    assert summary[1].startswith("python: jedi-language-server 0.45.1 (pip) installed in"), done.stdout
     for line in done.stderr.splitlines():
         if line.endswith(" s") and "installed in" in line:
             print("install time:", line)
-    assert cache_folders(tmp_path) == ["npm-bash-language-server@5.8.1", "pip-jedi-language-server@0.47.0"]
+    assert cache_folders(tmp_path) == ["npm-bash-language-server@5.8.1", "pip-jedi-language-server@0.45.1"]
     assert not any(p.name.startswith(".tmp") for p in (tmp_path / "cache").rglob("*"))
     assert sorted(p.name for p in ws.iterdir()) == [".shellcheckrc", "greet.sh", "pyproject.toml", "shapes.py"]
 

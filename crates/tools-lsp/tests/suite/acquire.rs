@@ -149,10 +149,11 @@ async fn a_pip_server_gets_a_private_venv_whose_scripts_point_at_the_final_folde
         first_line,
         format!("#!{}/venv/bin/python", report.dir.display())
     );
-    assert!(runs_version(&report.dir.join("bin/jedi-language-server")).contains("0.47.0"));
+    // The table's own pin, whatever it is today: the install must run exactly that release.
+    assert!(runs_version(&report.dir.join("bin/jedi-language-server")).contains(&recipe.version));
     assert_eq!(
         cache_entries(s.servers.cache().root()),
-        ["pip-jedi-language-server@0.47.0"]
+        [format!("pip-jedi-language-server@{}", recipe.version)]
     );
     s.run.close().await;
 }
