@@ -99,6 +99,18 @@ fn broken_core(p: &Project) -> String {
     p.read(CORE).replace(TOTAL_OK, TOTAL_BROKEN)
 }
 
+/// The written file's text as it is and as broken, and what pyright's command line adds when
+/// the break is on disk; the file is put back before returning, so the run starts from "ok".
+fn what_the_break_adds(p: &Project) -> (String, String, BTreeSet<String>) {
+    let before = pyright_cli(&p.root());
+    let ok = p.read(CORE);
+    let broken = broken_core(p);
+    p.write(CORE, &broken);
+    let expected = added(&before, &pyright_cli(&p.root()));
+    p.write(CORE, &ok);
+    (ok, broken, expected)
+}
+
 #[tokio::test]
 async fn first_write_during_the_first_analysis_names_exactly_what_it_broke() {
     if require_binary("pyright", "pyright-langserver").is_none() {
@@ -138,12 +150,7 @@ async fn ten_break_fix_cycles_on_a_noisy_package_attribute_exactly() {
         return;
     }
     let p = noisy_project();
-    let before = pyright_cli(&p.root());
-    let ok = p.read(CORE);
-    let broken = broken_core(&p);
-    p.write(CORE, &broken);
-    let expected = added(&before, &pyright_cli(&p.root()));
-    p.write(CORE, &ok);
+    let (ok, broken, expected) = what_the_break_adds(&p);
     for i in 0..10 {
         let s = section(p.write_tool(CORE, &broken).await);
         assert_eq!(listed(&s), expected, "cycle {i} break:\n{s}");
@@ -168,12 +175,7 @@ async fn a_preview_after_queries_on_the_callers_predicts_the_break_and_the_write
         return;
     }
     let p = noisy_project();
-    let before = pyright_cli(&p.root());
-    let ok = p.read(CORE);
-    let broken = broken_core(&p);
-    p.write(CORE, &broken);
-    let expected = added(&before, &pyright_cli(&p.root()));
-    p.write(CORE, &ok);
+    let (ok, broken, expected) = what_the_break_adds(&p);
     // Queries on the caller and the written file open them in the server.
     p.ok(json!({"action": "hover", "file": "src/ledgerkit/use.py", "line": 6, "symbol": "total"}))
         .await;
@@ -216,12 +218,7 @@ async fn a_first_analysis_cut_short_by_its_bound_says_so_first_and_calls_nothing
     // The first analysis of 36 strict modules takes pyright longer than 1 ms.
     let config = "[lsp]\nindex_wait_ms = 1\ndiagnostics_wait_ms = 2\nstart_timeout_ms = 60000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
     let p = noisy_project_with(config);
-    let before = pyright_cli(&p.root());
-    let ok = p.read(CORE);
-    let broken = broken_core(&p);
-    p.write(CORE, &broken);
-    let expected = added(&before, &pyright_cli(&p.root()));
-    p.write(CORE, &ok);
+    let (ok, broken, expected) = what_the_break_adds(&p);
 
     // A query starts the server; the write follows while its first analysis runs.
     p.ok(json!({"action": "hover", "file": "src/ledgerkit/use.py", "line": 6, "symbol": "total"}))
