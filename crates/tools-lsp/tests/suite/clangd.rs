@@ -78,3 +78,122 @@ async fn clangd_answers_every_action() {
     assert!(out.contains("code action"), "{out}");
     p.close_and_check().await;
 }
+
+#[tokio::test]
+async fn clangd_serves_module_cuda_hip_opencl_and_objective_c_files() {
+    if require_binary("clangd", "clangd").is_none() {
+        return;
+    }
+    let p = Project::new(
+        &[
+            // A module interface needs C++20, which clangd's default flags are not; CUDA and
+            // HIP are parsed without their SDKs, which are not installed.
+            (
+                ".clangd",
+                "If:\n  PathMatch: .*\\.cppm\nCompileFlags:\n  Add: [-std=c++20]\n---\n\
+                 If:\n  PathMatch: .*\\.cu\nCompileFlags:\n  Add: [-nocudainc, -nocudalib]\n---\n\
+                 If:\n  PathMatch: .*\\.hip\nCompileFlags:\n  Add: [-nogpuinc]\n",
+            ),
+            (
+                "shapes.cppm",
+                "export module shapes;\nexport int module_area(int w, int h) { return w * h; }\n",
+            ),
+            (
+                "scale.cu",
+                "__attribute__((global)) void scale_kernel(float *x) { x[0] *= 2; }\n",
+            ),
+            (
+                "scale.hip",
+                "__attribute__((global)) void hip_kernel(float *x) { x[0] *= 2; }\n",
+            ),
+            (
+                "scale.cl",
+                "__kernel void cl_kernel(__global float *x) { x[0] *= 2; }\n",
+            ),
+            ("area.m", "int objc_area(int w, int h) { return w * h; }\n"),
+        ],
+        "",
+    );
+    for (file, line) in [
+        (
+            "shapes.cppm",
+            "function module_area — int (int, int)  line 2",
+        ),
+        ("scale.cu", "function scale_kernel — void (float *)  line 1"),
+        ("scale.hip", "function hip_kernel — void (float *)  line 1"),
+        (
+            "scale.cl",
+            // OpenCL's address spaces and kernel attribute: clang read it as OpenCL.
+            "function cl_kernel — void (__global float *__private) __attribute__((device_kernel))  line 1",
+        ),
+        ("area.m", "function objc_area — int (int, int)  line 1"),
+    ] {
+        let out = p.ok(json!({"action": "symbols", "file": file})).await;
+        assert_eq!(out, format!("1 symbol(s) in {file}:\n{line}"), "{file}");
+    }
+    p.close_and_check().await;
+}
+
+fn git(root: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// clangd's background index would land in `.cache/clangd/index` beside the compile
+/// database; read calls leave the checkout exactly as it was.
+#[tokio::test]
+async fn a_read_only_run_over_a_cpp_tree_leaves_the_checkout_as_it_was() {
+    if require_binary("clangd", "clangd").is_none() || require_binary("git", "git").is_none() {
+        return;
+    }
+    let p = Project::new(
+        &[
+            ("src/helper.cpp", "int helper(int x) { return x + 1; }\n"),
+            (
+                "src/main.cpp",
+                "int helper(int x);\nint main() { return helper(1); }\n",
+            ),
+        ],
+        "",
+    );
+    let root = p.root();
+    let entries: Vec<_> = ["helper.cpp", "main.cpp"]
+        .iter()
+        .map(|f| {
+            json!({"directory": root, "file": root.join("src").join(f),
+                   "arguments": ["c++", "-std=c++17", "-c", format!("src/{f}")]})
+        })
+        .collect();
+    p.write(
+        "compile_commands.json",
+        &serde_json::to_string_pretty(&entries).unwrap(),
+    );
+    git(&root, &["init", "-q", "."]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "tree"]);
+    let before = git(&root, &["status", "--porcelain", "--ignored"]);
+    let out = p
+        .ok(json!({"action": "references", "file": "src/main.cpp", "line": 2, "symbol": "helper"}))
+        .await;
+    has(&out, "src/main.cpp:2:21");
+    let out = p.ok(json!({"action": "symbols", "query": "helper"})).await;
+    has(&out, "src/helper.cpp:1:5");
+    // The index is written in the background: compare once the server has ended.
+    p.run.close().await;
+    assert_eq!(git(&root, &["status", "--porcelain", "--ignored"]), before);
+    assert_eq!(before, "");
+    drop(p);
+}

