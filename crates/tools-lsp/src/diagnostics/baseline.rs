@@ -44,11 +44,19 @@ pub(crate) struct Before {
 /// disk's texts): for servers that diagnose only open documents, and for any server still
 /// on its first analysis, a written file not open yet is opened at that text first, so the
 /// importers opened next, and that analysis, show the state before the write.
+///
+/// `earlier` names an earlier write of this server whose result was given before the server
+/// had settled on it, and what its settle was still waiting for: the state before is then
+/// that write's end — everything it waited for, waited for as long as a first analysis is
+/// (`index_wait_ms`) — so every late arrival of that write lands in it and is that write's,
+/// never this change's, even when this change undoes it. When that bound is hit too, the
+/// answer's first line says so.
 pub(crate) async fn state_before(
     sup: &ServerSupervisor,
     client: &LspClient,
     paths: &[PathBuf],
     pre_images: &HashMap<PathBuf, PreImage>,
+    earlier: Option<(u64, &SettleGoal)>,
 ) -> Before {
     let cfg = sup.config();
     let mut notes = Vec::new();
@@ -70,19 +78,33 @@ pub(crate) async fn state_before(
     for dep in &importers.opened {
         expect.push(dep.clone());
     }
-    let wait = match first_analysis {
+    let wait = match first_analysis || earlier.is_some() {
         true => cfg.index_wait().max(cfg.diagnostics_wait() / 2),
         false => cfg.diagnostics_wait() / 2,
     };
-    let pre = SettleGoal {
-        publishes: expect,
-        likely: Vec::new(),
-        since_seq: since,
-        changed_at: None,
-        saved: None,
-        complete: false,
-        quiet: cfg.diagnostics_quiet(),
-        deadline: Instant::now() + wait,
+    let pre = match earlier {
+        // The earlier write's own goal, with what this change handed over added to it.
+        Some((_, goal)) => {
+            let mut publishes = goal.publishes.clone();
+            publishes.extend(expect);
+            SettleGoal {
+                publishes,
+                since_seq: goal.since_seq.min(since),
+                quiet: cfg.diagnostics_quiet(),
+                deadline: Instant::now() + wait,
+                ..goal.clone()
+            }
+        }
+        None => SettleGoal {
+            publishes: expect,
+            likely: Vec::new(),
+            since_seq: since,
+            changed_at: None,
+            saved: None,
+            complete: false,
+            quiet: cfg.diagnostics_quiet(),
+            deadline: Instant::now() + wait,
+        },
     };
     let pre_settled = settle(client, &pre).await;
     // A server whose first analysis did not end in time, or that could only be shown the
@@ -100,10 +122,19 @@ pub(crate) async fn state_before(
             client.server,
             wait.as_millis()
         )),
-        Err(what) => notes.push(format!(
-            "{} was still busy before this change (waiting for {what}); a diagnostic listed below may predate it",
-            client.server
-        )),
+        Err(what) => match earlier {
+            Some((number, _)) => notes.push(format!(
+                "{EARLIER_WRITE_UNFINISHED} — {} was still checking the earlier write #{number} after {} ms \
+                 (waiting for {what}): a diagnostic listed below in a file this change did not touch may be that \
+                 write's; ask `lsp` action `diagnostics` for a file to see it once the server is done",
+                client.server,
+                wait.as_millis()
+            )),
+            None => notes.push(format!(
+                "{} was still busy before this change (waiting for {what}); a diagnostic listed below may predate it",
+                client.server
+            )),
+        },
     }
     if pre_settled.is_ok() && first_analysis_unfinished {
         notes.push(format!(
@@ -140,6 +171,7 @@ pub(crate) fn is_bound_note(note: &str) -> bool {
     [
         FIRST_ANALYSIS_UNFINISHED,
         NO_STATE_BEFORE,
+        EARLIER_WRITE_UNFINISHED,
         "diagnostics pending",
         "prediction incomplete",
     ]
@@ -149,6 +181,9 @@ pub(crate) fn is_bound_note(note: &str) -> bool {
 
 /// How the note of a first analysis cut short by its bound begins.
 const FIRST_ANALYSIS_UNFINISHED: &str = "first analysis unfinished";
+
+/// How the note of an earlier write still being checked when the bound was hit begins.
+const EARLIER_WRITE_UNFINISHED: &str = "earlier write unfinished";
 
 /// How the note of a server with no state from before a change begins.
 const NO_STATE_BEFORE: &str = "no state before this change";

@@ -23,7 +23,12 @@
 //! line says so.
 //!
 //! When the bound is hit, the result says "pending", names the server and what it was
-//! still doing, and the write is remembered so its late arrivals can be attributed to it.
+//! still doing, and the write is remembered so its late arrivals can be attributed to it:
+//! the next write to that server takes its state before only once the server has settled
+//! on the earlier write, waited for as long as a first analysis (`index_wait_ms`), so what
+//! the earlier write caused is named as that write's even when the next write undoes it.
+//! (Once per stretch of unsettled writes: a server that did not settle before the earlier
+//! write either gets the usual bound.)
 //! A bound that was hit always leads the answer, with what to call for the rest.
 
 use std::collections::HashMap;
@@ -70,6 +75,11 @@ struct PendingWrite {
     /// With the server's first analysis unfinished before the write, the files it
     /// touched: late arrivals in every other file are baseline, not the write's.
     only_touched: Option<Vec<PathBuf>>,
+    /// What its settle was still waiting for: the next write's state before waits for it.
+    goal: SettleGoal,
+    /// Whether its own state before was settled: a server that did not settle before it
+    /// either (hung, or buried in work) is not waited for at length again.
+    before_settled: bool,
 }
 
 /// The diagnostics-on-write observer.
@@ -194,7 +204,17 @@ impl DiagnosticsOnWrite {
             mut observers,
             open_importers,
             notes: before_notes,
-        } = state_before(&self.sup, &client, &paths, pre_images).await;
+        } = state_before(
+            &self.sup,
+            &client,
+            &paths,
+            pre_images,
+            earlier
+                .as_ref()
+                .filter(|e| e.before_settled)
+                .map(|e| (e.number, &e.goal)),
+        )
+        .await;
         notes.extend(before_notes);
         let late = earlier.map(|e| (e, before.clone()));
         // What the server said about a written file it did not have open may already
@@ -288,6 +308,8 @@ impl DiagnosticsOnWrite {
                     pid: client.pid(),
                     after: after.clone(),
                     only_touched: first_analysis_unfinished.then(|| paths.clone()),
+                    goal,
+                    before_settled,
                 },
             );
         }

@@ -230,7 +230,7 @@ async fn preview_on(
             mut observers,
             open_importers,
             mut notes,
-        } = state_before(&sup, &client, &paths, &disk_texts(&paths)).await;
+        } = state_before(&sup, &client, &paths, &disk_texts(&paths), None).await;
         for p in &paths {
             if !client.is_open(p).await {
                 before.remove(p);

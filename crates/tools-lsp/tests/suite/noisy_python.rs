@@ -169,6 +169,89 @@ async fn ten_break_fix_cycles_on_a_noisy_package_attribute_exactly() {
     p.close_and_check().await;
 }
 
+/// The late block of a write's section — the earlier write it names, that write's
+/// diagnostic lines in it and how many it says are gone — if there is one.
+fn late_block(section: &str) -> Option<(u64, BTreeSet<String>, usize)> {
+    let mut lines = section
+        .lines()
+        .skip_while(|l| !l.starts_with("Late diagnostics of the earlier write #"));
+    let header = lines.next()?;
+    let number = header
+        .trim_start_matches("Late diagnostics of the earlier write #")
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()?;
+    let gone = header
+        .rsplit(", ")
+        .next()?
+        .trim_end_matches(" gone.")
+        .parse()
+        .ok()?;
+    let rest: Vec<&str> = lines.collect();
+    Some((number, listed(&rest.join("\n")), gone))
+}
+
+/// How many earlier diagnostics a write's own result says are gone.
+fn own_gone(section: &str) -> usize {
+    section
+        .lines()
+        .take_while(|l| !l.starts_with("Late diagnostics"))
+        .find_map(|l| l.strip_suffix(" earlier diagnostic(s) are gone after this write:"))
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[tokio::test]
+async fn ten_break_fix_cycles_past_every_settle_bound_attribute_late_arrivals_to_their_write() {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    // Every write's own settle is cut after 1 ms, as on a machine too loaded for its bound:
+    // what a write causes arrives late, while the next write — its undoing — is made.
+    let config = "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 1\nstart_timeout_ms = 60000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
+    let p = noisy_project_with(config);
+    let (ok, broken, expected) = what_the_break_adds(&p);
+    // A query starts the server (a write waits for a server's start no longer than for
+    // its diagnostics).
+    p.ok(json!({"action": "hover", "file": "src/ledgerkit/use.py", "line": 6, "symbol": "total"}))
+        .await;
+    let pending = "diagnostics pending — pyright-langserver had not settled after 1 ms";
+    let mut fix_gone = None;
+    for i in 0..10u64 {
+        let (break_no, fix_no) = (2 * i + 1, 2 * i + 2);
+        let b = section(p.write_tool(CORE, &broken).await);
+        assert!(b.starts_with(pending), "cycle {i} break:\n{b}");
+        // The previous fix's late arrivals add nothing, and take away the rest of the break.
+        match (late_block(&b), fix_gone) {
+            (Some((n, lines, gone)), Some(own)) => {
+                assert_eq!(
+                    (n, lines),
+                    (fix_no - 2, BTreeSet::new()),
+                    "cycle {i} break:\n{b}"
+                );
+                assert_eq!(own + gone, expected.len(), "cycle {i} break:\n{b}");
+            }
+            (None, Some(own)) => assert_eq!(own, expected.len(), "cycle {i} break:\n{b}"),
+            (late, None) => assert!(late.is_none(), "cycle {i} break:\n{b}"),
+        }
+        let own = listed(&b);
+        let f = section(p.write_tool(CORE, &ok).await);
+        assert!(f.starts_with(pending), "cycle {i} fix:\n{f}");
+        // The fix is never blamed: what the break caused is named as the break's.
+        assert_eq!(listed(&f), BTreeSet::new(), "cycle {i} fix:\n{f}");
+        let late = late_block(&f).map(|(n, lines, _)| (n, lines));
+        let late_lines = late.clone().map(|(_, l)| l).unwrap_or_default();
+        if own.len() < expected.len() {
+            assert_eq!(late.map(|(n, _)| n), Some(break_no), "cycle {i} fix:\n{f}");
+        }
+        assert!(own.is_disjoint(&late_lines), "cycle {i}:\n{b}\n{f}");
+        let attributed: BTreeSet<String> = own.union(&late_lines).cloned().collect();
+        assert_eq!(attributed, expected, "cycle {i}:\n{b}\n{f}");
+        fix_gone = Some(own_gone(&f));
+    }
+    p.close_and_check().await;
+}
+
 #[tokio::test]
 async fn a_preview_after_queries_on_the_callers_predicts_the_break_and_the_write_reports_it() {
     if require_binary("pyright", "pyright-langserver").is_none() {
