@@ -198,9 +198,17 @@ impl Journal {
     /// Removes the journal: every file is in place (or every change was undone). A
     /// failure is logged: the files are right either way, and a journal left behind is
     /// rolled forward as a no-op by the next start.
+    ///
+    /// A folder left empty goes too (a change made without a run, as a library caller
+    /// makes it, has no run marker to clean up after it); `rmdir` removes only an empty
+    /// folder, so a live run's marker or another change's journal keeps it, and a writer
+    /// that made the folder just before finds it gone and makes it again.
     pub(crate) fn finish(self) {
         if let Err(e) = std::fs::remove_file(&self.path) {
             tracing::warn!(journal = %self.path.display(), error = %e, "could not remove a finished journal");
+        }
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::remove_dir(dir);
         }
     }
 }

@@ -243,6 +243,9 @@ fn make_marker(dir: &Path) -> std::io::Result<RunMarker> {
 enum Now {
     Old,
     New,
+    /// A file with several names, killed while it was rewritten in place (see
+    /// [`half_written_in_place`]): ours, neither old nor new, and put right either way.
+    HalfWritten,
     /// Neither: changed by hand since (or unreadable).
     Other,
 }
@@ -250,9 +253,11 @@ enum Now {
 fn now_of(ws: &Workspace, e: &Entry<'_>) -> Now {
     let path = ws.root().join(&e.rel);
     let current = match read_file_if_exists(ws, &path, MAX_UNDO_BYTES) {
-        Ok(c) => c.map(|c| c.bytes),
+        Ok(c) => c,
         Err(_) => return Now::Other,
     };
+    let links = current.as_ref().map_or(0, |c| c.meta.links);
+    let current = current.map(|c| c.bytes);
     let is_new = match (&e.new, &current) {
         (NewState::Delete, None) => true,
         (NewState::Write { bytes, .. }, Some(c)) => bytes.as_ref() == c.as_slice(),
@@ -263,11 +268,43 @@ fn now_of(ws: &Workspace, e: &Entry<'_>) -> Now {
         (OldState::Present { bytes, .. }, Some(c)) => bytes.as_ref() == c.as_slice(),
         _ => false,
     };
+    let half = || match (&e.old, &e.new, &current) {
+        (OldState::Present { bytes: old, .. }, NewState::Write { bytes: new, .. }, Some(c)) => {
+            links > 1 && half_written_in_place(c, old, new)
+        }
+        _ => false,
+    };
     match (is_old, is_new) {
         (_, true) => Now::New,
         (true, false) => Now::Old,
+        (false, false) if half() => Now::HalfWritten,
         (false, false) => Now::Other,
     }
+}
+
+/// Whether `now` is what rewriting `old` in place with `new` leaves when the writer dies
+/// part way: the first `k` bytes of `new` over `old` (for some `k` up to `new`'s length),
+/// the rest of `old` after them, not yet cut to the new length. A file with several names
+/// is rewritten in place so that every name keeps sharing it (see
+/// [`crate::safe_write`]), so only such a file can be found like this; one edited by hand
+/// almost never has this exact shape.
+fn half_written_in_place(now: &[u8], old: &[u8], new: &[u8]) -> bool {
+    if now.len() < old.len() {
+        return false;
+    }
+    let same_start = now.iter().zip(new).take_while(|(a, b)| a == b).count();
+    if now.len() > old.len() {
+        // Written past the old end: all of it is a start of `new`.
+        return same_start == now.len();
+    }
+    // Same length as `old`: where the old tail that is still there begins.
+    let same_end = now
+        .iter()
+        .zip(old)
+        .rev()
+        .take_while(|(a, b)| a == b)
+        .count();
+    now.len() - same_end <= same_start
 }
 
 /// What recovering one journal did.
@@ -326,8 +363,8 @@ fn settle(ws: &Workspace, entries: &[Entry<'_>]) -> Outcome {
         let path = ws.root().join(&e.rel);
         let shown = format!("`{}`", ws.display(&path));
         let done = match (out.forward, now) {
-            (true, Now::Old) => apply_new(ws, &path, &e.new),
-            (false, Now::New) => restore_old(ws, &path, &e.old),
+            (true, Now::Old | Now::HalfWritten) => apply_new(ws, &path, &e.new),
+            (false, Now::New | Now::HalfWritten) => restore_old(ws, &path, &e.old),
             (false, Now::Other) => {
                 out.left.push(shown);
                 continue;

@@ -23,7 +23,9 @@
 //! - **Hard links are never split.** A file with more than one name is rewritten in place
 //!   (under the caller's path lock, with its old content put back if the write fails), so
 //!   every name still shows the same content, as editors such as vim do for linked files.
-//!   The price: a crash in the middle of that write can leave it partly written.
+//!   A crash in the middle of that write leaves it partly written; in a change to several
+//!   files the journal's recovery recognises that state as its own and finishes or undoes
+//!   it in place, keeping the link. A single file killed mid-way stays partly written.
 //! - **Read-only files are refused** with a clear error instead of being replaced.
 //!
 //! Callers serialise writes to one path with [`crate::PathLocks`]; several files are written
@@ -348,7 +350,12 @@ fn write_in_place(
     file.read_to_end(&mut old)?;
     let overwrite = |file: &mut File, bytes: &[u8]| -> io::Result<()> {
         file.seek(io::SeekFrom::Start(0))?;
-        file.write_all(bytes)?;
+        // In two halves, with the crash tests' step between them: the state a writer
+        // killed part way leaves, which the journal's recovery must recognise as ours.
+        let (first, rest) = bytes.split_at(bytes.len() / 2);
+        file.write_all(first)?;
+        crate::journal::crash_point();
+        file.write_all(rest)?;
         file.set_len(bytes.len() as u64)?;
         file.sync_all()
     };

@@ -3,7 +3,8 @@
 //! reach every point between "journal flushed" and "journal removed" without timing luck.
 //!
 //! Steps are counted over the whole process from 1: the journal flushed, then for each file
-//! its new content flushed beside it and then renamed into place, then the journal about to
+//! its new content flushed beside it (a file with several names: the first half of it written
+//! in place) and then in place, then the journal about to
 //! be removed. Unset (the normal case), nothing is counted; release builds never look.
 
 use std::sync::OnceLock;

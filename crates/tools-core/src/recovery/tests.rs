@@ -181,6 +181,105 @@ fn a_change_with_a_file_edited_by_hand_since_is_undone_around_it() {
     assert_eq!(read(&s, "c.txt"), None);
 }
 
+/// `pkg/b.txt` given a second name outside the workspace, then the change abandoned with
+/// a.txt in place and pkg/b.txt killed half way through its rewrite in place: the first
+/// half of its new content over its old one. Returns the second name.
+fn abandoned_with_a_linked_file_half_written(s: &Setup) -> std::path::PathBuf {
+    let other_name = s.ws.root().parent().unwrap().join("b-elsewhere.txt");
+    std::fs::hard_link(s.ws.root().join("pkg/b.txt"), &other_name).unwrap();
+    abandoned_change(s, &["a.txt"]);
+    // What the writer leaves between its two halves: "b n" over "b old\n".
+    std::fs::write(&other_name, "b nld\n").unwrap();
+    other_name
+}
+
+#[test]
+fn a_linked_file_killed_half_way_through_its_rewrite_is_completed_and_keeps_its_link() {
+    let s = setup();
+    let other_name = abandoned_with_a_linked_file_half_written(&s);
+    let (notice, _m) = open_workspace_in(&s.ws, &s.journals);
+    assert_eq!(
+        notice.as_deref(),
+        Some(
+            "Recovered after a crash: an unfinished change of 3 files left by a killed run was completed \
+             (2 files written; every file now holds its new content)."
+        )
+    );
+    assert_eq!(read(&s, "a.txt").as_deref(), Some("a new\n"));
+    assert_eq!(read(&s, "pkg/b.txt").as_deref(), Some("b new\n"));
+    assert_eq!(read(&s, "c.txt").as_deref(), Some("c new\n"));
+    assert_eq!(
+        std::fs::read_to_string(&other_name).unwrap(),
+        "b new\n",
+        "both names still share the file"
+    );
+}
+
+#[test]
+fn a_linked_file_killed_half_way_is_put_back_in_place_when_the_change_is_undone() {
+    let s = setup();
+    let other_name = abandoned_with_a_linked_file_half_written(&s);
+    std::fs::write(s.ws.root().join("c.txt"), "made by hand\n").unwrap();
+    let (notice, _m) = open_workspace_in(&s.ws, &s.journals);
+    assert_eq!(
+        notice.as_deref(),
+        Some(
+            "Recovered after a crash: an unfinished change of 3 files left by a killed run was undone \
+             (2 files put back as before), leaving as they are the files changed since: `c.txt`."
+        )
+    );
+    assert_eq!(read(&s, "a.txt").as_deref(), Some("a old\n"));
+    assert_eq!(read(&s, "pkg/b.txt").as_deref(), Some("b old\n"));
+    assert_eq!(std::fs::read_to_string(&other_name).unwrap(), "b old\n");
+}
+
+#[test]
+fn a_linked_file_edited_by_hand_is_not_taken_for_a_half_written_one() {
+    let s = setup();
+    let other_name = s.ws.root().parent().unwrap().join("b-elsewhere.txt");
+    std::fs::hard_link(s.ws.root().join("pkg/b.txt"), &other_name).unwrap();
+    abandoned_change(&s, &["a.txt"]);
+    std::fs::write(&other_name, "b old\nand more\n").unwrap();
+    let (notice, _m) = open_workspace_in(&s.ws, &s.journals);
+    assert_eq!(
+        notice.as_deref(),
+        Some(
+            "Recovered after a crash: an unfinished change of 3 files left by a killed run was undone \
+             (1 file put back as before), leaving as they are the files changed since: `pkg/b.txt`."
+        )
+    );
+    assert_eq!(read(&s, "pkg/b.txt").as_deref(), Some("b old\nand more\n"));
+}
+
+#[test]
+fn a_half_written_rewrite_in_place_is_exactly_a_start_of_the_new_over_the_old() {
+    use super::half_written_in_place as half;
+    let (old, new) = (&b"0123456789"[..], &b"abcdefghijklmn"[..]);
+    // Every cut the writer can leave.
+    for k in 0..=new.len() {
+        let mut now = new[..k].to_vec();
+        if k < old.len() {
+            now.extend_from_slice(&old[k..]);
+        }
+        assert!(half(&now, old, new), "cut at {k}: {now:?}");
+    }
+    // Shorter new content: the old tail stays until the file is cut.
+    assert!(half(b"ab23456789", old, b"abc"));
+    assert!(half(b"abc3456789", old, b"abc"));
+    // Not shapes the writer leaves.
+    assert!(
+        !half(b"012345678", old, new),
+        "shorter than the old content"
+    );
+    assert!(
+        !half(b"0123456789x", old, new),
+        "the old content with more after it"
+    );
+    assert!(!half(b"ab2345678X", old, new), "an old tail changed");
+    assert!(!half(b"aX23456789", old, new), "a new start changed");
+    assert!(!half(b"abcdefghijklmnX", old, new), "past the new end");
+}
+
 #[test]
 fn a_change_still_being_made_by_a_live_run_is_left_alone() {
     let s = setup();
@@ -199,6 +298,29 @@ fn a_change_still_being_made_by_a_live_run_is_left_alone() {
             .iter()
             .any(|n| n.ends_with(".journal"))
     );
+}
+
+#[test]
+fn a_change_made_without_a_run_leaves_no_folder_in_the_state_folder() {
+    let s = setup();
+    let entries = vec![
+        entry("a.txt", Some(b"a old\n"), Some(b"a new\n")),
+        entry("pkg/b.txt", Some(b"b old\n"), Some(b"b new\n")),
+    ];
+    Journal::begin_in(&s.journals, s.ws.root(), &entries)
+        .unwrap()
+        .finish();
+    assert!(!s.journals.exists());
+    // With a run open on the workspace, its folder stays for the run's marker.
+    let (_, marker) = open_workspace_in(&s.ws, &s.journals);
+    Journal::begin_in(&s.journals, s.ws.root(), &entries)
+        .unwrap()
+        .finish();
+    let left = names_in(&s.journals);
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(left[0].ends_with(".live"), "{left:?}");
+    drop(marker);
+    assert!(!s.journals.exists());
 }
 
 #[test]
