@@ -4,7 +4,7 @@ and a file edited by hand between the crash and the restart.
 
 The kill comes from the binary itself at a chosen step of the change
 (AGENT_TOOLS_TEST_CRASH_AT_STEP: 1 = journal flushed, 2i = file i's new content flushed
-beside it, 2i+1 = file i in place, 2n+2 = all in place, journal not yet removed), so every
+beside it (for a file with several names: half of it written in place), 2i+1 = file i in place, 2n+2 = all in place, journal not yet removed), so every
 round reaches a real point between the first and the last write without timing luck."""
 
 import os
@@ -126,6 +126,52 @@ async def test_a_file_edited_by_hand_after_the_crash_makes_the_next_start_undo_t
         expected = "# rewritten by hand\n" if i == 25 else f"# module {i}\ndispose(x{i})\n"
         assert (root / "pkg" / f"m{i:02}.py").read_text() == expected, i
     assert status(root) == [" M pkg/m25.py"]
+    assert list(state.rglob("*.journal")) == []
+
+
+async def test_the_recovery_line_leads_the_first_answer_when_that_answer_is_an_error(tmp_path):
+    root = tmp_path / "r"
+    state = tmp_path / "state"
+    resolve_project(root)
+    env = {"XDG_STATE_HOME": str(state)}
+    # Killed with 10 files in place; the first call after the restart fails.
+    await stage_and_resolve_until_killed(root, {**env, CRASH_ENV: "21"})
+    async with mcp_session(root, env=env) as c:
+        r = await c.call_tool("read", {"path": "pkg/missing.py"})
+        assert r.is_error
+        assert text(r).splitlines() == [
+            notice(FILES, FILES - 10, False),
+            "invalid arguments (`path`): `pkg/missing.py` does not exist",
+        ]
+        assert r.structured_content["error"]["kind"] == "invalid_arguments"
+        again = await c.call_tool("read", {"path": "pkg/m00.py"})
+        assert not again.is_error
+        assert not text(again).startswith("Recovered"), text(again)
+    for i in range(FILES):
+        assert (root / "pkg" / f"m{i:02}.py").read_text() == f"# module {i}\nx{i}.dispose()\n", i
+
+
+async def test_a_linked_file_killed_half_way_through_its_rewrite_is_completed_and_keeps_its_link(tmp_path):
+    root = tmp_path / "r"
+    state = tmp_path / "state"
+    resolve_project(root)
+    # pkg/m03.py has a second name outside the workspace, so it is rewritten in place.
+    other_name = tmp_path / "m03-elsewhere.py"
+    os.link(root / "pkg" / "m03.py", other_name)
+    env = {"XDG_STATE_HOME": str(state)}
+    # Step 8: the fourth file (m03) half written in place.
+    await stage_and_resolve_until_killed(root, {**env, CRASH_ENV: "8"})
+    old, new = "# module 3\ndispose(x3)\n", "# module 3\nx3.dispose()\n"
+    half = new[: len(new) // 2] + old[len(new) // 2 :]
+    assert half not in (old, new)
+    assert (root / "pkg" / "m03.py").read_text() == half
+    first = (await first_answer(root, env)).splitlines()[0]
+    assert first == notice(FILES, FILES - 3, False), first
+    for i in range(FILES):
+        assert (root / "pkg" / f"m{i:02}.py").read_text() == f"# module {i}\nx{i}.dispose()\n", i
+    assert other_name.read_text() == new
+    assert os.stat(other_name).st_ino == os.stat(root / "pkg" / "m03.py").st_ino
+    assert status(root) == sorted(f" M pkg/m{i:02}.py" for i in range(FILES))
     assert list(state.rglob("*.journal")) == []
 
 

@@ -24,6 +24,16 @@ pub enum ToolError {
     /// Something broke that the model cannot fix by changing its arguments.
     #[error("internal error: {0}")]
     Internal(String),
+    /// `error`, answered as the first answer after the run recovered what a killed run left
+    /// half done: the line saying what was recovered leads, so it reaches the user even when
+    /// that answer is an error.
+    #[error("{notice}\n{error}")]
+    AfterRecovery {
+        /// The one line saying what was recovered.
+        notice: String,
+        /// The error itself; its kind is the kind of the whole.
+        error: Box<ToolError>,
+    },
 }
 
 impl ToolError {
@@ -66,6 +76,19 @@ impl ToolError {
             ToolError::TimedOut(_) => "timed_out",
             ToolError::Rejected(_) => "rejected",
             ToolError::Internal(_) => "internal",
+            ToolError::AfterRecovery { error, .. } => error.kind(),
+        }
+    }
+
+    /// This error with `notice` (when there is one) leading its text; see
+    /// [`ToolError::AfterRecovery`].
+    pub fn lead_with(self, notice: Option<String>) -> Self {
+        match notice {
+            Some(notice) => ToolError::AfterRecovery {
+                notice,
+                error: Box::new(self),
+            },
+            None => self,
         }
     }
 }

@@ -122,6 +122,14 @@ impl Run {
         self.recovery_notice.lock().ok().and_then(|mut n| n.take())
     }
 
+    /// Plays a recovery for the registry's tests: `notice` is what opening recovered.
+    #[cfg(test)]
+    pub(crate) fn set_recovery_notice(&self, notice: &str) {
+        if let Ok(mut n) = self.recovery_notice.lock() {
+            *n = Some(notice.to_string());
+        }
+    }
+
     /// The workspace (path jail).
     pub fn workspace(&self) -> &Workspace {
         &self.workspace

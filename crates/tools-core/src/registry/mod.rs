@@ -199,7 +199,38 @@ impl Registry {
     }
 
     /// [`Registry::call`] with a progress sink, cancellation and call stack.
+    ///
+    /// The first answer of the run to a caller (not a bridged call from inside a tool,
+    /// whose answer the calling tool reads) leads with the line saying what opening the
+    /// workspace recovered from a killed run, success or error alike. An unknown tool is
+    /// not an answer of the run, so the line waits for the next one.
     pub async fn call_with(
+        &self,
+        surface: Surface,
+        name: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> Result<ToolOutput, CallError> {
+        let outermost = opts.stack.is_empty();
+        let answer = self.call_guarded(surface, name, args, opts).await;
+        if !outermost {
+            return answer;
+        }
+        match answer {
+            Ok(mut out) => {
+                out.lead_with(self.run.take_recovery_notice());
+                Ok(out)
+            }
+            Err(CallError::Tool(e)) => Err(CallError::Tool(
+                e.lead_with(self.run.take_recovery_notice()),
+            )),
+            Err(e @ CallError::UnknownTool { .. }) => Err(e),
+        }
+    }
+
+    /// [`Registry::call_with`] without the recovery line: the guard chain, the call and the
+    /// write observers.
+    async fn call_guarded(
         &self,
         surface: Surface,
         name: &str,
@@ -283,7 +314,6 @@ impl Registry {
         let mut out =
             unless_panicked(name, ctx.progress.clone().scope(tool.call(&ctx, args))).await??;
         drop(_guard);
-        out.lead_with(self.run.take_recovery_notice());
         // Write observers.
         if !out.touched.is_empty() {
             for obs in &self.observers {
@@ -491,6 +521,63 @@ mod tests {
         })
         .unwrap();
         (dir, run)
+    }
+
+    #[tokio::test]
+    async fn the_recovery_line_leads_the_first_answer_even_when_it_is_an_error() {
+        let (_d, run) = run();
+        run.set_recovery_notice("Recovered after a crash: one thing.");
+        let reg = RegistryBuilder::new(run)
+            .tool(Echo::new("r", Tier::Read, true))
+            .build()
+            .unwrap();
+        // An unknown tool is no answer of the run: the line waits.
+        assert!(matches!(
+            reg.call(Surface::FULL, "nope", json!({})).await,
+            Err(CallError::UnknownTool { .. })
+        ));
+        let err = match reg.call(Surface::FULL, "r", json!([1])).await {
+            Err(CallError::Tool(e)) => e,
+            other => panic!("unexpected {other:?}"),
+        };
+        assert_eq!(err.kind(), "invalid_arguments");
+        assert_eq!(
+            err.to_string(),
+            "Recovered after a crash: one thing.\n\
+             invalid arguments: the arguments of `r` must be a JSON object, got [1]"
+        );
+        // Said once.
+        assert_eq!(
+            reg.call(Surface::FULL, "r", json!({})).await.unwrap().text,
+            "r ok"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_bridged_call_leaves_the_recovery_line_to_the_outer_answer() {
+        let (_d, run) = run();
+        run.set_recovery_notice("Recovered after a crash: one thing.");
+        let reg = RegistryBuilder::new(run)
+            .tool(Echo::new("r", Tier::Read, true))
+            .build()
+            .unwrap();
+        let inner = reg
+            .call_with(
+                Surface::FULL,
+                "r",
+                json!({}),
+                CallOptions {
+                    stack: vec!["outer".into()],
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(inner.text, "r ok");
+        assert_eq!(
+            reg.call(Surface::FULL, "r", json!({})).await.unwrap().text,
+            "Recovered after a crash: one thing.\nr ok"
+        );
     }
 
     #[tokio::test]
