@@ -16,6 +16,7 @@ use std::path::Path;
 
 use super::dir::{EntryKind, entry_of, open_parent};
 use crate::Workspace;
+use crate::journal::{lock_exclusive, still_linked};
 
 /// How every temp file of the safe writer begins.
 pub const TEMP_PREFIX: &str = ".agent-tools-";
@@ -40,25 +41,8 @@ pub fn is_temp_name(name: &OsStr) -> bool {
 /// Takes `file`'s lock (waiting for a clean-up that holds it) and says whether the file
 /// still has a name.
 pub(super) fn lock_and_check_linked(file: &File) -> io::Result<bool> {
-    use std::os::unix::fs::MetadataExt;
-    flock(file, libc::LOCK_EX)?;
-    Ok(file.metadata()?.nlink() > 0)
-}
-
-fn flock(file: &File, op: libc::c_int) -> io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    loop {
-        // SAFETY: a valid open fd.
-        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
-            return Ok(true);
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::EWOULDBLOCK) if op & libc::LOCK_NB != 0 => return Ok(false),
-            _ => return Err(e),
-        }
-    }
+    lock_exclusive(file, true)?;
+    still_linked(file)
 }
 
 /// Removes the temp files dead runs left anywhere in `ws` (not under `.git`, never through
@@ -107,7 +91,7 @@ fn remove_if_unlocked(ws: &Workspace, path: &Path) -> io::Result<bool> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
     };
-    if entry_of(&file)?.kind != EntryKind::File || !flock(&file, libc::LOCK_EX | libc::LOCK_NB)? {
+    if entry_of(&file)?.kind != EntryKind::File || !lock_exclusive(&file, false)? {
         return Ok(false);
     }
     dir.unlink(&name)?;
