@@ -2,8 +2,9 @@
 //!
 //! - `setup` installs, idempotently and only through this repository's files, everything the
 //!   test suite drives: `xtask/components/*.toml` list pip packages (into `.tools/venv`), npm
-//!   packages (into `.tools/node`) and Debian packages (apt-get, when missing). It writes
-//!   `.tools/env.sh`, which puts those tools first on `PATH`.
+//!   packages (into `.tools/node`), Debian packages (apt-get, when missing) and the registry
+//!   sources of the real-projects suite; after apt the installers run side by side, each
+//!   timed (see [`setup`]). It writes `.tools/env.sh`, which puts those tools first on `PATH`.
 //! - `test` runs setup, `cargo test --workspace`, and the end-to-end suite (`tests/e2e`,
 //!   pytest driving the built binary through the MCP Python SDK), then prints which real
 //!   components the tests exercised and which they skipped, and why. With `CI=true` a skip is
@@ -28,34 +29,13 @@ mod deps;
 mod fuzz;
 mod lint;
 mod module_circles;
+mod real_projects;
+mod setup;
 mod soak;
 mod tidy;
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-
-#[derive(serde::Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct Components {
-    #[serde(default)]
-    pip: Vec<String>,
-    /// pip packages whose pins conflict with the shared venv's (nginx-language-server wants
-    /// pydantic 1, the MCP SDK pydantic 2): each gets its own venv, its programs linked into
-    /// `.tools/bin`.
-    #[serde(default)]
-    pip_alone: Vec<String>,
-    #[serde(default)]
-    npm: Vec<String>,
-    #[serde(default)]
-    apt: Vec<String>,
-    /// rustup components (e.g. `rust-analyzer`), added to the active toolchain.
-    #[serde(default)]
-    rustup: Vec<String>,
-    /// rustup toolchains besides the active one (e.g. `nightly` for `cargo xtask fuzz`).
-    #[serde(default)]
-    rustup_toolchains: Vec<String>,
-}
 
 /// A step's outcome: what failed, written for the person who runs the command.
 type Result<T = (), E = String> = std::result::Result<T, E>;
@@ -113,249 +93,6 @@ fn run(cmd: &mut Command) -> Result {
     } else {
         Err(format!("{cmd:?} failed with {status}"))
     }
-}
-
-fn load_components() -> Result<Components> {
-    let dir = repo().join("xtask/components");
-    let mut all = Components::default();
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    entries.sort();
-    for p in entries {
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        let c: Components = toml::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
-        all.pip.extend(c.pip);
-        all.pip_alone.extend(c.pip_alone);
-        all.npm.extend(c.npm);
-        all.apt.extend(c.apt);
-        all.rustup.extend(c.rustup);
-        all.rustup_toolchains.extend(c.rustup_toolchains);
-    }
-    Ok(all)
-}
-
-/// Skips a step whose inputs are unchanged since it last succeeded.
-fn stamped(name: &str, inputs: &[String], step: impl FnOnce() -> Result) -> Result {
-    let stamp = tools_dir().join(format!("stamp-{name}"));
-    let want = inputs.join("\n");
-    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(want.as_str()) {
-        eprintln!("xtask: {name} is up to date");
-        return Ok(());
-    }
-    let started = std::time::Instant::now();
-    step()?;
-    // Install time by package manager (one resolver run each keeps setup short; a run per
-    // server would not).
-    eprintln!(
-        "xtask: {name}: {} package(s) installed in {:.1} s",
-        inputs.len(),
-        started.elapsed().as_secs_f64()
-    );
-    std::fs::write(&stamp, want).map_err(|e| format!("cannot write {}: {e}", stamp.display()))
-}
-
-fn real_python() -> String {
-    // A pyenv shim re-resolves the interpreter on every start; use the real executable.
-    Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "python3".into())
-}
-
-fn setup() -> Result {
-    let c = load_components()?;
-    std::fs::create_dir_all(tools_dir()).map_err(|e| e.to_string())?;
-    // Debian packages first: language servers and adapters may come from them.
-    let apt: BTreeSet<_> = c.apt.iter().cloned().collect();
-    let missing: Vec<String> = apt
-        .iter()
-        .filter(|p| {
-            !Command::new("dpkg-query")
-                .args(["-W", "-f=${Status}", p])
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
-                .unwrap_or(false)
-        })
-        .cloned()
-        .collect();
-    if !missing.is_empty() {
-        let sudo = |args: &[&str]| {
-            let mut cmd = if is_root() {
-                Command::new(args[0])
-            } else {
-                Command::new("sudo")
-            };
-            if is_root() {
-                cmd.args(&args[1..]);
-            } else {
-                cmd.args(args);
-            }
-            cmd.env("DEBIAN_FRONTEND", "noninteractive");
-            cmd
-        };
-        let started = std::time::Instant::now();
-        run(&mut sudo(&["apt-get", "update", "-q"]))?;
-        let mut args = vec!["apt-get", "install", "-y", "-q", "--no-install-recommends"];
-        args.extend(missing.iter().map(String::as_str));
-        run(&mut sudo(&args))?;
-        eprintln!(
-            "xtask: apt: {} package(s) installed in {:.1} s",
-            missing.len(),
-            started.elapsed().as_secs_f64()
-        );
-    }
-    if !venv_bin().join("python").exists() {
-        run(Command::new(real_python())
-            .args(["-m", "venv"])
-            .arg(tools_dir().join("venv")))?;
-    }
-    let pip: Vec<String> = c
-        .pip
-        .iter()
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    stamped("pip", &pip, || {
-        run(Command::new(venv_bin().join("python"))
-            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-            .args(&pip))
-    })?;
-    let alone: Vec<String> = c
-        .pip_alone
-        .iter()
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    stamped("pip-alone", &alone, || {
-        alone.iter().try_for_each(|spec| install_alone(spec))
-    })?;
-    let npm: Vec<String> = c
-        .npm
-        .iter()
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if !npm.is_empty() {
-        stamped("npm", &npm, || {
-            let prefix = tools_dir().join("node");
-            std::fs::create_dir_all(&prefix).map_err(|e| e.to_string())?;
-            run(Command::new("npm")
-                .args([
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    "--prefix",
-                ])
-                .arg(&prefix)
-                .args(&npm))
-        })?;
-    }
-    let rustup: Vec<String> = c
-        .rustup
-        .iter()
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if !rustup.is_empty() {
-        stamped("rustup", &rustup, || {
-            run(Command::new("rustup")
-                .args(["component", "add"])
-                .args(&rustup))
-        })?;
-    }
-    fuzz::install_toolchains(&c.rustup_toolchains)?;
-    build_wheel()?;
-    let env = format!(
-        "export PATH=\"{}\"\n",
-        tool_path().replace(&std::env::var("PATH").unwrap_or_default(), "$PATH")
-    );
-    std::fs::write(tools_dir().join("env.sh"), env).map_err(|e| e.to_string())?;
-    eprintln!("xtask: setup done; `source .tools/env.sh` puts the tools on PATH");
-    Ok(())
-}
-
-/// Installs one pip package (`name==version`) into `.tools/alone/NAME` and links the programs
-/// it adds into `.tools/bin`.
-fn install_alone(spec: &str) -> Result {
-    let name = spec
-        .split(['=', '<', '>', '~', '!', '['])
-        .next()
-        .unwrap_or(spec)
-        .trim();
-    let venv = tools_dir().join("alone").join(name);
-    if !venv.join("bin/python").exists() {
-        run(Command::new(real_python()).args(["-m", "venv"]).arg(&venv))?;
-    }
-    run(Command::new(venv.join("bin/python"))
-        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-        .arg(spec))?;
-    std::fs::create_dir_all(alone_bin()).map_err(|e| e.to_string())?;
-    let bin = venv.join("bin");
-    for entry in std::fs::read_dir(&bin).map_err(|e| format!("{}: {e}", bin.display()))? {
-        let program = entry.map_err(|e| e.to_string())?.file_name();
-        let text = program.to_string_lossy();
-        // The venv's own interpreter and tools stay inside it.
-        if ["python", "pip", "activate", "Activate", "deactivate"]
-            .iter()
-            .any(|own| text.starts_with(own))
-        {
-            continue;
-        }
-        let link = alone_bin().join(&program);
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(bin.join(&program), &link)
-            .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
-    }
-    Ok(())
-}
-
-/// Builds the Python bindings (crates/tools-py) with maturin and installs the wheel into the
-/// test virtualenv. Cargo's incremental build makes a rebuild cheap when nothing changed.
-fn build_wheel() -> Result {
-    let wheels = tools_dir().join("wheels");
-    let _ = std::fs::remove_dir_all(&wheels);
-    run(Command::new(venv_bin().join("maturin"))
-        .current_dir(repo())
-        .args(["build", "-q", "-m", "crates/tools-py/Cargo.toml", "-o"])
-        .arg(&wheels)
-        .arg("-i")
-        .arg(venv_bin().join("python")))?;
-    let wheel = std::fs::read_dir(&wheels)
-        .map_err(|e| e.to_string())?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .ok_or("maturin built no wheel")?;
-    run(Command::new(venv_bin().join("python"))
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--force-reinstall",
-            "--no-deps",
-        ])
-        .arg(wheel))
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
 }
 
 fn cargo() -> Command {
@@ -458,7 +195,7 @@ fn test(args: &[String]) -> Result {
     let args: Vec<String> = args.iter().filter(|a| *a != "--matrix").cloned().collect();
     let args = &args[..];
     let mut steps = lint::Steps::default();
-    steps.run("setup", setup)?;
+    steps.run("setup", setup::setup)?;
     let log = tools_dir().join("components.log");
     let _ = std::fs::remove_file(&log);
     // The checks that need no build first: a formatting slip fails in seconds.
@@ -533,7 +270,7 @@ fn bench(args: &[String]) -> Result {
     if args.first().map(String::as_str) == Some("peer") {
         return bench_peer::bench_peer();
     }
-    setup()?;
+    setup::setup()?;
     if args == ["--smoke"] {
         return bench_smoke::run_all();
     }
@@ -551,7 +288,7 @@ fn bench(args: &[String]) -> Result {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("setup") => setup(),
+        Some("setup") => setup::setup(),
         Some("test") => test(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("lint") => lint::lint(&args[1..]),
