@@ -4,7 +4,8 @@
 //!
 //! `xtask/components/*.toml` name them in `projects`, each `REGISTRY:NAME@VERSION`:
 //! - `pypi:click@8.1.8`: the sdist (`pip download --no-binary`), unpacked to `click-8.1.8`;
-//! - `crates:semver@1.0.26`: the crate as cargo vendors it, unpacked to `semver-1.0.26`, its
+//! - `crates:mime@0.3.17`: the crate as cargo vendors it, unpacked to `mime-0.3.17` with an
+//!   empty `[workspace]` table added (it stands alone inside this checkout), its
 //!   dependencies fetched so its own tests build offline;
 //! - `npm:NAME@VERSION`: the package tarball (`npm pack`), unpacked to `NAME-VERSION`;
 //! - `deb:NAME@VERSION`: the Debian package (`apt-get download`, no root needed), extracted
@@ -170,6 +171,17 @@ fn from_crates(spec: &Spec, scratch: &Path) -> Result<PathBuf> {
     let tree = scratch
         .join("vendor")
         .join(format!("{}-{}", spec.name, spec.version));
+    // Unpacked inside this checkout, cargo would take it for a stray member of our
+    // workspace: an empty `[workspace]` table makes it its own, as it is where it was
+    // published from.
+    let manifest = tree.join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest)
+        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    if !text.lines().any(|l| l.trim() == "[workspace]") {
+        text.push_str("\n[workspace]\n");
+    }
+    std::fs::write(&manifest, text)
+        .map_err(|e| format!("cannot write {}: {e}", manifest.display()))?;
     // Its tests' dependencies too, so `cargo test --offline` builds in a copy.
     run(Command::new("cargo")
         .args(["fetch", "-q", "--manifest-path"])

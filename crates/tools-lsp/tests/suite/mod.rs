@@ -18,6 +18,7 @@ mod project_python;
 mod project_rust;
 mod project_typescript;
 mod python;
+mod real_projects;
 mod rename;
 mod rename_check;
 mod rename_safety;
