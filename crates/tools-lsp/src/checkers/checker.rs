@@ -19,6 +19,7 @@ use tools_core::text::{cap_list, cut_lines};
 use tools_core::{Run, ToolError};
 
 use crate::checkers::findings::{CHECKER_CAP, Finding, parse_line};
+use crate::servers::companion_config::companion_wanted;
 use crate::servers::discover::{self, Resolution};
 use crate::servers::supervisor::ServerSupervisor;
 
@@ -106,6 +107,12 @@ pub async fn run_checkers(
             }
         }
         for root in outer.into_iter().take(4) {
+            // A diagnostics-only companion (ruff) checks only where it runs on write: where
+            // the project or the user configures it.
+            let probe = root.join("pyproject.toml");
+            if spec.companion && !companion_wanted(sup.config(), &spec.language, &probe, ws) {
+                continue;
+            }
             let checkers: Vec<crate::servers::table::Candidate> = spec
                 .checkers
                 .iter()
