@@ -138,7 +138,7 @@ impl ToolFamily for LspFamily {
     }
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         vec![
-            Arc::new(LspTool::new(Arc::clone(&self.sup))),
+            Arc::new(LspTool::new(Arc::clone(&self.sup)).with_observer(Arc::clone(&self.observer))),
             Arc::new(
                 rename::LspRenameTool::new(Arc::clone(&self.sup))
                     .with_observer(Arc::clone(&self.observer)),

@@ -2,7 +2,7 @@
 //! and its structured form, each gone one by file and message, tagged with the server
 //! that reported it when several served the files, and the caps on how many are listed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -33,13 +33,24 @@ pub(crate) fn render_gone(r: &Renderer, path: &Path, d: &lsp_types::Diagnostic) 
     )
 }
 
-/// What a write (or a preview) found, as the lines of its answer and their JSON.
+/// One finding: the file it is in, its line in the answer and its structured form.
+#[derive(Debug, Clone)]
+pub(crate) struct Finding {
+    /// The file (absolute), to group and order by.
+    pub file: PathBuf,
+    /// The line as the answer shows it.
+    pub line: String,
+    /// Its structured form.
+    pub json: Value,
+}
+
+/// What a write (or a preview) found.
 #[derive(Default)]
 pub(crate) struct Findings {
     /// New diagnostics.
-    pub new: (Vec<String>, Vec<Value>),
+    pub new: Vec<Finding>,
     /// Diagnostics that went away.
-    pub gone: (Vec<String>, Vec<Value>),
+    pub gone: Vec<Finding>,
 }
 
 impl Findings {
@@ -59,16 +70,19 @@ impl Findings {
                 false => (line, json),
             }
         };
+        let finding = |file: &Path, (line, json): (String, Value)| Finding {
+            file: file.to_path_buf(),
+            line,
+            json,
+        };
         for ch in changes {
             for d in &ch.new {
-                let (l, j) = tag(render(r, &ch.path, d));
-                self.new.0.push(l);
-                self.new.1.push(j);
+                self.new
+                    .push(finding(&ch.path, tag(render(r, &ch.path, d))));
             }
             for d in &ch.gone {
-                let (l, j) = tag(render_gone(r, &ch.path, d));
-                self.gone.0.push(l);
-                self.gone.1.push(j);
+                self.gone
+                    .push(finding(&ch.path, tag(render_gone(r, &ch.path, d))));
             }
         }
     }

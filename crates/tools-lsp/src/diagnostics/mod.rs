@@ -2,7 +2,9 @@
 //! (`observer`), what a change would change before it is written (`preview`), and a file's
 //! diagnostics on request (`file_diagnostics`). Beneath them, shared by a write and a
 //! preview: which server each changed file goes to (`grouping`), the settled state before a
-//! change (`baseline`) and what was found, as the answer shows it (`findings`); and beneath
+//! change (`baseline`), what was found (`findings`) and the one rendering of it for a write
+//! and a preview (`report`: a big break summarised per file in the order of `file_order`,
+//! its full list kept for paging by `pages`); and beneath
 //! those, waiting for a server to settle (`settle`), following publishes that are still
 //! coming (`republish`), opening the files that depend on a written one (`dependents`), the
 //! per-run ledger of what was already reported (`ledger`) and the difference between two
@@ -16,11 +18,14 @@
 mod baseline;
 pub(crate) mod dependents;
 pub(crate) mod file_diagnostics;
+mod file_order;
 mod findings;
 mod grouping;
 pub(crate) mod ledger;
 pub mod observer;
+pub(crate) mod pages;
 pub(crate) mod preview;
+mod report;
 pub(crate) mod republish;
 pub(crate) mod settle;
 pub(crate) mod state_diff;

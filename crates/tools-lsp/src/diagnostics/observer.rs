@@ -50,12 +50,12 @@ use crate::diagnostics::settle::{SettleGoal, settle};
 use crate::diagnostics::state_diff::{DiagnosticState, FileChange, Transition, diff_states};
 use crate::servers::supervisor::ServerSupervisor;
 
-use crate::diagnostics::baseline::{
-    Before, is_bound_note, pull_open, state_before, within_workspace,
-};
+use crate::diagnostics::baseline::{Before, pull_open, state_before, within_workspace};
 use crate::diagnostics::findings::{Findings, render};
 use crate::diagnostics::grouping::{by_server, display};
+use crate::diagnostics::pages::WriteLists;
 use crate::diagnostics::preview::predict;
+use crate::diagnostics::report::{Change, Parts, render_report};
 
 pub use crate::diagnostics::baseline::ON_WRITE_FILES;
 pub use crate::diagnostics::findings::{GONE_CAP, ON_WRITE_CAP};
@@ -91,6 +91,8 @@ pub struct DiagnosticsOnWrite {
     /// Files a writing tool had observed itself (see [`DiagnosticsOnWrite::observe_now`]),
     /// with their disk stamp then: the registry's pass over the same write skips them.
     observed_by_tool: Mutex<HashMap<PathBuf, Option<DiskStamp>>>,
+    /// The full lists of the last writes whose result was cut, for `lsp` to page.
+    pages: WriteLists,
 }
 
 /// A file's modification time and length (`None` when absent).
@@ -128,7 +130,19 @@ impl DiagnosticsOnWrite {
             writes: AtomicU64::new(0),
             pending: Mutex::new(HashMap::new()),
             observed_by_tool: Mutex::new(HashMap::new()),
+            pages: WriteLists::default(),
         }
+    }
+
+    /// A page of write `number`'s new diagnostics from `offset`, in the order its result
+    /// showed them (only a write whose list was cut keeps it): the text and its paging
+    /// facts.
+    pub fn page(
+        &self,
+        number: u64,
+        offset: usize,
+    ) -> Result<(String, serde_json::Value), tools_core::ToolError> {
+        self.pages.page(number, offset)
     }
 
     /// The diagnostics of a write, observed by the writing tool itself before it answers
@@ -440,48 +454,35 @@ impl WriteObserver for DiagnosticsOnWrite {
                 pending_json.push(json!({"server": o.client.server, "waiting_for": what}));
             }
         }
-        let Findings {
-            new: (new_lines, mut new_json),
-            gone: (gone_lines, mut gone_json),
-        } = findings;
-        if new_lines.is_empty()
-            && gone_lines.is_empty()
+        if findings.new.is_empty()
+            && findings.gone.is_empty()
             && notes.is_empty()
             && late_blocks.is_empty()
         {
             return Vec::new();
         }
-        let total = new_lines.len();
-        let gone = gone_lines.len();
-        // A bound that was hit leads: what follows is incomplete, and it says what to call.
-        let (bounds, rest): (Vec<String>, Vec<String>) =
-            notes.iter().cloned().partition(|n| is_bound_note(n));
-        let mut body = bounds;
-        if total > 0 {
-            body.push(format!("{total} new diagnostic(s) after this write:"));
-            let capped = cap_list(new_lines, ON_WRITE_CAP);
-            body.extend(capped.shown.iter().cloned());
-            body.extend(capped.more_line());
-        } else if !observed.is_empty() && observed.iter().all(|o| o.pending.is_none()) {
-            body.push("no new diagnostics after this write.".into());
+        let written: Vec<PathBuf> = observed
+            .iter()
+            .flat_map(|o| o.touched.iter().cloned())
+            .collect();
+        let sup = &self.sup;
+        let report = render_report(Parts {
+            change: Change::Write(number),
+            findings,
+            written: &written,
+            notes: &notes,
+            late_blocks,
+            settled: !observed.is_empty() && observed.iter().all(|o| o.pending.is_none()),
+            display: &|p: &Path| display(sup, p),
+        });
+        if report.ordered.len() > ON_WRITE_CAP {
+            self.pages.keep(number, report.ordered);
         }
-        if gone > 0 {
-            body.push(format!(
-                "{gone} earlier diagnostic(s) are gone after this write:"
-            ));
-            let capped = cap_list(gone_lines, GONE_CAP);
-            body.extend(capped.shown.iter().map(|l| format!("  {l}")));
-            body.extend(capped.more_line());
-        }
-        body.extend(late_blocks);
-        body.extend(rest);
-        new_json.truncate(ON_WRITE_CAP);
-        gone_json.truncate(ON_WRITE_CAP);
-        vec![
-            Section::new("diagnostics", body.join("\n")).with_structured(json!({
-                "write": number, "new": new_json, "total_new": total, "gone": gone,
-                "gone_list": gone_json, "late": late_json, "pending": pending_json, "notes": notes,
-            })),
-        ]
+        let mut structured = report.json;
+        structured["write"] = json!(number);
+        structured["late"] = json!(late_json);
+        structured["pending"] = json!(pending_json);
+        structured["notes"] = json!(notes);
+        vec![Section::new("diagnostics", report.text).with_structured(structured)]
     }
 }

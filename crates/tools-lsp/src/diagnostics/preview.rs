@@ -22,23 +22,23 @@
 //! (rust-analyzer's `cargo check`, the project checkers of `diagnostics "*"`).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
-use tools_core::text::cap_list;
 use tools_core::{CallCtx, PreviewReport, ProposedFile, Section};
 use tools_core::{MAX_PREVIEW_FILE_BYTES, PreImage};
 
 use crate::answer::format::Renderer;
 use crate::client::LspClient;
 use crate::diagnostics::baseline::{
-    Before, ON_WRITE_FILES, is_bound_note, pull_open, state_before, within_workspace,
+    Before, ON_WRITE_FILES, pull_open, state_before, within_workspace,
 };
-use crate::diagnostics::findings::{Findings, GONE_CAP, ON_WRITE_CAP};
+use crate::diagnostics::findings::Findings;
 use crate::diagnostics::grouping::{by_server, display};
 use crate::diagnostics::ledger::DiagnosticsLedger;
+use crate::diagnostics::report::{Change, Parts, render_report};
 use crate::diagnostics::settle::{SettleGoal, checks_on_save, settle};
 use crate::diagnostics::state_diff::{DiagnosticState, Transition, diff_states};
 use crate::servers::supervisor::ServerSupervisor;
@@ -169,44 +169,25 @@ pub(crate) async fn predict(
             pending_json.push(json!({"server": p.client.server, "waiting_for": what}));
         }
     }
-    let Findings {
-        new: (new_lines, mut new_json),
-        gone: (gone_lines, mut gone_json),
-    } = findings;
-    let total = new_lines.len();
-    let gone = gone_lines.len();
-    // A bound that was hit leads, as in a write's result.
-    let (bounds, rest): (Vec<String>, Vec<String>) =
-        notes.iter().cloned().partition(|n| is_bound_note(n));
-    let mut body = bounds;
-    if total > 0 {
-        body.push(format!(
-            "predicted: {total} new diagnostic(s) if this change is written:"
-        ));
-        let capped = cap_list(new_lines, ON_WRITE_CAP);
-        body.extend(capped.shown.iter().cloned());
-        body.extend(capped.more_line());
-    } else if predicted.iter().all(|p| p.pending.is_none()) {
-        body.push("predicted: no new diagnostics if this change is written.".into());
-    }
-    if gone > 0 {
-        body.push(format!(
-            "predicted: {gone} earlier diagnostic(s) would be gone:"
-        ));
-        let capped = cap_list(gone_lines, GONE_CAP);
-        body.extend(capped.shown.iter().map(|l| format!("  {l}")));
-        body.extend(capped.more_line());
-    }
-    body.extend(rest);
-    new_json.truncate(ON_WRITE_CAP);
-    gone_json.truncate(ON_WRITE_CAP);
+    let written: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let rendered = render_report(Parts {
+        change: Change::Preview,
+        findings,
+        written: &written,
+        notes: &notes,
+        late_blocks: Vec::new(),
+        settled: predicted.iter().all(|p| p.pending.is_none()),
+        display: &|p: &Path| display(sup, p),
+    });
     let servers: Vec<&str> = predicted.iter().map(|p| p.client.server.as_str()).collect();
-    report.sections.push(
-        Section::new("diagnostics", body.join("\n")).with_structured(json!({
-            "preview": true, "servers": servers, "new": new_json, "total_new": total,
-            "gone": gone, "gone_list": gone_json, "pending": pending_json, "notes": notes,
-        })),
-    );
+    let mut structured = rendered.json;
+    structured["preview"] = json!(true);
+    structured["servers"] = json!(servers);
+    structured["pending"] = json!(pending_json);
+    structured["notes"] = json!(notes);
+    report
+        .sections
+        .push(Section::new("diagnostics", rendered.text).with_structured(structured));
     report
 }
 

@@ -94,6 +94,9 @@ pub struct LspArgs {
     /// Lists: index of the first entry to show (0-based), to page through a long answer;
     /// `hover`: the first line to show.
     pub offset: Option<usize>,
+    /// `diagnostics`: the number of a write whose result was cut (it names it), to page
+    /// through its new diagnostics with `offset`.
+    pub write: Option<u64>,
     /// `symbols` with `file`: the kinds to list (`class`, `function`, `method`, `field`,
     /// `variable`, …, or `"all"`). By default the declarations a reader navigates by, not
     /// the locals inside functions.
@@ -106,12 +109,25 @@ pub struct LspArgs {
 /// The `lsp` tool.
 pub struct LspTool {
     sup: Arc<ServerSupervisor>,
+    observer: Option<Arc<crate::diagnostics::observer::DiagnosticsOnWrite>>,
 }
 
 impl LspTool {
     /// A tool over `sup`.
     pub fn new(sup: Arc<ServerSupervisor>) -> Self {
-        LspTool { sup }
+        LspTool {
+            sup,
+            observer: None,
+        }
+    }
+
+    /// Pages the cut results of the writes `observer` saw (`diagnostics` with `write`).
+    pub fn with_observer(
+        mut self,
+        observer: Arc<crate::diagnostics::observer::DiagnosticsOnWrite>,
+    ) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// The text budget of one answer.
@@ -148,7 +164,7 @@ impl Tool for LspTool {
         "Ask the project's language server. Positions are `line` (1-based) plus `symbol`, a \
          substring of that line naming what you ask about (pass `occurrence` when it occurs \
          more than once); never a column. Actions: diagnostics (file, or \"*\" to run the \
-         project's own checker), definition, declaration, type_definition, implementation, \
+         project's own checker; `write` with `offset` pages a write's cut result), definition, declaration, type_definition, implementation, \
          references, \
          incoming_calls / outgoing_calls (who calls the function, what it calls) and \
          supertypes / subtypes (of a type) with `depth` 1-3 (default 1; a node met again is \
@@ -182,6 +198,13 @@ impl Tool for LspTool {
                 Ok(ToolOutput::text(lines.join("\n")).with_structured(json!({"reloaded": lines})))
             }
             LspAction::Diagnostics => {
+                if let Some(number) = a.write {
+                    let observer = self.observer.as_ref().ok_or_else(|| {
+                        ToolError::not_available("diagnostics on write are not observed here")
+                    })?;
+                    let (text, s) = observer.page(number, a.offset.unwrap_or(0))?;
+                    return Ok(ToolOutput::text(text).with_structured(s));
+                }
                 if a.file.as_deref() == Some("*") {
                     let (text, s) = crate::checkers::checker::run_checkers(sup, run).await?;
                     return Ok(ToolOutput::text(text).with_structured(s));

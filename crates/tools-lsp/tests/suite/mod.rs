@@ -2,6 +2,7 @@
 //! and calls through the registry's guard chain as a model would make them.
 
 mod acquire;
+mod big_break;
 mod budget;
 mod c_checker;
 mod clangd;
@@ -13,6 +14,7 @@ mod noisy_python;
 mod on_write;
 mod preview;
 mod project_c;
+mod project_check_ruff;
 mod project_go;
 mod project_python;
 mod project_rust;

@@ -1,0 +1,192 @@
+//! The one rendering of what a change found, for a write's result and for a preview's:
+//! the bounds that were hit first (what follows is incomplete, and they say what to call),
+//! then the new diagnostics, then the gone ones, the late arrivals of earlier writes and
+//! the other notes; and the structured form beside the text.
+//!
+//! New diagnostics are all listed when they fit the cap ([`ON_WRITE_CAP`] lines). Past it,
+//! a big break is summarised: how many in each affected file, the written file's package
+//! first and then by import distance (the `file_order` module), then the first lines in that
+//! order, and how to page the rest (`lsp` action `diagnostics` with the write's number and
+//! an `offset`, served from the write's kept list, see the `pages` module).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use tools_core::text::cap_list;
+
+use crate::diagnostics::baseline::is_bound_note;
+use crate::diagnostics::file_order::{Place, order};
+use crate::diagnostics::findings::{Finding, Findings, GONE_CAP, ON_WRITE_CAP};
+
+/// Most files counted one by one in a summary; the rest are counted together.
+pub const SUMMARY_FILES: usize = 30;
+
+/// Which change is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// A write, by its number in the run.
+    Write(u64),
+    /// A preview of a change not written.
+    Preview,
+}
+
+impl Change {
+    fn new_head(self, total: usize) -> String {
+        match self {
+            Change::Write(_) => format!("{total} new diagnostic(s) after this write"),
+            Change::Preview => {
+                format!("predicted: {total} new diagnostic(s) if this change is written")
+            }
+        }
+    }
+    fn none(self) -> &'static str {
+        match self {
+            Change::Write(_) => "no new diagnostics after this write.",
+            Change::Preview => "predicted: no new diagnostics if this change is written.",
+        }
+    }
+    fn gone_head(self, gone: usize) -> String {
+        match self {
+            Change::Write(_) => {
+                format!("{gone} earlier diagnostic(s) are gone after this write:")
+            }
+            Change::Preview => format!("predicted: {gone} earlier diagnostic(s) would be gone:"),
+        }
+    }
+    /// The closing line of a cut list: what to call for the rest.
+    fn more(self, rest: usize, next: usize) -> String {
+        match self {
+            Change::Write(n) => format!(
+                "… {rest} more: `lsp` action `diagnostics` with `write: {n}` and `offset: {next}` lists the next ones"
+            ),
+            Change::Preview => format!(
+                "… {rest} more: the write's own result pages them (`lsp` action `diagnostics` with its `write` number and an `offset`)"
+            ),
+        }
+    }
+}
+
+/// What goes into one report.
+pub(crate) struct Parts<'a> {
+    /// The change reported.
+    pub change: Change,
+    /// What it found.
+    pub findings: Findings,
+    /// The files it wrote (or would write), for the order of a summary.
+    pub written: &'a [PathBuf],
+    /// Every note; those saying a bound was hit lead.
+    pub notes: &'a [String],
+    /// Blocks naming earlier writes' late arrivals, after the gone ones.
+    pub late_blocks: Vec<String>,
+    /// Whether every server settled, so an empty list may be called "no new diagnostics".
+    pub settled: bool,
+    /// How a file is named in the answer.
+    pub display: &'a dyn Fn(&Path) -> String,
+}
+
+/// A rendered report.
+pub(crate) struct Report {
+    /// The answer's text.
+    pub text: String,
+    /// The structured form: `new` (capped as the text), `total_new`, `files` (per-file
+    /// counts in the order shown), `gone`, `gone_list`.
+    pub json: Value,
+    /// Every new diagnostic's line, in the order shown (the pages of a summary).
+    pub ordered: Vec<String>,
+}
+
+/// Renders `parts`.
+pub(crate) fn render_report(parts: Parts<'_>) -> Report {
+    let Parts {
+        change,
+        findings,
+        written,
+        notes,
+        late_blocks,
+        settled,
+        display,
+    } = parts;
+    let Findings { new, gone } = findings;
+    let total = new.len();
+    let (bounds, rest): (Vec<&String>, Vec<&String>) = notes.iter().partition(|n| is_bound_note(n));
+    let mut body: Vec<String> = bounds.into_iter().cloned().collect();
+    let (ordered, files) = if total > ON_WRITE_CAP {
+        summarise(change, new, written, display, &mut body)
+    } else {
+        if total > 0 {
+            body.push(format!("{}:", change.new_head(total)));
+            body.extend(new.iter().map(|f| f.line.clone()));
+        } else if settled {
+            body.push(change.none().into());
+        }
+        (new, Vec::new())
+    };
+    let gone_count = gone.len();
+    if gone_count > 0 {
+        body.push(change.gone_head(gone_count));
+        let capped = cap_list(gone.iter().map(|f| format!("  {}", f.line)), GONE_CAP);
+        body.extend(capped.shown.iter().cloned());
+        body.extend(capped.more_line());
+    }
+    body.extend(late_blocks);
+    body.extend(rest.into_iter().cloned());
+    let json = json!({
+        "new": ordered.iter().take(ON_WRITE_CAP).map(|f| f.json.clone()).collect::<Vec<_>>(),
+        "total_new": total,
+        "files": files,
+        "gone": gone_count,
+        "gone_list": gone.iter().take(ON_WRITE_CAP).map(|f| f.json.clone()).collect::<Vec<_>>(),
+    });
+    Report {
+        text: body.join("\n"),
+        json,
+        ordered: ordered.into_iter().map(|f| f.line).collect(),
+    }
+}
+
+/// The summary of a big break into `body`: per-file counts in order, the first lines in
+/// that order, and what to call for the rest. Returns the findings in the order shown and
+/// the per-file counts.
+fn summarise(
+    change: Change,
+    new: Vec<Finding>,
+    written: &[PathBuf],
+    display: &dyn Fn(&Path) -> String,
+    body: &mut Vec<String>,
+) -> (Vec<Finding>, Vec<Value>) {
+    let total = new.len();
+    let mut files: Vec<PathBuf> = new.iter().map(|f| f.file.clone()).collect();
+    files.sort();
+    files.dedup();
+    let placed: Vec<(PathBuf, Place)> = order(written, &files);
+    body.push(format!(
+        "{}, in {} file(s) — more than the {ON_WRITE_CAP} listed here; per file, the written file's package first, then by import distance:",
+        change.new_head(total),
+        placed.len()
+    ));
+    let mut ordered: Vec<Finding> = Vec::with_capacity(total);
+    let mut counts = Vec::new();
+    for (i, (file, place)) in placed.iter().enumerate() {
+        let mine: Vec<Finding> = new.iter().filter(|f| &f.file == file).cloned().collect();
+        let name = display(file);
+        if i < SUMMARY_FILES {
+            body.push(format!("  {name}: {} ({})", mine.len(), place.label()));
+        }
+        counts.push(json!({"path": name, "new": mine.len(), "place": place.label()}));
+        ordered.extend(mine);
+    }
+    if placed.len() > SUMMARY_FILES {
+        let left: usize = counts[SUMMARY_FILES..]
+            .iter()
+            .filter_map(|c| c["new"].as_u64())
+            .sum::<u64>() as usize;
+        body.push(format!(
+            "  … {} more file(s) with {left} diagnostic(s)",
+            placed.len() - SUMMARY_FILES
+        ));
+    }
+    body.push(format!("The first {ON_WRITE_CAP}, in that order:"));
+    body.extend(ordered.iter().take(ON_WRITE_CAP).map(|f| f.line.clone()));
+    body.push(change.more(total - ON_WRITE_CAP, ON_WRITE_CAP));
+    (ordered, counts)
+}
