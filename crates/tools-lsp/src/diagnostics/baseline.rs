@@ -9,7 +9,7 @@ use std::time::Instant;
 use tools_core::PreImage;
 
 use crate::client::LspClient;
-use crate::diagnostics::dependents::{open_before_write, open_importers};
+use crate::diagnostics::dependents::{open_before_write, open_importers, open_users};
 use crate::diagnostics::settle::{SettleGoal, settle};
 use crate::diagnostics::state_diff::DiagnosticState;
 use crate::servers::supervisor::ServerSupervisor;
@@ -74,7 +74,8 @@ pub(crate) async fn state_before(
     // show may already be the write's doing: they are baseline, never new.
     let before_write = open_before_write(client, paths, pre_images, first_analysis).await;
     expect.extend(before_write.opened.iter().cloned());
-    let importers = open_importers(sup, client, paths).await;
+    let mut importers = open_importers(sup, client, paths).await;
+    importers.extend(open_users(sup, client, paths, &before_write).await);
     for dep in &importers.opened {
         expect.push(dep.clone());
     }

@@ -22,6 +22,9 @@ use std::path::{Path, PathBuf};
 use tools_core::PreImage;
 
 use crate::client::LspClient;
+use crate::diagnostics::changed_items::{
+    changed_items, changed_lines, document_symbols, files_using,
+};
 use crate::servers::supervisor::ServerSupervisor;
 
 /// Most files read while looking for importers.
@@ -209,6 +212,113 @@ pub async fn open_importers(
     out
 }
 
+tokio::task_local! {
+    /// Set around the observation of a write whose writer already covered every user of
+    /// what it changed (a rename's edit is the references of the renamed symbol): their
+    /// users are not looked up again.
+    pub static USERS_COVERED: ();
+}
+
+/// Whether the users of a changed item can be asked of `client`: it gives document symbols
+/// and references (see the `changed_items` module).
+fn names_users(client: &LspClient) -> bool {
+    client.caps.references_provider.is_some() && client.caps.document_symbol_provider.is_some()
+}
+
+/// Opens the files that use or implement what the write changed in `targets` (their
+/// references and implementations, asked of the server while it still has each written
+/// file at its text from before the write), so their errors are the write's news even
+/// where the server diagnoses only open documents or reaches them late. Capped by
+/// `dependents_cap` files, and the server gets half of `diagnostics_wait_ms` to answer.
+/// `before_write` says whether the server has every written file at its old text; when it
+/// does not, nothing is asked (positions in the new text would name the wrong items).
+pub async fn open_users(
+    sup: &ServerSupervisor,
+    client: &LspClient,
+    targets: &[PathBuf],
+    before_write: &BeforeWrite,
+) -> Importers {
+    let cfg = sup.config();
+    let cap = cfg.dependents_cap;
+    let mut out = Importers::default();
+    if cap == 0
+        || !names_users(client)
+        || !before_write.complete
+        || USERS_COVERED.try_with(|_| ()).is_ok()
+    {
+        return out;
+    }
+    // A server still on its first analysis (rust-analyzer loading the workspace) answers
+    // references with what it has loaded so far, often nothing: it gets as long as a
+    // query waits for indexing, and is waited for first.
+    let first_analysis = !client.first_analysis_done();
+    let budget = match first_analysis {
+        true => cfg.index_wait().max(cfg.diagnostics_wait() / 2),
+        false => cfg.diagnostics_wait() / 2,
+    };
+    let deadline = tokio::time::Instant::now() + budget;
+    if first_analysis {
+        let _ = tokio::time::timeout_at(deadline, async {
+            for t in targets {
+                if let Some(doc) = client.open_doc_state(t).await {
+                    client.settle_after_first_open(&doc).await;
+                }
+            }
+            client.wait_ready().await
+        })
+        .await;
+    }
+    let mut users: Vec<PathBuf> = Vec::new();
+    for target in targets {
+        let Some(doc) = client.open_doc_state(target).await else {
+            continue;
+        };
+        let Ok(new) = std::fs::read_to_string(target) else {
+            continue;
+        };
+        let Some(changed) = changed_lines(&doc.text, &new) else {
+            continue;
+        };
+        let Some(symbols) = document_symbols(client, target, deadline).await else {
+            continue;
+        };
+        let items = changed_items(&symbols, changed);
+        tracing::debug!(server = %client.server, file = %target.display(), ?items, "items the write changed");
+        for user in files_using(client, target, &items, sup.workspace(), cap, deadline).await {
+            if !targets.contains(&user) && !users.contains(&user) {
+                users.push(user);
+            }
+        }
+    }
+    for user in users {
+        if client.is_open(&user).await {
+            out.open.push(user);
+        } else if out.opened.len() < cap
+            && let Ok(doc) = client.sync_file(&user).await
+        {
+            out.opened.push((user.clone(), doc.version));
+            out.open.push(user);
+        }
+    }
+    out
+}
+
+impl Importers {
+    /// Adds `more`, each file once.
+    pub fn extend(&mut self, more: Importers) {
+        for (p, v) in more.opened {
+            if !self.opened.iter().any(|(q, _)| *q == p) {
+                self.opened.push((p, v));
+            }
+        }
+        for p in more.open {
+            if !self.open.contains(&p) {
+                self.open.push(p);
+            }
+        }
+    }
+}
+
 /// The written files as a server that diagnoses only open documents first sees them.
 #[derive(Debug, Clone, Default)]
 pub struct BeforeWrite {
@@ -242,7 +352,10 @@ pub async fn open_before_write(
         opened: Vec::new(),
         complete: true,
     };
-    if ImportStyle::of_language(&client.language).is_none() && !first_analysis {
+    if ImportStyle::of_language(&client.language).is_none()
+        && !first_analysis
+        && !names_users(client)
+    {
         return out;
     }
     for path in written {

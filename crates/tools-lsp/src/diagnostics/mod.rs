@@ -6,7 +6,8 @@
 //! and a preview (`report`: a big break summarised per file in the order of `file_order`,
 //! its full list kept for paging by `pages`); and beneath
 //! those, waiting for a server to settle (`settle`), following publishes that are still
-//! coming (`republish`), opening the files that depend on a written one (`dependents`), the
+//! coming (`republish`), opening the files that depend on a written one (`dependents`: its
+//! importers, and the users of the items it changed, `changed_items`), the
 //! per-run ledger of what was already reported (`ledger`) and the difference between two
 //! settled states (`state_diff`).
 //!
@@ -16,6 +17,7 @@
 //! a query or the rename.
 
 mod baseline;
+mod changed_items;
 pub(crate) mod dependents;
 pub(crate) mod file_diagnostics;
 mod file_order;

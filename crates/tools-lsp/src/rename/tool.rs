@@ -281,7 +281,12 @@ impl Tool for LspRenameTool {
         }
         let touched: Vec<PathBuf> = plan.finals.keys().cloned().collect();
         let sections = match &self.observer {
-            Some(obs) => obs.observe_now(ctx, &touched).await,
+            // The edit is the renamed symbol's references: its users are known.
+            Some(obs) => {
+                crate::diagnostics::dependents::USERS_COVERED
+                    .scope((), obs.observe_now(ctx, &touched))
+                    .await
+            }
             None => Vec::new(),
         };
         lap("diagnostics of the touched files");

@@ -6,6 +6,7 @@ mod big_break;
 mod budget;
 mod c_checker;
 mod clangd;
+mod complete_writes;
 mod failures;
 mod first_write;
 mod go;
@@ -55,6 +56,12 @@ pub fn fake_server_config(mode: &str, lsp: &str) -> String {
 
 impl Project {
     pub fn new(files: &[(&str, &str)], config: &str) -> Project {
+        Project::with_trust(files, config, true)
+    }
+
+    /// [`Project::new`] for a workspace the user has not trusted (the repository's own
+    /// programs do not run: no build scripts, no check on save).
+    pub fn with_trust(files: &[(&str, &str)], config: &str, trusted: bool) -> Project {
         // `RUST_LOG=tools_lsp=debug,tools_lsp::wire=trace` prints every settle and message.
         if std::env::var_os("RUST_LOG").is_some() {
             let _ = tracing_subscriber::fmt()
@@ -73,7 +80,7 @@ impl Project {
             root: dir.path().into(),
             conversation_id: "test".into(),
             config: Config::parse(config).unwrap(),
-            trusted: true,
+            trusted,
         })
         .unwrap();
         let fam = tools_lsp::family(&run).unwrap().unwrap();
@@ -91,10 +98,15 @@ impl Project {
     /// `compile_commands.json.in` becomes `compile_commands.json` with `@ROOT@` replaced by
     /// the copy's path).
     pub fn from_fixture(name: &str, config: &str) -> Project {
+        Project::from_fixture_with_trust(name, config, true)
+    }
+
+    /// [`Project::from_fixture`] with the workspace trusted or not.
+    pub fn from_fixture_with_trust(name: &str, config: &str, trusted: bool) -> Project {
         let src = fixture("projects").join(name);
         let mut files = Vec::new();
         collect_files(&src, &src, &mut files);
-        let p = Project::new(&[], config);
+        let p = Project::with_trust(&[], config, trusted);
         let root = p.root();
         for (rel, text) in files {
             if let Some(base) = rel.strip_suffix(".in") {
