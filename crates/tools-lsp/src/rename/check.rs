@@ -192,7 +192,10 @@ pub async fn verify_rename(
             .await
             .map_err(|e| format!("cannot sync {}: {e}", p.display()))?;
     }
-    client.wait_ready().await;
+    // Asked at once, not after the server's analysis of the renamed project: servers take
+    // in the synced files before the next request and compute references on demand (pyright
+    // re-checking the whole workspace answers them in the meantime); one still catching up
+    // says "content modified" and is asked again.
     let at = position_after(
         old_origin_text,
         &origin_edits,
