@@ -1,6 +1,7 @@
 """The soak `cargo xtask soak [--minutes N]` runs: one `agent-tools serve --http` on a small
 Python project, 10 sessions making mixed calls for N minutes (reads, pyright queries, writes
-with diagnostics, evals in a kernel, ast searches, a call cancelled part way), then 1,000
+with diagnostics, evals in a kernel, ast searches, a call cancelled part way, and in every
+third session a debugpy session from breakpoint to exit), then 1,000
 sessions opened and closed. Every call must be answered, and at the end the server's child
 processes, open file descriptors, threads and RSS must be back within 10% of the baseline
 taken after a warm-up of the same shape (one round in 10 sessions at once, one batch of
@@ -25,6 +26,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from serve_support import serve  # noqa: E402
 
 SESSIONS = 10
+# Every DEBUG_EVERY-th session also debugs a program each round (debugpy).
+DEBUG_EVERY = 3
 OPEN_CLOSE = 1000
 OPEN_CLOSE_AT_ONCE = 20
 DESC = "a cell of the soak"
@@ -35,6 +38,7 @@ def project(root: Path):
     (root / "agent-tools.toml").write_text('[lsp.servers.python]\ncommand = ["pyright-langserver", "--stdio"]\n')
     (root / "util.py").write_text("def compute(x: int) -> int:\n    return x * 2\n")
     (root / "main.py").write_text("from util import compute\n\nprint(compute(2))\n")
+    (root / "debugged.py").write_text("a = 2\nb = a * 3\nprint('sum', a + b)\n")
 
 
 @contextlib.asynccontextmanager
@@ -104,6 +108,27 @@ async def mixed_round(c, tally: Tally, i: int, n: int):
     with anyio.move_on_after(0.5):
         await c.call_tool("eval", {"code": "import time; time.sleep(3)", "description": DESC})
     tally.answered += 1
+    if i % DEBUG_EVERY == 0:
+        await debug_round(c, tally)
+
+
+async def debug_round(c, tally: Tally):
+    """Launches `debugged.py` to a breakpoint, evaluates there and runs it to its exit: the
+    adapter and the debuggee must be gone afterwards (the resource figures say so)."""
+    await tally.call(c, "debug", {"operation": "breakpoints", "file": "debugged.py", "lines": [2]})
+    r, text = await tally.call(c, "debug", {"operation": "launch", "program": "debugged.py"})
+    s = r.structured_content or {}
+    where = (s.get("location") or {}).get("line")
+    if (s.get("state"), s.get("reason"), where) != ("stopped", "breakpoint", 2):
+        tally.failures.append(f"debug launch did not stop at debugged.py:2: {text[:300]}")
+        return
+    r, text = await tally.call(c, "debug", {"operation": "evaluate", "expression": "a * 10"})
+    if not text.startswith("20"):
+        tally.failures.append(f"debug evaluate a * 10 answered {text[:200]!r}")
+    r, text = await tally.call(c, "debug", {"operation": "continue"})
+    s = r.structured_content or {}
+    if (s.get("state"), s.get("exit_code")) != ("terminated", 0):
+        tally.failures.append(f"debug continue did not run to a clean exit: {text[:300]}")
 
 
 async def session_loop(url, tally: Tally, i: int, until: float):

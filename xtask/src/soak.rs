@@ -1,6 +1,7 @@
 //! `cargo xtask soak [--minutes N]`: builds the binary and runs `tests/soak/soak.py` with the
 //! e2e virtualenv's Python: `agent-tools serve --http` under 10 sessions of mixed calls with
-//! real servers for N minutes (default 10), then 1,000 sessions opened and closed; it fails
+//! real servers (pyright, kernels, and debugpy in every third session) for N minutes
+//! (default 10), then 1,000 sessions opened and closed; it fails
 //! when a call went unanswered or the server's children, file descriptors, threads or RSS
 //! did not come back within 10% of the baseline. `cargo xtask test` runs the short mode
 //! (30 s of mixed calls, then the 1,000 sessions).
