@@ -42,6 +42,10 @@
 //!   edit: stage it again. The store is the run's one store of staged changes (tools-core's
 //!   `StagedChanges`): `resolve` also accepts the `change_id` of a previewed `write`, `edit`,
 //!   `apply_patch` or `lsp_rename`.
+//! - The family also gives the run a symbol source ([`GrammarSymbols`]): a file's functions,
+//!   classes, methods, `impl` blocks and their bodies, read with the same grammars (Python,
+//!   Rust, Go, TypeScript/JavaScript, C/C++), so symbol edits and breakpoints by name work
+//!   where no language server runs and know where a body is where one does.
 //! - `ast_edit`'s proposal carries the diagnostics the change is predicted to add or remove
 //!   when a write observer (the lsp family's diagnostics on write) is wired.
 //!
@@ -75,6 +79,7 @@ mod pattern;
 mod render;
 mod rewrite;
 mod search;
+mod symbols;
 mod tools;
 mod walk;
 
@@ -89,6 +94,7 @@ pub use lang::Lang;
 pub use pattern::{CompiledPattern, compile};
 pub use rewrite::Rewrite;
 pub use search::{MAX_MATCH_CHARS, MatchRecord, find_matches};
+pub use symbols::{GrammarSymbols, file_symbols};
 pub use tools_core::{NoWriteFaults, WriteFaults, content_hash};
 pub use walk::ALWAYS_SKIPPED_DIRS;
 
@@ -206,6 +212,7 @@ pub fn family_with_faults(
     if !config.enabled {
         return Ok(None);
     }
+    tools_core::SymbolSources::for_run(run).register(Arc::new(GrammarSymbols));
     Ok(Some(Arc::new(AstFamily::new(
         config,
         faults,

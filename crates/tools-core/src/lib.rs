@@ -21,6 +21,9 @@
 //!   observers predict what it would do) and the run's store of staged changes that
 //!   `resolve` accepts or discards, all or nothing.
 //! - [`text`]: capped lists and visibly cut text.
+//! - [`SymbolSources`] and [`resolve_symbol`]: a file's symbols as the families that read
+//!   them report them (language servers, grammars), and a name path such as `Greeter.greet`
+//!   resolved to one of them, so tools address code by name without depending on each other.
 //! - [`trust`], [`discovery`], [`child_env`]: workspace trust, where a program may be found,
 //!   and the environment every child process gets.
 //!
@@ -34,6 +37,7 @@ mod error;
 pub mod framing;
 mod journal;
 pub mod json_unicode;
+mod name_path;
 mod output;
 mod path_locks;
 mod pre_write;
@@ -47,6 +51,7 @@ mod run;
 pub mod safe_write;
 mod staged_changes;
 pub mod sweep;
+mod symbols;
 pub mod testing;
 pub mod text;
 mod tier;
@@ -61,6 +66,7 @@ pub use client::{ElicitOutcome, Elicitor};
 pub use config::Config;
 pub use error::ToolError;
 pub use journal::{CRASH_AT_ENV, journal_dir};
+pub use name_path::{MAX_CANDIDATES, NamePath, ResolvedSymbol, pick_symbol, resolve_symbol};
 pub use output::{Image, Section, ToolOutput};
 pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
 pub use pre_write::{MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreWriteImages};
@@ -73,6 +79,10 @@ pub use run::{KEEP_STATE_ENV, Run, RunOptions};
 pub use staged_changes::{
     Accepted, DEFAULT_MAX_BYTES, DEFAULT_MAX_PENDING, NoWriteFaults, StagedChange, StagedChanges,
     StagedFile, WriteFaults, content_hash,
+};
+pub use symbols::{
+    FileSymbols, SourceSymbol, SymbolSource, SymbolSourceKind, SymbolSources, indent_at,
+    line_number, line_prefix,
 };
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};

@@ -7,6 +7,11 @@
 //!   with `expected_sha256`, only if the file is still the version that was read.
 //! - `edit` (tier write): exact old → new string; refuses when the old string is absent or
 //!   occurs more than once (unless `replace_all`), saying how many times it occurs.
+//!   With `symbol` (a name path such as `Greeter.greet`) instead, it replaces that symbol's
+//!   whole text or body, or inserts before or after it, re-indented to the symbol's own
+//!   indentation; the name resolves through the run's symbol sources (a language server's
+//!   document symbols, else the bundled grammars), and an ambiguous or unknown one is refused
+//!   naming at most 10 candidates, with nothing changed.
 //! - `apply_patch` (tier write): the `*** Begin Patch` envelope, **all or nothing** — every
 //!   hunk of every file is verified before the first byte is written, and a failure half-way
 //!   through the writes restores what was already written.
@@ -49,6 +54,7 @@ mod patch_plan;
 mod patch_text;
 mod preview;
 mod read;
+mod symbol_edit;
 mod text_style;
 mod write;
 

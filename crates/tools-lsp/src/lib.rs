@@ -21,6 +21,8 @@
 //!   servers are put back on the disk's texts before a following write or query is served.
 //!   Checks that read saved files only (rust-analyzer's `cargo check`, the `"*"` checkers,
 //!   clangd's includers without `--use-dirty-headers`) are named as not covered.
+//! - A symbol source ([`ServerSymbols`]): a file's document symbols for the run's other
+//!   families, which address code by name through it (symbol edits, breakpoints by name).
 //!
 //! - Acquisition ([`acquire`]): the servers the built-in table pins are installed into a
 //!   per-user cache with their ecosystem's package manager (`agent-tools servers install`,
@@ -97,6 +99,7 @@ mod error;
 mod queries;
 pub mod rename;
 mod servers;
+mod symbol_source;
 
 pub use diagnostics::observer;
 pub use servers::{acquire, config, recipe};
@@ -113,6 +116,7 @@ pub use queries::lsp_tool::LspTool;
 pub use rename::LspRenameTool;
 pub use servers::supervisor::{Located, ServerSupervisor};
 pub use servers::table::ServerSpec;
+pub use symbol_source::ServerSymbols;
 
 /// The `lsp` family of one run: the supervisor and the tools built on it.
 pub struct LspFamily {
@@ -161,6 +165,9 @@ pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> 
         return Ok(None);
     }
     let sup = ServerSupervisor::new(run, cfg);
+    // Other families address code by name through the servers' document symbols.
+    tools_core::SymbolSources::for_run(run)
+        .register(Arc::new(ServerSymbols::new(Arc::clone(&sup))));
     // The observer opens written files at their text from before the write (servers that
     // diagnose only open documents): the safe writer keeps it from now on.
     run.workspace().pre_write_images().enable();
