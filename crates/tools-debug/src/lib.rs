@@ -14,6 +14,14 @@
 //! - [`DebugSupervisor`]: the session rules (one per conversation, a hard TTL, second launch
 //!   rejected, crashed or hung adapter cleared) and every operation.
 //! - [`DebugTool`]: the `debug` tool itself (tier `exec`, not parallel-safe).
+//! - Breakpoints by name and with options: `breakpoints` takes a symbol's name path (placed
+//!   on its first line of code, resolved through the run's symbol sources: a language
+//!   server's document symbols or the bundled grammars), a `condition`, a `hit_condition`
+//!   and a `log_message` (a logpoint); each option is refused where the adapter's
+//!   `initialize` answer does not declare it.
+//! - [`BreakpointsFollowEdits`]: a write observer that moves the breakpoints of a file the
+//!   run's tools edit with their lines (or drops them with their deleted lines, saying so in
+//!   the write's answer) and sends them again to a live session.
 //!
 //! Choices where the spec is silent: a session whose program has ended no longer blocks a
 //! new `launch`; `continue` on a program that is still running keeps waiting for the next
@@ -50,6 +58,7 @@
 mod adapters;
 mod config;
 mod error;
+mod line_moves;
 mod protocol;
 mod report;
 mod session;
@@ -58,12 +67,12 @@ mod tool;
 
 use std::sync::Arc;
 
-use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
+use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily, WriteObserver};
 
 pub use adapters::AdapterId;
 pub use config::{AdapterOverride, DebugConfig};
 pub use session::Resume;
-pub use supervisor::{AttachTarget, DebugSupervisor};
+pub use supervisor::{AttachTarget, BreakpointRequest, BreakpointsFollowEdits, DebugSupervisor};
 pub use tool::{DebugArgs, DebugTool, Operation};
 
 /// The `debug` family of one run: the `debug` tool over a [`DebugSupervisor`].
@@ -85,6 +94,11 @@ impl ToolFamily for DebugFamily {
     }
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         vec![self.tool.clone() as Arc<dyn Tool>]
+    }
+    fn observers(&self) -> Vec<Arc<dyn WriteObserver>> {
+        vec![Arc::new(BreakpointsFollowEdits::new(Arc::clone(
+            self.tool.supervisor(),
+        ))) as Arc<dyn WriteObserver>]
     }
     async fn doctor(&self) -> Vec<DoctorEntry> {
         self.tool.supervisor().doctor().await

@@ -3,7 +3,8 @@
 //! end or an adapter failure and cleared by `terminate` unless the caller keeps them.
 //! Starting a session (launch/attach planning) lives in `start`, rendering stops in
 //! `render`, inspection of a stopped program in `inspect`, the breakpoint store in
-//! `breakpoints`, the `adapters`/`doctor` listing in `listing`.
+//! `breakpoints`, how breakpoints follow the run's edits in `follow_edits`, the
+//! `adapters`/`doctor` listing in `listing`.
 //!
 //! Rules it enforces: a second `launch`/`attach` while a session lives is rejected (never a
 //! silent replacement); a session past its TTL is terminated and `status` says it expired;
@@ -12,6 +13,9 @@
 //! living: the next `launch` clears it and starts afresh.
 
 mod breakpoints;
+mod follow_edits;
+pub use breakpoints::BreakpointRequest;
+pub use follow_edits::BreakpointsFollowEdits;
 mod inspect;
 mod listing;
 mod render;
@@ -32,7 +36,7 @@ use crate::config::DebugConfig;
 use crate::error::Error;
 use crate::protocol::Phase;
 use crate::report;
-use crate::session::{Bounds, BreakpointResult, Resume, Session, normalise_reason};
+use crate::session::{Bounds, BreakpointResult, BreakpointSpec, Resume, Session, normalise_reason};
 
 /// What `attach` connects to.
 #[derive(Debug, Clone, Default)]
@@ -54,7 +58,10 @@ pub struct AttachTarget {
 struct Inner {
     session: Option<Session>,
     /// Breakpoints by absolute file, sent at every launch; cleared by `terminate` unless kept.
-    breakpoints: BTreeMap<PathBuf, Vec<u64>>,
+    breakpoints: BTreeMap<PathBuf, Vec<BreakpointSpec>>,
+    /// Each file's text when its breakpoints were last placed: what a later write is
+    /// compared with to move them (see `follow_edits`).
+    snapshots: BTreeMap<PathBuf, String>,
     /// What the adapter said about them last.
     results: BTreeMap<PathBuf, Vec<BreakpointResult>>,
     /// How the last session ended, for `status`.
@@ -86,6 +93,7 @@ impl DebugSupervisor {
             inner: tokio::sync::Mutex::new(Inner {
                 session: None,
                 breakpoints: BTreeMap::new(),
+                snapshots: BTreeMap::new(),
                 results: BTreeMap::new(),
                 last_end: None,
                 last_output: None,
@@ -461,6 +469,7 @@ impl DebugSupervisor {
             (n, true) => format!("; {n} breakpoint(s) in {files} file(s) kept for the next launch"),
             (n, false) => {
                 inner.breakpoints.clear();
+                inner.snapshots.clear();
                 inner.results.clear();
                 format!(
                     "; {n} breakpoint(s) in {files} file(s) cleared (pass keep_breakpoints: true to keep them)"

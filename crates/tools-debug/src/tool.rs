@@ -10,7 +10,7 @@ use tools_core::{CallCtx, Tier, Tool, ToolError, ToolOutput, parse_args, schema_
 
 use crate::adapters::AdapterId;
 use crate::session::Resume;
-use crate::supervisor::{AttachTarget, DebugSupervisor};
+use crate::supervisor::{AttachTarget, BreakpointRequest, DebugSupervisor};
 
 /// The operations of the `debug` tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -93,6 +93,18 @@ pub struct DebugArgs {
     /// `stack`, `variables`: skip this many frames or children; `output`: start at this
     /// character. Each answer holds to about 4 KB and names the `offset` of what follows.
     pub offset: Option<usize>,
+    /// `breakpoints`: instead of `lines`, a symbol's name path (`Greeter.greet`,
+    /// `impl Point.norm`, `Server.Start`): one breakpoint on its first line of code, added to
+    /// the file's others.
+    pub symbol: Option<String>,
+    /// `breakpoints`: stop only when this expression (the program's language) is true.
+    pub condition: Option<String>,
+    /// `breakpoints`: stop only when the hit count satisfies this (`3`, `>= 5`; the
+    /// adapter's syntax).
+    pub hit_condition: Option<String>,
+    /// `breakpoints`: a logpoint — print this message (`{expr}` parts interpolated) to the
+    /// output instead of stopping.
+    pub log_message: Option<String>,
     /// `terminate`: keep the breakpoints for the next launch (default false: they are
     /// cleared with the session).
     pub keep_breakpoints: Option<bool>,
@@ -136,13 +148,16 @@ impl DebugTool {
                 let file = request
                     .file
                     .ok_or_else(|| ToolError::invalid("file", "`breakpoints` needs `file`"))?;
-                let lines = request.lines.ok_or_else(|| {
-                    ToolError::invalid(
-                        "lines",
-                        "`breakpoints` needs `lines` (an empty list clears the file)",
-                    )
-                })?;
-                supervisor.breakpoints(&file, lines).await
+                supervisor
+                    .breakpoints(BreakpointRequest {
+                        file,
+                        lines: request.lines,
+                        symbol: request.symbol,
+                        condition: request.condition,
+                        hit_condition: request.hit_condition,
+                        log_message: request.log_message,
+                    })
+                    .await
             }
             Operation::Launch => {
                 let program = request
@@ -248,7 +263,10 @@ frames with frame_id) → `scopes` (frame_id; default the top frame) → `variab
 `step_over` / `step_in` / `step_out` / `continue` → `terminate`. \
 Breakpoints belong to the conversation until `terminate`: set before or during a session, they are kept when the program \
 ends or the adapter fails, listed in every `launch` answer that applies them, and cleared by `terminate` \
-(pass `keep_breakpoints: true` to keep them for the next launch). `continue`, the steps and `launch` wait up to `timeout_seconds` \
+(pass `keep_breakpoints: true` to keep them for the next launch). A breakpoint can also be set by name: `breakpoints` \
+with file and `symbol` (a name path such as `Greeter.greet`) adds one on that symbol's first line of code; `condition`, \
+`hit_condition` and `log_message` (a logpoint: prints into `output`, does not stop) apply to the breakpoints of that call, \
+and are refused where the adapter does not support them. `continue`, the steps and `launch` wait up to `timeout_seconds` \
 (default 30) and then answer \"still running\" so that `pause` can stop a loop. \
 `stack`, `variables` and `output` answer about 4 KB at a time and name the `offset` that shows the rest. \
 Adapters (`adapters` says which are usable here and why not): debugpy for .py, delve for Go packages, lldb for ELF \

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::protocol::Phase;
 
 use super::{
-    BreakpointResult, Requested, Resume, Session, WaitOutcome, breakpoint_results,
+    BreakpointResult, BreakpointSpec, Requested, Resume, Session, WaitOutcome, breakpoint_results,
     breakpoints_arguments,
 };
 
@@ -21,13 +21,19 @@ impl Session {
     pub async fn set_breakpoints(
         &self,
         file: &Path,
-        lines: &[u64],
+        specs: &[BreakpointSpec],
     ) -> Result<Vec<BreakpointResult>> {
         let resp = self
             .client
-            .request::<rq::SetBreakpoints>(&breakpoints_arguments(file, lines))
+            .request::<rq::SetBreakpoints>(&breakpoints_arguments(file, specs))
             .await?;
-        Ok(breakpoint_results(lines, &resp))
+        Ok(breakpoint_results(specs, &resp))
+    }
+
+    /// Why this adapter cannot take `specs` as asked (a condition, hit condition or log
+    /// message it did not declare in `initialize`), or `None`.
+    pub fn unsupported(&self, file: &Path, specs: &[BreakpointSpec]) -> Option<String> {
+        super::unsupported(self.adapter.as_str(), file, specs, &self.caps)
     }
 
     /// Waits up to `bound` for the debuggee to stop or end.

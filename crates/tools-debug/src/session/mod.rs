@@ -23,8 +23,11 @@ use tools_core::process::ChildProcess;
 use crate::adapters::AdapterId;
 use crate::protocol::{BreakpointState, DapClient, StopEvent};
 
+mod breakpoint_spec;
 mod control;
 mod start;
+
+pub use breakpoint_spec::{BreakpointSpec, unsupported};
 
 /// What the caller asked the debuggee to do last, to normalise the reason of the next stop
 /// (some adapters report a pause as "exception" or "step").
@@ -233,36 +236,27 @@ fn source_of(path: &Path) -> dap_types::Source {
     }
 }
 
-fn breakpoints_arguments(file: &Path, lines: &[u64]) -> dap_types::SetBreakpointsArguments {
+fn breakpoints_arguments(
+    file: &Path,
+    specs: &[BreakpointSpec],
+) -> dap_types::SetBreakpointsArguments {
     dap_types::SetBreakpointsArguments {
         source: source_of(file),
-        breakpoints: Some(
-            lines
-                .iter()
-                .map(|l| dap_types::SourceBreakpoint {
-                    line: *l,
-                    column: None,
-                    condition: None,
-                    hit_condition: None,
-                    log_message: None,
-                    mode: None,
-                })
-                .collect(),
-        ),
+        breakpoints: Some(breakpoint_spec::source_breakpoints(specs)),
         lines: None,
         source_modified: None,
     }
 }
 
 fn breakpoint_results(
-    lines: &[u64],
+    specs: &[BreakpointSpec],
     resp: &dap_types::SetBreakpointsResponse,
 ) -> Vec<BreakpointResult> {
-    lines
+    specs
         .iter()
         .enumerate()
-        .map(|(i, l)| BreakpointResult {
-            requested_line: *l,
+        .map(|(i, b)| BreakpointResult {
+            requested_line: b.line,
             state: resp.breakpoints.get(i).map(BreakpointState::from_dap),
         })
         .collect()

@@ -19,8 +19,8 @@ use crate::error::{Error, Result};
 use crate::protocol::{BreakpointState, DapClient, Phase, wait_pending};
 
 use super::{
-    Bounds, BreakpointResult, Requested, Session, StartKind, StartPlan, breakpoint_results,
-    breakpoints_arguments,
+    Bounds, BreakpointResult, BreakpointSpec, Requested, Session, StartKind, StartPlan,
+    breakpoint_results, breakpoints_arguments,
 };
 
 async fn spawn_adapter(
@@ -195,7 +195,7 @@ impl Session {
         target: String,
         ttl: Duration,
         bounds: Bounds,
-        breakpoints: &BTreeMap<PathBuf, Vec<u64>>,
+        breakpoints: &BTreeMap<PathBuf, Vec<BreakpointSpec>>,
     ) -> std::result::Result<(Session, BTreeMap<PathBuf, Vec<BreakpointResult>>), ToolError> {
         let scratch_binary = (plan.adapter == AdapterId::Delve
             && matches!(plan.kind, StartKind::Launch { .. }))
@@ -232,7 +232,7 @@ impl Session {
         &mut self,
         plan: &StartPlan,
         bounds: Bounds,
-        breakpoints: &BTreeMap<PathBuf, Vec<u64>>,
+        breakpoints: &BTreeMap<PathBuf, Vec<BreakpointSpec>>,
         scratch_binary: &Option<PathBuf>,
     ) -> Result<BTreeMap<PathBuf, Vec<BreakpointResult>>> {
         let init = dap_types::InitializeRequestArguments {
@@ -314,6 +314,16 @@ impl Session {
         }
         // The whole configuration is pipelined: every request is sent before any response
         // is awaited (the adapter handles them in order), which saves a round trip each.
+        // A breakpoint the adapter cannot honour as asked (a condition it would ignore, a
+        // logpoint it would stop at) ends the start-up with the reason, before anything runs.
+        if let Some(why) = breakpoints.iter().find_map(|(file, specs)| {
+            super::unsupported(self.adapter.as_str(), file, specs, &self.caps)
+        }) {
+            return Err(Error::Failed {
+                command: "setBreakpoints".into(),
+                message: why,
+            });
+        }
         let mut sent = Vec::new();
         for (file, lines) in breakpoints {
             let args = breakpoints_arguments(file, lines);
@@ -379,7 +389,7 @@ impl Session {
                         lines
                             .iter()
                             .map(|l| BreakpointResult {
-                                requested_line: *l,
+                                requested_line: l.line,
                                 state: Some(BreakpointState {
                                     id: None,
                                     verified: false,
