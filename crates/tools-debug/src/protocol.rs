@@ -80,19 +80,11 @@ pub fn failure_message(resp: &Value) -> String {
         .pointer("/body/error/format")
         .and_then(Value::as_str)
         .map(|s| {
-            // Fill `{name}` placeholders from the error's variables.
-            let mut out = s.to_string();
-            if let Some(vars) = resp
-                .pointer("/body/error/variables")
-                .and_then(Value::as_object)
-            {
-                for (k, v) in vars {
-                    if let Some(v) = v.as_str() {
-                        out = out.replace(&format!("{{{k}}}"), v);
-                    }
-                }
-            }
-            out
+            fill_placeholders(
+                s,
+                resp.pointer("/body/error/variables")
+                    .and_then(Value::as_object),
+            )
         });
     let msg = resp
         .get("message")
@@ -103,6 +95,36 @@ pub fn failure_message(resp: &Value) -> String {
         (_, Some(m)) if !m.is_empty() => m,
         _ => "no reason given".into(),
     }
+}
+
+/// Fills the `{name}` placeholders of an adapter's error `format` from its `variables`, in
+/// one pass over the format: a value is never scanned again, so values that hold
+/// placeholders themselves cannot make the text grow past the format plus one copy of a
+/// value per placeholder. An unknown name stays as written.
+fn fill_placeholders(format: &str, vars: Option<&serde_json::Map<String, Value>>) -> String {
+    let mut out = String::with_capacity(format.len());
+    let mut rest = format;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after.find('}').and_then(|close| {
+            vars.and_then(|v| v.get(&after[..close]))
+                .and_then(Value::as_str)
+                .map(|v| (v, close))
+        });
+        match value {
+            Some((v, close)) => {
+                out.push_str(v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Why and where the debuggee last stopped, as the adapter reported it.
@@ -584,6 +606,28 @@ mod tests {
         );
         assert_eq!(exit_status_in("has exited with status -1"), Some(-1));
         assert_eq!(exit_status_in("Detaching"), None);
+    }
+
+    #[test]
+    fn error_placeholders_are_filled_once_and_never_from_a_value() {
+        let resp = |format: &str, vars: Value| {
+            json!({"type":"response","success":false,"command":"evaluate",
+                "body":{"error":{"id":1,"format":format,"variables":vars}}})
+        };
+        // Each value holds the next placeholder twice: filled again and again, 40 of them
+        // would be 2^40 bytes.
+        let mut vars = serde_json::Map::new();
+        for i in 0..40 {
+            vars.insert(format!("v{i:02}"), json!(format!("{{v{:02}}}{{v{:02}}}", i + 1, i + 1)));
+        }
+        assert_eq!(
+            failure_message(&resp("at {v00}", Value::Object(vars))),
+            "at {v01}{v01}"
+        );
+        assert_eq!(
+            failure_message(&resp("{a} and {b} and {", json!({"a": "x", "c": "z"}))),
+            "x and {b} and {"
+        );
     }
 
     #[test]
