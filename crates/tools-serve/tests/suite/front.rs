@@ -29,6 +29,19 @@ async fn start(
     max_sessions: usize,
     auth: AuthSettings,
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    start_with(root, |opts| {
+        opts.max_sessions = max_sessions;
+        opts.auth = auth;
+    })
+    .await
+}
+
+/// Starts a server on `root` (a 60 s idle timeout) with the options `adjust` sets; it stops
+/// when the returned sender is dropped.
+pub(super) async fn start_with(
+    root: &Path,
+    adjust: impl FnOnce(&mut ServeOptions),
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let mut opts = ServeOptions::new(
         "127.0.0.1:0".parse().unwrap(),
         vec![ServedWorkspace {
@@ -38,9 +51,8 @@ async fn start(
         }],
         empty_runs(),
     );
-    opts.max_sessions = max_sessions;
     opts.idle_timeout = Duration::from_secs(60);
-    opts.auth = auth;
+    adjust(&mut opts);
     let server = tools_serve::bind(opts).await.unwrap();
     let addr = server.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -5,39 +5,12 @@
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use tools_serve::{AuthSettings, CheckoutSettings, ServeOptions, ServedWorkspace};
 
-use super::front::{INIT, empty_runs, exchange, mcp_post};
+use super::front::{INIT, empty_runs, exchange, mcp_post, start_with as start};
 
 const TOKEN: &str = "the-static-token-0123";
-
-/// Starts a server on `root` with the options `adjust` sets; it stops when the returned
-/// sender is dropped.
-async fn start(
-    root: &Path,
-    adjust: impl FnOnce(&mut ServeOptions),
-) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let mut opts = ServeOptions::new(
-        "127.0.0.1:0".parse().unwrap(),
-        vec![ServedWorkspace {
-            name: None,
-            root: root.into(),
-            trusted: false,
-        }],
-        empty_runs(),
-    );
-    opts.idle_timeout = Duration::from_secs(60);
-    adjust(&mut opts);
-    let server = tools_serve::bind(opts).await.unwrap();
-    let addr = server.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(server.run(async move {
-        let _ = stopped.await;
-    }));
-    (addr, stop)
-}
 
 fn json(body: &str) -> serde_json::Value {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
