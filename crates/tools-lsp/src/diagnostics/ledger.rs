@@ -36,6 +36,9 @@ pub fn counts(d: &Diagnostic) -> bool {
 pub struct DiagnosticsLedger {
     reported: HashSet<LedgerKey>,
     current: HashMap<PathBuf, HashSet<LedgerKey>>,
+    /// What each file had when the run first saw it, occurrences per key: what the project
+    /// already had wrong before any change of this run.
+    first_seen: HashMap<PathBuf, HashMap<LedgerKey, usize>>,
 }
 
 /// The ledger's verdict on one file's fresh diagnostics.
@@ -72,6 +75,28 @@ impl DiagnosticsLedger {
     /// against the ledger as it was before that write).
     pub fn known(&self) -> HashSet<LedgerKey> {
         self.reported.clone()
+    }
+
+    /// Records `diags` as what `path` had when the run first saw it, unless it saw it
+    /// before.
+    pub fn first_seen(&mut self, path: &Path, diags: &[Diagnostic]) {
+        if self.first_seen.contains_key(path) {
+            return;
+        }
+        let mut keys: HashMap<LedgerKey, usize> = HashMap::new();
+        for d in diags.iter().filter(|d| counts(d)) {
+            *keys.entry(ledger_key(d)).or_default() += 1;
+        }
+        self.first_seen.insert(path.to_path_buf(), keys);
+    }
+
+    /// How many occurrences of `key` `path` had when the run first saw it.
+    pub fn first_seen_count(&self, path: &Path, key: &LedgerKey) -> usize {
+        self.first_seen
+            .get(path)
+            .and_then(|k| k.get(key))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Takes `path`'s fresh diagnostics: returns those whose key was never reported (and

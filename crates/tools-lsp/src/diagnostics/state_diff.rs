@@ -84,9 +84,11 @@ pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<Fil
         let is_touched = touched.iter().any(|t| t == path);
         let observer = baseline.iter().any(|b| b == path);
         if observer || (was.is_none() && !is_touched && !is_deleted && !before_settled) {
+            ledger.first_seen(path, now);
             ledger.baseline(path, now);
             continue;
         }
+        ledger.first_seen(path, was.map(|p| p.items.as_slice()).unwrap_or(&[]));
         let unchanged = match (was, after.get(path)) {
             (Some(b), Some(a)) => b.seq == a.seq && !is_deleted,
             _ => false,
@@ -97,7 +99,17 @@ pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<Fil
         let before_items: &[Diagnostic] = was.map(|p| p.items.as_slice()).unwrap_or(&empty);
         ledger.update(path, now);
         let mut new: Vec<Diagnostic> = match was {
-            // A file with a state before: what it has more of than before, key by key.
+            // A file with a state before: what it has more of than before, key by key —
+            // except, in a file this change did not touch, what the file had when the run
+            // first saw it coming back (a checker that stops reporting a finding while the
+            // file's package does not build, like gopls's vet analyzers, reports it again
+            // once it builds: it is old).
+            Some(_) if !is_touched => back_is_not_new(
+                ledger,
+                path,
+                before_items,
+                added_occurrences(before_items, now),
+            ),
             Some(_) => added_occurrences(before_items, now),
             // A file first reported now by a settled server: every occurrence of a key
             // never told to this run (each is a place to fix).
@@ -119,6 +131,37 @@ pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<Fil
         }
     }
     out
+}
+
+/// `added` without the occurrences that only bring `path` back to what it had when the
+/// run first saw it: of each key, as many as it had then beyond what it had `before`.
+fn back_is_not_new(
+    ledger: &DiagnosticsLedger,
+    path: &Path,
+    before: &[Diagnostic],
+    added: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let mut back: HashMap<LedgerKey, usize> = HashMap::new();
+    for d in &added {
+        let key = ledger_key(d);
+        back.entry(key.clone()).or_insert_with(|| {
+            let had = before
+                .iter()
+                .filter(|b| counts(b) && ledger_key(b) == key)
+                .count();
+            ledger.first_seen_count(path, &key).saturating_sub(had)
+        });
+    }
+    added
+        .into_iter()
+        .filter(|d| match back.get_mut(&ledger_key(d)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect()
 }
 
 /// The diagnostics of `now` beyond what `before` had of the same key (severity, code,
@@ -206,6 +249,51 @@ mod tests {
         let mut hint = unknown(4);
         hint.severity = Some(DiagnosticSeverity::HINT);
         assert!(added_occurrences(&[], &[hint]).is_empty());
+    }
+
+    #[test]
+    fn an_old_finding_hidden_by_a_break_is_not_new_when_it_comes_back() {
+        let mut l = DiagnosticsLedger::default();
+        let t = |before, after| Transition {
+            before,
+            after,
+            touched: &[],
+            deleted: &[],
+            baseline: &[],
+            before_settled: true,
+        };
+        let vet = || d(17, "format %d has arg of wrong type string");
+        let start = st(&[("/w/report.go", 1, vec![vet()])]);
+        // The break: report.go gets an error and its vet finding is no longer reported.
+        let broken = st(&[("/w/report.go", 2, vec![d(11, "not enough arguments")])]);
+        let ch = diff_states(&mut l, t(&start, &broken));
+        assert_eq!(ch[0].new[0].message, "not enough arguments");
+        // The fix: the error goes and the finding the file had from the start is back.
+        let fixed = st(&[("/w/report.go", 3, vec![vet()])]);
+        let ch = diff_states(&mut l, t(&broken, &fixed));
+        assert!(ch[0].new.is_empty(), "{:?}", ch[0].new);
+        // A second break is news again; a second vet finding beyond the first is new.
+        let ch = diff_states(&mut l, t(&fixed, &broken));
+        assert_eq!(ch[0].new[0].message, "not enough arguments");
+        let twice = st(&[(
+            "/w/report.go",
+            4,
+            vec![vet(), d(30, "format %d has arg of wrong type string")],
+        )]);
+        let ch = diff_states(&mut l, t(&broken, &twice));
+        assert_eq!(ch[0].new.len(), 1);
+        // In a file the change touched, the same finding coming back is the change's.
+        let ch = diff_states(
+            &mut l,
+            Transition {
+                touched: &[PathBuf::from("/w/report.go")],
+                ..t(&broken, &fixed)
+            },
+        );
+        assert_eq!(
+            ch[0].new[0].message,
+            "format %d has arg of wrong type string"
+        );
     }
 
     #[test]
