@@ -11,6 +11,7 @@ mod failures;
 mod first_write;
 mod go;
 mod hierarchy;
+mod noisy_go;
 mod noisy_python;
 mod on_write;
 mod preview;
