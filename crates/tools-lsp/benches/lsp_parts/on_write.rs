@@ -47,9 +47,10 @@ pub struct Case {
     pub broken: &'static str,
 }
 
-/// The five project fixtures, and a sixth that already has errors (a strict-mode package
-/// of 36 modules with a missing optional dependency), side by side with the clean one.
-pub const CASES: [Case; 6] = [
+/// The five project fixtures, and two that already have errors, side by side with the
+/// clean ones: a strict-mode package of 36 modules with a missing optional dependency, and
+/// a Go module with a package that does not build and a vet finding.
+pub const CASES: [Case; 7] = [
     Case {
         name: "python package (pyright)",
         fixture: "py_src",
@@ -85,6 +86,15 @@ pub const CASES: [Case; 6] = [
         file: "geometry/geometry.go",
         ok: "func Area(r Rect) int {",
         broken: "func Area(r Rect, scale int) int {",
+    },
+    Case {
+        name: "noisy Go module (gopls)",
+        fixture: "go_noisy",
+        language: "go",
+        command: None,
+        file: "ledger/total.go",
+        ok: "func Total(xs []int) int {",
+        broken: "func Total(xs []int, scale int) int {",
     },
     Case {
         name: "C library (clangd)",
