@@ -3,6 +3,7 @@
 //! frame answers for the top frame of the stopped thread.
 
 use serde_json::json;
+use tools_core::ToolOutput;
 
 use super::common::*;
 
@@ -28,11 +29,9 @@ fn fixture() -> Fixture {
     fx
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn terminate_clears_the_breakpoints_unless_asked_to_keep_them() {
-    if !has_debugpy() {
-        return;
-    }
+/// The fixture with a breakpoint at `L_size`, launched: the line and the launch's answer,
+/// checked to have stopped at that breakpoint.
+async fn launched_to_the_breakpoint() -> (Fixture, u64, ToolOutput) {
     let fx = fixture();
     let line = line_of(SCRIPT, "L_size");
     fx.ok(json!({"operation":"breakpoints","file":"shapes.py","lines":[line]}))
@@ -41,6 +40,15 @@ async fn terminate_clears_the_breakpoints_unless_asked_to_keep_them() {
         .ok(json!({"operation":"launch","program":"shapes.py"}))
         .await;
     assert_eq!(structured(&out)["reason"], "breakpoint", "{}", out.text);
+    (fx, line, out)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn terminate_clears_the_breakpoints_unless_asked_to_keep_them() {
+    if !has_debugpy() {
+        return;
+    }
+    let (fx, line, out) = launched_to_the_breakpoint().await;
     assert!(
         out.text.contains("breakpoints applied") && out.text.contains(&format!("shapes.py:{line}")),
         "{}",
@@ -92,13 +100,7 @@ async fn scopes_without_a_frame_are_the_top_frames_scopes() {
     if !has_debugpy() {
         return;
     }
-    let fx = fixture();
-    let line = line_of(SCRIPT, "L_size");
-    fx.ok(json!({"operation":"breakpoints","file":"shapes.py","lines":[line]}))
-        .await;
-    let out = fx
-        .ok(json!({"operation":"launch","program":"shapes.py"}))
-        .await;
+    let (fx, _, out) = launched_to_the_breakpoint().await;
     let top = structured(&out)["location"]["frame_id"].as_u64().unwrap();
     let scopes = fx.ok(json!({"operation":"scopes"})).await;
     let s = structured(&scopes);
