@@ -9,6 +9,7 @@
 //! A project that is not unpacked fails the case: setup downloads every one of them.
 
 mod python;
+mod rust;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
