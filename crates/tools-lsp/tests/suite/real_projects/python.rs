@@ -11,7 +11,8 @@ use crate::suite::section;
 
 const CLICK: &str = "pypi:click@8.1.8";
 
-const CONFIG: &str = "[lsp]\ndiagnostics_wait_ms = 60000\nindex_wait_ms = 60000\n\
+/// Waits sized for a whole project's first analysis on a busy two-core machine.
+const CONFIG: &str = "[lsp]\ndiagnostics_wait_ms = 60000\nindex_wait_ms = 60000\nrequest_timeout_ms = 120000\n\
                       [lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
 
 const UTILS: &str = "src/click/utils.py";

@@ -11,7 +11,9 @@ use crate::suite::section;
 
 const MIME: &str = "crates:mime@0.3.17";
 
-const CONFIG: &str = "[lsp]\ndiagnostics_wait_ms = 90000\nindex_wait_ms = 90000\n";
+/// Waits sized for a whole project's first analysis on a busy two-core machine.
+const CONFIG: &str =
+    "[lsp]\ndiagnostics_wait_ms = 90000\nindex_wait_ms = 90000\nrequest_timeout_ms = 120000\n";
 
 const PARSER: &str = "src/parse.rs";
 const SIGNATURE: &str = "pub fn parse(s: &str) -> Result<Mime, ParseError> {";
