@@ -578,8 +578,11 @@ pub fn cases() -> Vec<Case> {
                 "area",
                 "sol/Shapes.sol:5:14  function area(uint256 width, uint256 height) public pure returns (uint256) {",
             ),
+            // Its compile step is Hardhat's compiler downloader: a native solc, else the wasm
+            // build, both fetched from binaries.soliditylang.org (its list.json first), with
+            // no way to hand it a solc installed from a registry.
             diagnostic: NotApplicable(
-                "it reports what solc finds, and solc is a download from outside the registries",
+                "it reports what solc finds, and it fetches solc itself from binaries.soliditylang.org, outside the registries",
             ),
         },
         Case {
