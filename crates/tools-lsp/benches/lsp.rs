@@ -2,19 +2,23 @@
 //! of the `lsp` tool over a raw JSON-RPC round trip to the same warm server (hover,
 //! definition, references), of diagnostics on write over the server's own time to publish
 //! for the new version (pyright, one file), and of a preview of a change against the same
-//! change written with diagnostics on write; then, on the Cargo workspace fixture, the
+//! change written with diagnostics on write, and of a symbol edit (`edit` with `symbol` and
+//! `body`) against the same change as a string edit (the `symbol_edit` module); then, on the Cargo workspace fixture, the
 //! memory of our servers against one rust-analyzer started by hand (the `workspace`
 //! module); then, on the five project fixtures, the added time of diagnostics on write over
 //! each server's own settle time (pyright, tsserver, gopls, clangd, rust-analyzer: the
 //! `on_write` module).
 //! Targets: p50 overhead ≤ 2 ms for queries, ≤ 100 ms for diagnostics on write; a preview
-//! ≤ 1.2× the write; memory ≤ 1.1× the hand-started server.
+//! ≤ 1.2× the write; a symbol edit ≤ 1.2× the string edit; memory ≤ 1.1× the hand-started
+//! server.
 //! `-- --smoke` runs the pyright part once (three writes, the first two left out as always)
 //! and judges nothing; a missing pyright is then a failure instead of a skip. The memory
 //! and project-fixture parts are left out of it: they start a server per trial.
 
 #[path = "lsp_parts/on_write.rs"]
 mod on_write;
+#[path = "lsp_parts/symbol_edit.rs"]
+mod symbol_edit;
 #[path = "lsp_parts/workspace.rs"]
 mod workspace;
 
@@ -62,7 +66,7 @@ async fn main() {
             .try_init();
     }
     // `LSP_BENCH_ONLY=workspace` (memory on the Cargo workspace) or `on_write` (the project
-    // fixtures) runs that part alone.
+    // fixtures) runs that part alone (`symbol_edit` too, below, once the server is set up).
     match std::env::var("LSP_BENCH_ONLY").as_deref() {
         Ok("workspace") => return workspace::bench_cargo_workspace().await,
         Ok("on_write") => return on_write::bench_on_write_fixtures().await,
@@ -140,6 +144,12 @@ async fn main() {
             return;
         }
     };
+    // `LSP_BENCH_ONLY=symbol_edit`: the symbol edit against the string edit alone.
+    if std::env::var("LSP_BENCH_ONLY").as_deref() == Ok("symbol_edit") {
+        symbol_edit::bench_symbol_edit(&run, &sup).await;
+        run.close().await;
+        return;
+    }
     let call = |args: Value| {
         let reg = Arc::clone(&reg);
         async move { reg.call(Surface::FULL, "lsp", args).await }
@@ -347,6 +357,7 @@ async fn main() {
         if ratio <= 1.2 { "met" } else { "NOT met" },
         ms(rs),
     );
+    symbol_edit::bench_symbol_edit(&run, &sup).await;
     run.close().await;
     if smoke() {
         return;
