@@ -158,3 +158,50 @@ async def test_breakpoints_follow_lines_inserted_above_them_mid_session(tmp_path
         r = await c.call_tool("debug", {"operation": "status"})
         assert "helper.py:6" in text(r) and "helper.py:7" not in text(r), text(r)
         await c.call_tool("debug", {"operation": "terminate"})
+
+
+SHOP_GO = """package main
+
+import "fmt"
+
+type Shop struct{ items int }
+
+func (s *Shop) Add(n int) int {
+\ts.items += n
+\treturn s.items
+}
+
+func main() {
+\ts := &Shop{}
+\tfor i := 1; i <= 4; i++ {
+\t\ts.Add(i)
+\t}
+\tfmt.Println("items", s.items)
+}
+"""
+
+
+async def test_delve_stops_by_name_only_when_the_condition_holds(tmp_path):
+    if shutil.which("dlv") is None or shutil.which("go") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("dlv and go are needed under CI=true")
+        pytest.skip("dlv or go not installed")
+    (tmp_path / "go.mod").write_text("module example.com/shop\n\ngo 1.19\n")
+    (tmp_path / "main.go").write_text(SHOP_GO)
+    (tmp_path / "agent-tools.toml").write_text("[lsp]\nenabled = false\n")
+    async with mcp_session(tmp_path) as c:
+        r = await c.call_tool(
+            "debug",
+            {"operation": "breakpoints", "file": "main.go", "symbol": "Shop.Add", "condition": "n == 3"},
+        )
+        assert not r.is_error, text(r)
+        assert text(r).splitlines()[0].startswith("`Shop.Add` starts its code at main.go:8;"), text(r)
+        r = await c.call_tool("debug", {"operation": "launch", "program": ".", "timeout_seconds": 120})
+        s = r.structured_content
+        assert s["state"] == "stopped" and s["location"]["path"] == "main.go", text(r)
+        assert s["location"]["line"] == 8, text(r)
+        r = await c.call_tool("debug", {"operation": "evaluate", "expression": "n"})
+        assert text(r).startswith("3"), text(r)
+        r = await c.call_tool("debug", {"operation": "continue"})
+        assert r.structured_content["state"] == "terminated", text(r)
+        assert "items 10" in text(r), text(r)
