@@ -5,9 +5,15 @@
 //! user gets it): a change of 40 files of 2 KB applied all or nothing (the journal written
 //! and flushed first, then removed) against the same 40 files read and replaced one by one
 //! with the same safe writer and no journal; and a one-file change (never journaled) against
-//! the bare safe write. Each side runs `FS_BENCH_TRIALS` times (default 15); the ratios are
-//! of the medians. Targets: ≤ 1.3× for the 40-file change, ≤ 1.1× for one file.
+//! the bare safe write. Then a one-file write with diagnostics on write (pyright), the safe
+//! writer against a plain unflushed write, each followed by the same observer (the
+//! `with_diagnostics` part). Each side runs `FS_BENCH_TRIALS` times (default 15); the ratios
+//! are of the medians. Targets: ≤ 1.3× for the 40-file change, ≤ 1.1× for one file with
+//! diagnostics. `-- --smoke` makes a missing pyright a failure instead of a skip.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "fs_parts/with_diagnostics.rs"]
+mod with_diagnostics;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -152,8 +158,33 @@ fn main() {
         &paths[..1],
         1.1,
     );
-    println!("ratios: 40 files {many:.2}x, one file {one:.2}x");
     if let Some(d) = tools_core::journal_dir(ws.root()) {
         let _ = std::fs::remove_dir_all(d);
     }
+    let Some((with, without)) = with_diagnostics::bench(trials()) else {
+        println!(
+            "ratios: 40 files {many:.2}x, one file {one:.2}x, one file with diagnostics not measured"
+        );
+        if std::env::args().any(|a| a == "--smoke") {
+            std::process::exit(1);
+        }
+        return;
+    };
+    let (w, wo) = (median(with.clone()), median(without.clone()));
+    let with_diags = w.as_secs_f64() / wo.as_secs_f64();
+    println!("a one-file write with diagnostics on write (pyright):");
+    println!("  safe writer + observer trials (ms): {}", ms_list(&with));
+    println!(
+        "  plain write + observer trials (ms): {}",
+        ms_list(&without)
+    );
+    println!(
+        "  median {:.2} ms vs {:.2} ms: {with_diags:.2}x (target <= 1.1x) {}",
+        w.as_secs_f64() * 1e3,
+        wo.as_secs_f64() * 1e3,
+        if with_diags <= 1.1 { "ok" } else { "OVER" }
+    );
+    println!(
+        "ratios: 40 files {many:.2}x, one file {one:.2}x, one file with diagnostics {with_diags:.2}x"
+    );
 }
