@@ -299,6 +299,10 @@ impl Tool for LspTool {
                         code_actions_answer(&p, window, self.budget(), ctx).await
                     }
                     action => {
+                        if action == LspAction::References || action == LspAction::Implementation {
+                            // Uses in a sibling project count only once it is loaded.
+                            crate::queries::workspace_symbols::load_projects(sup, &p.client).await;
+                        }
                         locations_answer(action, &p, (a.offset, a.max_results), self.budget(), ctx)
                             .await
                     }

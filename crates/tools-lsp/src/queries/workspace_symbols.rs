@@ -17,7 +17,20 @@ use crate::answer::format::{self, Renderer};
 use crate::client::{LspClient, uri_to_path};
 use crate::error::LspError;
 use crate::queries::query;
+use crate::servers::projects::{Loaded, MAX_PROJECTS};
 use crate::servers::supervisor::ServerSupervisor;
+
+/// Opens one file of every project of `client`'s language under its root (see
+/// `servers::projects`).
+pub(crate) async fn load_projects(sup: &ServerSupervisor, client: &LspClient) -> Loaded {
+    let extensions = sup
+        .table()
+        .iter()
+        .find(|s| s.language == client.language && !s.companion)
+        .map(|s| s.extensions.clone())
+        .unwrap_or_default();
+    crate::servers::projects::load_projects(client, &extensions).await
+}
 
 /// Searches the workspace's symbols with every relevant server (the one of `file`, or those
 /// the workspace's roots allow), and shows a page of the matches within the budget.
@@ -84,6 +97,15 @@ pub async fn workspace_symbols(
                 c.server
             ));
             continue;
+        }
+        // tsserver answers "No Project" and clangd nothing until a file of each project is
+        // open.
+        let loaded = load_projects(sup, c).await;
+        if loaded.left_out > 0 {
+            notes.push(format!(
+                "{} of {} projects were not loaded for {} (at most {MAX_PROJECTS}); pass `file` to search from one of them",
+                loaded.left_out, loaded.projects, c.server
+            ));
         }
         if !c.wait_ready().await
             && let Some(note) = query::indexing_caveat(c)

@@ -1,7 +1,8 @@
 //! Which server serves a file, and keeping it running: the built-in server table and the
 //! `[lsp]` configuration that overrides and extends it (`table`, `config`), install recipes
 //! and their acquisition into the user's cache (`recipe`, `acquire`, `first_need`), finding
-//! a file's language and its project root (`discover`, `roots`), whether a diagnostics-only
+//! a file's language and its project root (`discover`, `roots`), opening one file of every
+//! project before a workspace-wide question (`projects`), whether a diagnostics-only
 //! companion is wanted (`companion_config`), per-server state folders
 //! (`state_dir`), and the supervisor that starts one client per (language, root), restarts
 //! it after a crash and shuts it down with the run (`supervisor`).
@@ -18,6 +19,7 @@ pub mod config;
 pub(crate) mod discover;
 mod first_need;
 pub(crate) mod java_runtime;
+pub(crate) mod projects;
 pub mod recipe;
 pub(crate) mod roots;
 pub(crate) mod state_dir;

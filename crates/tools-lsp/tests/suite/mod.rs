@@ -30,6 +30,7 @@ mod rust_checker;
 mod servers;
 mod status;
 mod typescript;
+mod workspace_projects;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -33,6 +33,14 @@ pub(super) fn entries() -> Vec<ServerSpec> {
             .markers(JS_MARKERS)
             .extensions(JS_EXTENSIONS)
             .ids(JS_IDS)
+            // A rename renames: without this, tsserver keeps a re-exported name by aliasing
+            // (`export { NewName as OldName }`), and every other project still says the old
+            // name.
+            .init(json!({"preferences": {"providePrefixAndSuffixTextForRename": false}}))
+            .settings(json!({
+                "typescript": {"preferences": {"useAliasesForRenames": false}},
+                "javascript": {"preferences": {"useAliasesForRenames": false}},
+            }))
             .checker(&["tsc", "--noEmit", "--pretty", "false"]),
         // eslint loads the project's own eslint and its JavaScript configuration: trusted
         // runs only.
