@@ -81,7 +81,8 @@ pub struct LspArgs {
     /// 1-based line number.
     pub line: Option<u32>,
     /// The symbol: a substring of that line naming what you ask about. Required for
-    /// navigation actions; a column is never guessed.
+    /// navigation actions; a column is never guessed. `symbols` with `file`: a name, to
+    /// list only that symbol and its members.
     pub symbol: Option<String>,
     /// Which occurrence (1-based) when `symbol` occurs more than once on the line.
     pub occurrence: Option<u32>,
@@ -170,7 +171,8 @@ impl Tool for LspTool {
          supertypes / subtypes (of a type) with `depth` 1-3 (default 1; a node met again is \
          marked and not followed), hover (`offset` pages a long one), symbols (`query` for a \
          workspace search; `file` for its outline: declarations, not locals, unless `kinds` \
-         asks; `depth` limits nesting), code_actions, status (which servers run and why others do not), \
+         asks; `depth` limits nesting; a big one shows every top-level symbol first with its \
+         member count, and `symbol` lists one symbol's members), code_actions, status (which servers run and why others do not), \
          reload (restart the server for `file`'s root). Lists show what fits about 4 KB \
          (references and hierarchies at most 50 entries) and end with the `offset` of the \
          rest; `max_results` asks for more at once. Files are synced from disk before every \
@@ -234,11 +236,16 @@ impl Tool for LspTool {
                 let path = query::resolve_file(run, a.file.as_deref())?;
                 let filter = OutlineFilter::new(a.kinds.as_deref(), a.depth)?;
                 let window = Window::new(a.offset, a.max_results, DOCUMENT_SYMBOLS_CAP);
+                let view = crate::queries::outline::OutlineView {
+                    symbol: a.symbol.as_deref(),
+                    shape_first: a.offset.is_none() && a.depth.is_none() && a.max_results.is_none(),
+                };
                 crate::queries::outline::document_symbols(
                     sup,
                     ctx,
                     &path,
                     &filter,
+                    view,
                     window,
                     self.budget(),
                 )

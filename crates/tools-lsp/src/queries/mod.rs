@@ -1,7 +1,7 @@
 //! The `lsp` tool (`lsp_tool`): language-server queries by file, line and symbol. A query
 //! is prepared once — the file synced, the position found from a symbol on a line (`query`)
 //! — then answered: definitions and references, hover (`hover`), a file's outline
-//! (`outline`), call and type hierarchies (`hierarchy`), workspace symbols
+//! (`outline`, cut to its shape when big: `outline_shape`), call and type hierarchies (`hierarchy`), workspace symbols
 //! (`workspace_symbols`), the servers' status (`status_view`), and diagnostics through
 //! `diagnostics` and `checkers`.
 //!
@@ -13,6 +13,7 @@ pub(crate) mod hierarchy;
 pub(crate) mod hover;
 pub(crate) mod lsp_tool;
 pub(crate) mod outline;
+pub(crate) mod outline_shape;
 pub(crate) mod query;
 pub(crate) mod status_view;
 pub(crate) mod workspace_symbols;

@@ -19,6 +19,7 @@ use tools_core::{CallCtx, ToolError, ToolOutput};
 
 use crate::answer::budget::{self, Window};
 use crate::answer::format::{Renderer, kind_name};
+use crate::queries::outline_shape::{self, Entry};
 use crate::queries::query;
 use crate::servers::supervisor::ServerSupervisor;
 
@@ -166,6 +167,8 @@ pub struct Outline {
     pub lines: Vec<String>,
     /// The same entries as JSON.
     pub items: Vec<Value>,
+    /// The same entries' names and nesting, for shaping (see `outline_shape`).
+    pub entries: Vec<Entry>,
     /// Symbols the filter left out.
     pub hidden: usize,
 }
@@ -210,13 +213,19 @@ fn nested(
                 .map(|d| format!(" — {}", crate::answer::budget::shorten(d, 80)))
                 .unwrap_or_default();
             // Every entry is in the file the head names: its line is enough.
-            out.lines.push(format!(
+            let line = format!(
                 "{}{} {}{detail}  line {}",
                 "  ".repeat(depth.min(8)),
                 kind_name(s.kind),
                 s.name,
                 p.line
-            ));
+            );
+            out.entries.push(Entry {
+                line: line.clone(),
+                name: s.name.clone(),
+                depth,
+            });
+            out.lines.push(line);
             out.items
                 .push(json!({"name": s.name, "kind": kind_name(s.kind),
                 "container": container, "depth": depth, "location": p.json()}));
@@ -251,6 +260,11 @@ fn flat(r: &mut Renderer, syms: &[SymbolInformation], filter: &OutlineFilter, ou
         let depth = usize::from(container.is_some());
         if filter.shows(s.kind, &s.name, depth, in_callable) {
             let (line, item) = crate::answer::format::symbol_info_line(r, s);
+            out.entries.push(Entry {
+                line: line.clone(),
+                name: s.name.clone(),
+                depth,
+            });
             out.lines.push(line);
             out.items.push(item);
         } else {
@@ -259,12 +273,24 @@ fn flat(r: &mut Renderer, syms: &[SymbolInformation], filter: &OutlineFilter, ou
     }
 }
 
-/// Answers `symbols` with `file`: one page of the file's outline within the budget.
+/// How an outline is cut: to one symbol, and whether a listing too big for the budget is
+/// shown by its shape (top-level symbols first) rather than paged depth-first.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OutlineView<'a> {
+    /// Only this symbol (every one so named) and its members.
+    pub symbol: Option<&'a str>,
+    /// Shape first (no `offset`, `depth` or `max_results` was asked for).
+    pub shape_first: bool,
+}
+
+/// Answers `symbols` with `file`: the file's outline within the budget — its shape when the
+/// whole listing does not fit and no page was asked for, else one page.
 pub async fn document_symbols(
     sup: &ServerSupervisor,
     ctx: &CallCtx,
     path: &Path,
     filter: &OutlineFilter,
+    view: OutlineView<'_>,
     window: Window,
     budget_bytes: usize,
 ) -> Result<ToolOutput, ToolError> {
@@ -291,7 +317,35 @@ pub async fn document_symbols(
     .await?;
     let mut r = Renderer::new(ctx.run.root(), client.encoding);
     let shown_path = r.display(path);
-    let o = outline(&mut r, path, resp, filter);
+    let mut o = outline(&mut r, path, resp, filter);
+    let mut shown_path = shown_path;
+    if let Some(name) = view.symbol {
+        let keep = outline_shape::within(&o.entries, name);
+        if keep.is_empty() {
+            let top: Vec<&str> = o
+                .entries
+                .iter()
+                .filter(|e| e.depth == 0)
+                .take(20)
+                .map(|e| e.name.as_str())
+                .collect();
+            return Err(ToolError::invalid(
+                "symbol",
+                format!(
+                    "no symbol named `{name}` in the outline of {shown_path}; its top-level symbols: {}",
+                    top.join(", ")
+                ),
+            ));
+        }
+        o = Outline {
+            lines: keep.iter().map(|&i| o.lines[i].clone()).collect(),
+            items: keep.iter().map(|&i| o.items[i].clone()).collect(),
+            entries: keep.iter().map(|&i| o.entries[i].clone()).collect(),
+            // What the filter left out is counted for the whole file, not for this symbol.
+            hidden: 0,
+        };
+        shown_path = format!("{shown_path}, `{name}` and its members");
+    }
     let total = o.lines.len();
     let hidden = if o.hidden == 0 {
         String::new()
@@ -317,6 +371,26 @@ pub async fn document_symbols(
             window.offset
         )
     };
+    if view.shape_first
+        && let Some(shape) = outline_shape::shape(
+            &head,
+            &o.entries,
+            budget_bytes.max(budget::MIN_ANSWER_BYTES),
+        )
+    {
+        let items: Vec<Value> = shape.shown.iter().map(|&i| o.items[i].clone()).collect();
+        let collapsed: Vec<Value> = shape
+            .collapsed
+            .iter()
+            .map(|(name, members)| json!({"name": name, "members": members}))
+            .collect();
+        return Ok(ToolOutput::text(shape.text).with_structured(json!({
+            "symbols": items,
+            "total": total,
+            "hidden": o.hidden,
+            "collapsed": collapsed,
+        })));
+    }
     let page = budget::page(
         &head,
         &o.lines,

@@ -14,6 +14,7 @@ mod hierarchy;
 mod noisy_go;
 mod noisy_python;
 mod on_write;
+mod outline_shape;
 mod preview;
 mod project_c;
 mod project_check_ruff;
