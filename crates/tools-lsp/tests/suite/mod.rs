@@ -28,6 +28,7 @@ mod rename;
 mod rename_check;
 mod rename_safety;
 mod rust_checker;
+mod sass;
 mod servers;
 mod status;
 mod typescript;

@@ -1,5 +1,5 @@
 //! The web: TypeScript/JavaScript (with eslint as a companion), the component frameworks
-//! (Vue, Svelte, Astro), HTML, CSS, JSON, GraphQL and Prisma.
+//! (Vue, Svelte, Astro), HTML, CSS, Sass, JSON, GraphQL and Prisma.
 
 use serde_json::json;
 
@@ -138,13 +138,35 @@ pub(super) fn entries() -> Vec<ServerSpec> {
                 npm(EXTRACTED, EXTRACTED_VERSION),
             )
             .markers(&["package.json", ".git"])
-            .extensions(&["css", "scss", "less"])
-            .ids(&[("scss", "scss"), ("less", "less")])
+            .extensions(&["css", "less"])
+            .ids(&[("less", "less")])
             .init(json!({"provideFormatter": true}))
             .settings(json!({
                 "css": {"validate": true, "lint": {}},
                 "scss": {"validate": true, "lint": {}},
                 "less": {"validate": true, "lint": {}},
+            }))
+            .anywhere(),
+        // Sass: vscode-css-language-server reads each file alone and resolves nothing across
+        // `@use`/`@forward` modules; some-sass follows them (definitions, references and
+        // renames across the workspace). It takes its settings under `somesass` and
+        // `editor`, and stops on a missing one.
+        ServerSpec::new("sass")
+            .candidate(
+                &["some-sass-language-server", "--stdio"],
+                npm("some-sass-language-server", "2.3.8"),
+            )
+            .markers(&["package.json", ".git"])
+            .extensions(&["scss", "sass"])
+            .ids(&[("scss", "scss"), ("sass", "sass")])
+            .settings(json!({
+                "somesass": {
+                    "workspace": {
+                        "loadPaths": [],
+                        "exclude": ["**/.git/**", "**/node_modules/**"],
+                    },
+                },
+                "editor": {"insertSpaces": true, "tabSize": 2, "indentSize": 2},
             }))
             .anywhere(),
         // No schema is fetched over the network: `handledSchemaProtocols` stays at `file`.
