@@ -38,6 +38,7 @@ pub(crate) mod diag_store;
 mod diagnostics;
 mod documents;
 pub(crate) mod position;
+mod progress;
 mod readiness;
 mod rpc;
 mod server_messages;
@@ -97,6 +98,8 @@ struct Shared {
     diags: DiagnosticsStore,
     events: watch::Sender<u64>,
     progress: Mutex<HashSet<String>>,
+    /// What the work under way is, as the server reports it (title, message, percentage).
+    board: progress::ProgressBoard,
     /// Tokens the server created (`window/workDoneProgress/create`) and has not begun yet,
     /// with when: pyright creates one in the same breath as it publishes the first part of a
     /// pass that goes on, and begins it only after our reply.

@@ -163,6 +163,7 @@ fn record_progress(params: Value, shared: &Shared) {
         if let Ok(mut a) = shared.announced.lock() {
             a.remove(&token);
         }
+        shared.board.record(&token, &work);
         if let Ok(mut p) = shared.progress.lock() {
             match work {
                 WorkDoneProgress::Begin(_) => {

@@ -71,6 +71,7 @@ impl LspClient {
             diags: DiagnosticsStore::default(),
             events,
             progress: Mutex::new(HashSet::new()),
+            board: Default::default(),
             announced: Mutex::new(HashMap::new()),
             progress_seen: AtomicBool::new(false),
             progress_begun: AtomicU64::new(0),

@@ -31,11 +31,16 @@ pub struct Prepared {
     pub ready: bool,
 }
 
-/// The first line of an answer given while `client` is still indexing, if it is.
+/// The first line of an answer given while `client` is still indexing, if it is, with how
+/// far it is when the server reports it.
 pub fn indexing_caveat(client: &LspClient) -> Option<String> {
     client.indexing().then(|| {
+        let so_far = client
+            .indexing_progress()
+            .map(|p| format!(" ({})", crate::answer::budget::shorten(&p, 120)))
+            .unwrap_or_default();
         format!(
-            "(not final: {} is still indexing; this answer may be incomplete — ask again shortly)",
+            "(not final: {} is still indexing{so_far}; this answer may be incomplete — ask again shortly)",
             client.server
         )
     })
