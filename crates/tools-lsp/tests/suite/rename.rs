@@ -6,9 +6,32 @@ use std::sync::atomic::Ordering;
 
 use serde_json::json;
 use tools_core::testing::require_binary;
-use tools_core::{CallError, Surface, ToolError};
+use tools_core::{CallError, Surface, ToolError, ToolOutput};
 
 use super::{Project, has};
+
+/// `lsp_rename` of `symbol` at `file:line` to `new_name`.
+async fn rename(
+    p: &Project,
+    file: &str,
+    line: u32,
+    symbol: &str,
+    new_name: &str,
+) -> Result<ToolOutput, CallError> {
+    p.call(
+        "lsp_rename",
+        json!({"file": file, "line": line, "symbol": symbol, "new_name": new_name}),
+    )
+    .await
+}
+
+/// Makes the write of the `n`th file of a rename fail (0: none fails).
+fn fail_write_number(p: &Project, n: usize) {
+    p.run
+        .state(tools_lsp::rename::InjectWriteFailure::default)
+        .0
+        .store(n, Ordering::SeqCst);
+}
 
 fn py_project() -> Project {
     Project::new(
@@ -56,40 +79,20 @@ async fn pyright_rename_across_three_files_all_or_nothing() {
     ));
     // A refused rename (not a symbol: a keyword) changes nothing.
     let before = snapshot(&p, &files);
-    let e = p
-        .call(
-            "lsp_rename",
-            json!({"file": "util.py", "line": 2, "symbol": "return", "new_name": "x"}),
-        )
-        .await
-        .unwrap_err();
+    let e = rename(&p, "util.py", 2, "return", "x").await.unwrap_err();
     assert!(matches!(e, CallError::Tool(ToolError::Rejected(_))), "{e}");
     has(&e.to_string(), "nothing was changed");
     assert_eq!(snapshot(&p, &files), before);
     // An injected failure on the second file leaves every file unchanged.
-    p.run
-        .state(tools_lsp::rename::InjectWriteFailure::default)
-        .0
-        .store(2, Ordering::SeqCst);
-    let e = p
-        .call(
-            "lsp_rename",
-            json!({"file": "util.py", "line": 1, "symbol": "compute", "new_name": "calculate"}),
-        )
+    fail_write_number(&p, 2);
+    let e = rename(&p, "util.py", 1, "compute", "calculate")
         .await
         .unwrap_err();
     has(&e.to_string(), "restored");
     assert_eq!(snapshot(&p, &files), before);
-    p.run
-        .state(tools_lsp::rename::InjectWriteFailure::default)
-        .0
-        .store(0, Ordering::SeqCst);
+    fail_write_number(&p, 0);
     // The real rename.
-    let out = p
-        .call(
-            "lsp_rename",
-            json!({"file": "util.py", "line": 1, "symbol": "compute", "new_name": "calculate"}),
-        )
+    let out = rename(&p, "util.py", 1, "compute", "calculate")
         .await
         .unwrap();
     has(&out.text, "edit(s) in 4 file(s)");
@@ -151,11 +154,7 @@ async fn typescript_rename_across_three_files() {
         ],
         "",
     );
-    let out = p
-        .call(
-            "lsp_rename",
-            json!({"file": "src/util.ts", "line": 1, "symbol": "compute", "new_name": "calculate"}),
-        )
+    let out = rename(&p, "src/util.ts", 1, "compute", "calculate")
         .await
         .unwrap();
     has(&out.text, "in 3 file(s)");
@@ -165,13 +164,7 @@ async fn typescript_rename_across_three_files() {
     }
     // A name the server refuses.
     let before = p.read("src/util.ts");
-    let e = p
-        .call(
-            "lsp_rename",
-            json!({"file": "src/util.ts", "line": 2, "symbol": "2", "new_name": "x"}),
-        )
-        .await
-        .unwrap_err();
+    let e = rename(&p, "src/util.ts", 2, "2", "x").await.unwrap_err();
     has(&e.to_string(), "nothing was changed");
     assert_eq!(p.read("src/util.ts"), before);
     // The project still compiles.
