@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tools_core::testing::require_binary;
-use tools_core::{Config, RegistryBuilder, Run, RunOptions};
+use tools_core::{Config, Registry, RegistryBuilder, Run, RunOptions};
 
 use super::{Project, has};
 
@@ -171,18 +171,7 @@ async fn an_untrusted_run_compiles_nothing_and_never_runs_a_compiler_from_the_wo
         compile_commands(&root, &evil.display().to_string()),
     )
     .unwrap();
-    let run = Run::new(RunOptions {
-        root: root.clone(),
-        conversation_id: "untrusted".into(),
-        config: Config::parse("").unwrap(),
-        trusted: false,
-    })
-    .unwrap();
-    let fam = tools_lsp::family(&run).unwrap().unwrap();
-    let reg = RegistryBuilder::new(Arc::clone(&run))
-        .family(fam)
-        .build()
-        .unwrap();
+    let (run, reg) = run_with_lsp(&root, "untrusted", false);
     // `dir` outlives this first run: the trusted run below opens the same folder.
     let p = Project {
         dir: tempfile::tempdir().unwrap(),
@@ -200,18 +189,7 @@ async fn an_untrusted_run_compiles_nothing_and_never_runs_a_compiler_from_the_wo
     p.close_and_check().await;
 
     // The same workspace, trusted: the entry's own compiler is the one that runs.
-    let run = Run::new(RunOptions {
-        root: root.clone(),
-        conversation_id: "trusted".into(),
-        config: Config::parse("").unwrap(),
-        trusted: true,
-    })
-    .unwrap();
-    let fam = tools_lsp::family(&run).unwrap().unwrap();
-    let reg = RegistryBuilder::new(Arc::clone(&run))
-        .family(fam)
-        .build()
-        .unwrap();
+    let (run, reg) = run_with_lsp(&root, "trusted", true);
     let _ = reg
         .call(
             tools_core::Surface::FULL,
@@ -224,6 +202,23 @@ async fn an_untrusted_run_compiles_nothing_and_never_runs_a_compiler_from_the_wo
         "a trusted run uses the entry's compiler"
     );
     run.close().await;
+}
+
+/// A run on `root` (trusted or not) and a registry holding the lsp family.
+fn run_with_lsp(root: &std::path::Path, id: &str, trusted: bool) -> (Arc<Run>, Arc<Registry>) {
+    let run = Run::new(RunOptions {
+        root: root.to_path_buf(),
+        conversation_id: id.into(),
+        config: Config::parse("").unwrap(),
+        trusted,
+    })
+    .unwrap();
+    let fam = tools_lsp::family(&run).unwrap().unwrap();
+    let reg = RegistryBuilder::new(Arc::clone(&run))
+        .family(fam)
+        .build()
+        .unwrap();
+    (run, reg)
 }
 
 const CMAKE_LISTS: &str = "cmake_minimum_required(VERSION 3.10)\nproject(ringbuf C)\nset(CMAKE_C_STANDARD 11)\nadd_library(ringbuf src/ringbuf.c src/util.c)\ntarget_include_directories(ringbuf PUBLIC include)\ntarget_compile_definitions(ringbuf PRIVATE RB_VERSION=\"1.0\")\ntarget_compile_options(ringbuf PRIVATE -Wall)\nadd_executable(test_ringbuf tests/test_ringbuf.c)\ntarget_link_libraries(test_ringbuf ringbuf)\n";
