@@ -140,6 +140,32 @@ impl Project {
         self.reg.call(Surface::FULL, tool, args).await
     }
 
+    /// `lsp_rename` of `symbol` at `file:line` to `new_name`, which must succeed and report
+    /// no new diagnostic (a rename changes no meaning, so one would be a phantom).
+    pub async fn rename_cleanly(
+        &self,
+        file: &str,
+        line: u32,
+        symbol: &str,
+        new_name: &str,
+    ) -> ToolOutput {
+        let out = self
+            .call(
+                "lsp_rename",
+                json!({"file": file, "line": line, "symbol": symbol, "new_name": new_name}),
+            )
+            .await
+            .unwrap();
+        let diags = out
+            .sections
+            .iter()
+            .find(|s| s.title == "diagnostics")
+            .map(|s| s.body.clone())
+            .unwrap_or_default();
+        assert!(!diags.contains("new diagnostic(s)"), "phantom: {diags}");
+        out
+    }
+
     pub async fn lsp(&self, args: Value) -> Result<ToolOutput, CallError> {
         self.call("lsp", args).await
     }
