@@ -240,9 +240,23 @@ fn body_plan(
     }
     let prefix = line_prefix(text, b.start);
     Ok(if prefix.trim().is_empty() {
-        Planned {
-            range: b.start - prefix.len()..b.end,
-            with: reindent(t, indent_at(text, b.start)),
+        // A docstring stays unless the new body brings its own: "the body" is the code.
+        let kept = match docstring_end(&text[b.clone()]) {
+            Some(end) if !starts_with_string(t.trim_start()) => {
+                let at = end_of_line(text, b.start + end);
+                (at < b.end).then_some(at)
+            }
+            _ => None,
+        };
+        match kept {
+            Some(at) => Planned {
+                range: at..b.end,
+                with: reindent(t, indent_at(text, b.start)),
+            },
+            None => Planned {
+                range: b.start - prefix.len()..b.end,
+                with: reindent(t, indent_at(text, b.start)),
+            },
         }
     } else {
         // A one-line body (`def f(): return 1`) goes onto lines of its own.
@@ -252,6 +266,27 @@ fn body_plan(
             with: format!("\n{}", reindent(t, &format!("{indent}{unit}"))),
         }
     })
+}
+
+/// Whether `text` opens with a string literal (a docstring), prefixes such as `r` included.
+fn starts_with_string(text: &str) -> bool {
+    let rest = text.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B', 'f', 'F']);
+    text.len() - rest.len() <= 2 && (rest.starts_with('"') || rest.starts_with('\''))
+}
+
+/// Where a leading docstring of `body` ends (the byte just past its closing quotes), when
+/// the body opens with one.
+fn docstring_end(body: &str) -> Option<usize> {
+    if !starts_with_string(body) {
+        return None;
+    }
+    let open_at = body.find(['"', '\''])?;
+    let rest = &body[open_at..];
+    let quote = ["\"\"\"", "\'\'\'", "\"", "\'"]
+        .into_iter()
+        .find(|q| rest.starts_with(q))?;
+    let close = rest[quote.len()..].find(quote)?;
+    Some(open_at + quote.len() + close + quote.len())
 }
 
 /// Runs a symbol edit of `file`: resolves `symbol`, plans `part`, and writes it (or stages
@@ -415,6 +450,25 @@ mod tests {
         assert_eq!(
             edited(PY, &s, SymbolPart::Whole(String::new())),
             "class A:\n\n    def g(self):\n        pass\n"
+        );
+        // A docstring is kept unless the new body brings one.
+        let doc = "def f():\n    \"\"\"Doc.\n    More.\"\"\"\n    return 1\n";
+        let s = sym(
+            doc,
+            "def f():\n    \"\"\"Doc.\n    More.\"\"\"\n    return 1",
+            Some("\"\"\"Doc.\n    More.\"\"\"\n    return 1"),
+        );
+        assert_eq!(
+            edited(doc, &s, SymbolPart::Body("return 2".into())),
+            "def f():\n    \"\"\"Doc.\n    More.\"\"\"\n    return 2\n"
+        );
+        assert_eq!(
+            edited(
+                doc,
+                &s,
+                SymbolPart::Body("\"\"\"New.\"\"\"\nreturn 2".into())
+            ),
+            "def f():\n    \"\"\"New.\"\"\"\n    return 2\n"
         );
         let one = "def f(): return 1\n";
         let s = sym(one, "def f(): return 1", Some("return 1"));
