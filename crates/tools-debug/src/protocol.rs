@@ -618,7 +618,10 @@ mod tests {
         // would be 2^40 bytes.
         let mut vars = serde_json::Map::new();
         for i in 0..40 {
-            vars.insert(format!("v{i:02}"), json!(format!("{{v{:02}}}{{v{:02}}}", i + 1, i + 1)));
+            vars.insert(
+                format!("v{i:02}"),
+                json!(format!("{{v{:02}}}{{v{:02}}}", i + 1, i + 1)),
+            );
         }
         assert_eq!(
             failure_message(&resp("at {v00}", Value::Object(vars))),
