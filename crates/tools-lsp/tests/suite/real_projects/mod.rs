@@ -1,5 +1,5 @@
 //! Real published projects, as an agent meets them: one package per language (Python's
-//! click so far), downloaded from its registry by `cargo xtask setup` (named in `xtask/components/projects.toml`,
+//! click, Rust's mime, Go's go-cmp), downloaded from its registry by `cargo xtask setup` (named in `xtask/components/projects.toml`,
 //! unpacked under `.tools/projects`, never committed), copied whole into a temporary
 //! folder and driven through the public tool API. Each case asks a definition and expects
 //! its exact `path:line`, makes a breaking write and expects the exact diagnostic line of a
@@ -8,6 +8,7 @@
 //!
 //! A project that is not unpacked fails the case: setup downloads every one of them.
 
+mod go;
 mod python;
 mod rust;
 
@@ -46,7 +47,16 @@ fn sources(spec: &str) -> Result<PathBuf, String> {
 
 /// A copy of the project `spec` in a fresh temporary folder, served with `config`.
 fn copy_of(spec: &str, config: &str) -> Result<Project, String> {
-    let src = sources(spec)?;
+    copy_of_folder(spec, "", config)
+}
+
+/// A copy of the folder `inside` of the unpacked `spec` (a Debian package's sources sit deep
+/// in its tree) in a fresh temporary folder, served with `config`.
+fn copy_of_folder(spec: &str, inside: &str, config: &str) -> Result<Project, String> {
+    let src = sources(spec)?.join(inside);
+    if !src.is_dir() {
+        return Err(format!("{spec} has no folder {inside}"));
+    }
     let p = Project::new(&[], config);
     copy_tree(&src, &p.root())?;
     Ok(p)
