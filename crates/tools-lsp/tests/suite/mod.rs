@@ -13,6 +13,7 @@ mod go;
 mod hierarchy;
 mod noisy_go;
 mod noisy_python;
+mod noisy_typescript;
 mod on_write;
 mod outline_shape;
 mod preview;

@@ -1,0 +1,97 @@
+//! A TypeScript library that already has errors, whose tests form a second project
+//! (`test/tsconfig.json`, stricter): an error in `src/legacy.ts`, an implicit `any` on a
+//! global (TS7017) and an unused local in the tests. What a write reports is held against
+//! `tsc` over both projects before and after it: every error it adds is named, none it had
+//! before is.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use tools_core::testing::require_binary;
+
+use super::noisy_python::listed;
+use super::{Project, has, section};
+
+const CONFIG: &str = "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n";
+const TOTAL: &str = "src/total.ts";
+
+/// `tsc --noEmit` over the library and its test project, as the lines a write's result
+/// prints (`path:line:col error [code] message`), both projects' together.
+fn tsc_both(root: &Path) -> BTreeSet<String> {
+    let tsc = tools_core::testing::which("tsc").unwrap();
+    let mut lines = BTreeSet::new();
+    // Both projects at once: tsc is slow to start.
+    let runs: Vec<std::process::Child> = [".", "test"]
+        .iter()
+        .map(|project| {
+            std::process::Command::new(&tsc)
+                .args(["--noEmit", "-p", project])
+                .current_dir(root)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for run in runs {
+        let out = run.wait_with_output().unwrap();
+        for l in String::from_utf8_lossy(&out.stdout).lines() {
+            // src/report.ts(5,22): error TS2554: Expected 2 arguments, but got 1.
+            let Some((file, rest)) = l.split_once('(') else {
+                continue;
+            };
+            let Some((at, rest)) = rest.split_once("): ") else {
+                continue;
+            };
+            let Some((severity, rest)) = rest.split_once(" TS") else {
+                continue;
+            };
+            let Some((code, message)) = rest.split_once(": ") else {
+                continue;
+            };
+            let (line, col) = at.split_once(',').unwrap();
+            lines.insert(format!("{file}:{line}:{col} {severity} [{code}] {message}"));
+        }
+    }
+    lines
+}
+
+#[tokio::test]
+async fn a_break_in_a_library_whose_tests_are_a_second_project_names_what_tsc_adds() {
+    if require_binary("typescript-language-server", "typescript-language-server").is_none()
+        || require_binary("typescript", "tsc").is_none()
+    {
+        return;
+    }
+    let p = Project::from_fixture("ts_noisy", CONFIG);
+    let root = p.root();
+    // What tsc reports over both projects before the write (the fixture's warts).
+    let before = BTreeSet::from([
+            "src/legacy.ts:2:14 error [2322] Type 'string' is not assignable to type 'number'.".to_string(),
+            "test/browser.ts:2:41 error [7017] Element implicitly has an 'any' type because type 'typeof globalThis' has no index signature.".to_string(),
+            "test/total.test.ts:4:7 error [6133] 'unused' is declared but its value is never read.".to_string(),
+        ]);
+    let ok = p.read(TOTAL);
+    let broken = ok.replace(
+        "export function total(xs: number[]): number {",
+        "export function total(xs: number[], scale: number): number {",
+    );
+    p.write(TOTAL, &broken);
+    let after = tsc_both(&root);
+    p.write(TOTAL, &ok);
+    assert!(after.is_superset(&before), "{after:#?}");
+    let expected: BTreeSet<String> = after.difference(&before).cloned().collect();
+    assert_eq!(expected.len(), 4, "{expected:#?}");
+
+    let s = section(p.write_tool(TOTAL, &broken).await);
+    assert_eq!(listed(&s), expected, "{s}");
+    has(&s, "4 new diagnostic(s) after this write:");
+    let s = section(p.write_tool(TOTAL, &ok).await);
+    assert!(
+        s.starts_with(
+            "no new diagnostics after this write.\n4 earlier diagnostic(s) are gone after this write:"
+        ),
+        "fix:\n{s}"
+    );
+    assert!(!s.contains("Late"), "fix:\n{s}");
+    p.close_and_check().await;
+}
