@@ -58,6 +58,8 @@
 mod adapters;
 mod config;
 mod error;
+#[cfg(feature = "testing")]
+mod fuzzing;
 mod line_moves;
 mod protocol;
 mod report;
@@ -71,6 +73,8 @@ use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily, WriteObserver};
 
 pub use adapters::AdapterId;
 pub use config::{AdapterOverride, DebugConfig};
+#[cfg(feature = "testing")]
+pub use fuzzing::decode_adapter_message;
 pub use session::Resume;
 pub use supervisor::{AttachTarget, BreakpointRequest, BreakpointsFollowEdits, DebugSupervisor};
 pub use tool::{DebugArgs, DebugTool, Operation};

@@ -70,6 +70,8 @@
 mod answer;
 mod cell;
 mod discover;
+#[cfg(feature = "testing")]
+mod fuzzing;
 mod image;
 mod kernel;
 mod label;
@@ -87,6 +89,8 @@ use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
 
 pub use cell::{BridgeCall, CellEnd, CellError, CellSettings, MAX_IMAGES};
 pub use discover::{Interpreter, find_node, find_python};
+#[cfg(feature = "testing")]
+pub use fuzzing::take_in_kernel_messages;
 pub use image::{MAX_SIDE, png_size};
 pub use outputs::RichOutput;
 pub use tool::EvalTool;

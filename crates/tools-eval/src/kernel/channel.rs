@@ -76,7 +76,7 @@ impl KernelChannel {
 /// Decodes one message. The drivers escape text that is not Unicode themselves; a message
 /// that still holds some (bytes that are not UTF-8, a lone surrogate escape) is repaired
 /// rather than taken as a broken protocol, so the kernel and its state survive any output.
-fn decode_message(body: &[u8]) -> Result<FromKernel, String> {
+pub(crate) fn decode_message(body: &[u8]) -> Result<FromKernel, String> {
     serde_json::from_slice::<FromKernel>(body).or_else(|e| {
         if tools_core::json_unicode::unicode_problem(body).is_none() {
             return Err(format!("bad message from the kernel: {e}"));

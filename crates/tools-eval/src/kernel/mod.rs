@@ -5,7 +5,7 @@
 //! bridged calls, idle budget, cancel). This module holds the process itself: waiting for
 //! the driver to be ready, telling how it died, and shutting it down.
 
-mod channel;
+pub(crate) mod channel;
 mod execute;
 mod start;
 

@@ -123,6 +123,28 @@ struct Shared {
 }
 
 impl Shared {
+    /// The state of a server just started: nothing published, no progress seen.
+    fn new(server: String, settings: Value, folders: Value) -> Shared {
+        let (events, _) = watch::channel(0u64);
+        Shared {
+            server,
+            diags: DiagnosticsStore::default(),
+            events,
+            progress: Mutex::new(HashSet::new()),
+            board: Default::default(),
+            announced: Mutex::new(HashMap::new()),
+            progress_seen: AtomicBool::new(false),
+            progress_begun: AtomicU64::new(0),
+            quiescent: Mutex::new(None),
+            last_event: Mutex::new(Instant::now()),
+            last_told: Mutex::new(Instant::now()),
+            last_disk_news: Mutex::new(None),
+            shutting_down: AtomicBool::new(false),
+            settings,
+            folders,
+        }
+    }
+
     fn bump(&self) {
         if let Ok(mut t) = self.last_event.lock() {
             *t = Instant::now();
@@ -272,6 +294,23 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     url::Url::parse(uri.as_str()).ok()?.to_file_path().ok()
 }
 
+/// Takes in what a server sent unasked, message by message, as the client's reader does,
+/// with no server behind it: for the fuzz targets of the repository's `fuzz/` folder (the
+/// `testing` feature). Returns the replies the client would send and the files with
+/// diagnostics recorded.
+#[cfg(any(test, feature = "testing"))]
+pub fn take_in_server_messages<'a>(
+    messages: impl IntoIterator<Item = &'a Value>,
+    settings: Value,
+) -> (Vec<Value>, usize) {
+    let shared = Shared::new("fuzzed".into(), settings, Value::Null);
+    let replies = messages
+        .into_iter()
+        .filter_map(|m| server_messages::handle_message(m, &shared))
+        .collect();
+    (replies, shared.diags.snapshot().len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,5 +321,30 @@ mod tests {
         let u = path_to_uri(&p).unwrap();
         assert!(u.as_str().starts_with("file:///tmp/a%20dir/"));
         assert_eq!(uri_to_path(&u), Some(p));
+    }
+
+    #[test]
+    fn what_a_server_sends_unasked_is_answered_once_per_request_and_recorded() {
+        let messages = [
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "workspace/configuration",
+                "params": {"items": [{"section": "python.analysis"}, {"section": "nope"}]}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": "x", "method": "made/up"}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": "file:///w/a.py", "diagnostics": []}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": 3, "diagnostics": "not a list"}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 9}),
+        ];
+        let settings = serde_json::json!({"python": {"analysis": {"typeCheckingMode": "basic"}}});
+        let (replies, files) = take_in_server_messages(&messages, settings);
+        assert_eq!(
+            replies,
+            vec![
+                serde_json::json!({"id": 7, "result": [{"typeCheckingMode": "basic"}, null]}),
+                serde_json::json!({"id": "x", "error": {"code": METHOD_NOT_FOUND,
+                    "message": "method not found: made/up"}}),
+            ]
+        );
+        assert_eq!(files, 1, "the malformed publish is dropped whole");
     }
 }

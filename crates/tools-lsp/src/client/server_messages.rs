@@ -27,30 +27,35 @@ pub(super) async fn event_loop(
     shared: Arc<Shared>,
 ) {
     while let Some(msg) = rx.recv().await {
-        let Some(method) = msg.get("method").and_then(Value::as_str) else {
-            continue;
-        };
-        let params = msg.get("params").cloned().unwrap_or(Value::Null);
-        if let Some(id) = msg.get("id").cloned() {
-            let reply = match answer_server_request(method, &params, &shared) {
-                Ok(result) => json!({"id": id, "result": result}),
-                Err((code, message)) => {
-                    json!({"id": id, "error": {"code": code, "message": message}})
-                }
-            };
+        if let Some(reply) = handle_message(&msg, &shared) {
             let _ = transport.send(reply).await;
-            continue;
-        }
-        tracing::trace!(target: "tools_lsp::wire", server = %shared.server, "<- {method} {}", tools_core::text::shorten(&params.to_string(), 200));
-        match method {
-            PublishDiagnostics::METHOD => record_publish(params, &shared),
-            SERVER_STATUS => record_status(&params, &shared),
-            Progress::METHOD => record_progress(params, &shared),
-            _ => {}
         }
     }
     // Wake every waiter: the server is gone.
     shared.bump();
+}
+
+/// Takes in one message the server sent unasked: a request gets its reply (returned, to
+/// send back), a notification is recorded. A message without a method is ignored.
+pub(super) fn handle_message(msg: &Value, shared: &Shared) -> Option<Value> {
+    let method = msg.get("method").and_then(Value::as_str)?;
+    let params = msg.get("params").cloned().unwrap_or(Value::Null);
+    if let Some(id) = msg.get("id").cloned() {
+        return Some(match answer_server_request(method, &params, shared) {
+            Ok(result) => json!({"id": id, "result": result}),
+            Err((code, message)) => {
+                json!({"id": id, "error": {"code": code, "message": message}})
+            }
+        });
+    }
+    tracing::trace!(target: "tools_lsp::wire", server = %shared.server, "<- {method} {}", tools_core::text::shorten(&params.to_string(), 200));
+    match method {
+        PublishDiagnostics::METHOD => record_publish(params, shared),
+        SERVER_STATUS => record_status(&params, shared),
+        Progress::METHOD => record_progress(params, shared),
+        _ => {}
+    }
+    None
 }
 
 /// The answer to one server→client request: `Ok(result)` or `Err((code, message))`.

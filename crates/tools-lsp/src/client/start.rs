@@ -1,8 +1,8 @@
 //! Starting a server: the process, `initialize` with the client's capabilities, the
 //! agreed position encoding, `initialized` and the settings, and the watcher of the root.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,7 +28,6 @@ use tools_core::transport::{JsonRpc, Transport, TransportError};
 
 use super::server_messages::event_loop;
 use super::{Launch, LspClient, Shared, path_to_uri};
-use crate::client::diag_store::DiagnosticsStore;
 use crate::client::position::Encoding;
 use crate::client::watcher::ExternalChanges;
 use crate::error::{LspError, Result};
@@ -65,24 +64,11 @@ impl LspClient {
             .unwrap_or_else(|| "root".into());
         let init = initialize_params(&launch, root_uri, folder_name);
         let folders = serde_json::to_value(&init.workspace_folders).unwrap_or(Value::Null);
-        let (events, _) = watch::channel(0u64);
-        let shared = Arc::new(Shared {
-            server: server.clone(),
-            diags: DiagnosticsStore::default(),
-            events,
-            progress: Mutex::new(HashSet::new()),
-            board: Default::default(),
-            announced: Mutex::new(HashMap::new()),
-            progress_seen: AtomicBool::new(false),
-            progress_begun: AtomicU64::new(0),
-            quiescent: Mutex::new(None),
-            last_event: Mutex::new(Instant::now()),
-            last_told: Mutex::new(Instant::now()),
-            last_disk_news: Mutex::new(None),
-            shutting_down: AtomicBool::new(false),
-            settings: launch.settings.clone(),
-            folders: folders.clone(),
-        });
+        let shared = Arc::new(Shared::new(
+            server.clone(),
+            launch.settings.clone(),
+            folders.clone(),
+        ));
         tokio::spawn(event_loop(transport.clone(), rx, Arc::clone(&shared)));
 
         let mut params = serde_json::to_value(&init).map_err(|e| LspError::Other(e.to_string()))?;
