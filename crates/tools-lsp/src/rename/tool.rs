@@ -83,6 +83,12 @@ pub const RENAME_OPEN_CAP: usize = 200;
 /// Opens the workspace's files of the server's language under its root (bounded): some
 /// servers rename only in open documents or in the part of the project loaded so far.
 async fn open_language_files(client: &LspClient, run: &Run) {
+    // A server that checks every file of its workspace (pyright and basedpyright in
+    // workspace mode) has the whole project loaded already: opening it all would only
+    // make it analyse each file again before the rename is asked.
+    if loads_whole_workspace(client) {
+        return;
+    }
     let Some(spec) = crate::servers::discover::spec_for_language(&client.language, run) else {
         return;
     };
@@ -109,6 +115,16 @@ async fn open_language_files(client: &LspClient, run: &Run) {
         }
     }
     client.wait_ready().await;
+}
+
+/// Whether `client` checks every file of its workspace, open or not (the table sets
+/// pyright's and basedpyright's `diagnosticMode` to `workspace`).
+fn loads_whole_workspace(client: &LspClient) -> bool {
+    let workspace = serde_json::Value::String("workspace".into());
+    (client.server.starts_with("pyright")
+        && client.setting("python.analysis.diagnosticMode") == workspace)
+        || (client.server.starts_with("basedpyright")
+            && client.setting("basedpyright.analysis.diagnosticMode") == workspace)
 }
 
 #[async_trait::async_trait]
