@@ -85,7 +85,7 @@ pub enum ChildKind {
 }
 
 /// The environment policy of a run: the minimal set plus the user's pass-through lists.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct EnvPolicy {
     pass: Vec<String>,
     workers: Vec<String>,

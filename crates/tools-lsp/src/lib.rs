@@ -114,6 +114,7 @@ pub use error::LspError;
 pub use observer::DiagnosticsOnWrite;
 pub use queries::lsp_tool::LspTool;
 pub use rename::LspRenameTool;
+pub use servers::pool::{LspPool, PoolKey, PoolLimits, SharedServer};
 pub use servers::supervisor::{Located, ServerSupervisor};
 pub use servers::table::ServerSpec;
 pub use symbol_source::ServerSymbols;
@@ -160,11 +161,31 @@ impl ToolFamily for LspFamily {
 /// The family for `run`, configured from its `[lsp]` section. `Ok(None)` when the section
 /// says `enabled = false`; a malformed section is an error naming the field.
 pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
+    family_in(run, None)
+}
+
+/// [`family`] with its servers taken from `pool`: every run built on one pool shares one
+/// server per (language, server, root, trust, environment policy) with the others, and
+/// keeps its own ledger, previews and staged changes.
+pub fn family_with_pool(
+    run: &Arc<Run>,
+    pool: Arc<LspPool>,
+) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
+    family_in(run, Some(pool))
+}
+
+fn family_in(
+    run: &Arc<Run>,
+    pool: Option<Arc<LspPool>>,
+) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
     let cfg = LspConfig::for_run(run)?;
     if !cfg.enabled {
         return Ok(None);
     }
-    let sup = ServerSupervisor::new(run, cfg);
+    let sup = match pool {
+        Some(pool) => ServerSupervisor::with_pool(run, cfg, pool),
+        None => ServerSupervisor::new(run, cfg),
+    };
     // Other families address code by name through the servers' document symbols.
     tools_core::SymbolSources::for_run(run)
         .register(Arc::new(ServerSymbols::new(Arc::clone(&sup))));

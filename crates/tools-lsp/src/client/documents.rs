@@ -205,9 +205,39 @@ impl LspClient {
     }
 
     /// Marks whether a preview has proposed texts in the server (see
-    /// [`LspClient::sync_file`]).
+    /// [`LspClient::sync_file`]). Turning it off also ends [`LspClient::begin_preview`]'s
+    /// hold on the server's view.
     pub fn set_previewing(&self, on: bool) {
         self.previewing.send_replace(on);
+        if !on {
+            let hold = match self.preview_hold.lock() {
+                Ok(mut h) => h.take(),
+                Err(p) => p.into_inner().take(),
+            };
+            drop(hold);
+        }
+    }
+
+    /// Marks a preview as starting: waits until no query is reading the server's view (see
+    /// [`LspClient::disk_view`]; new ones wait from now on), then
+    /// `set_previewing(true)`. Held until `set_previewing(false)`.
+    pub async fn begin_preview(&self) {
+        let hold = Arc::clone(&self.view).write_owned().await;
+        match self.preview_hold.lock() {
+            Ok(mut h) => *h = Some(hold),
+            Err(p) => *p.into_inner() = Some(hold),
+        }
+        self.set_previewing(true);
+    }
+
+    /// A query's hold on the server's view of the disk: while it is held no preview puts
+    /// unsaved texts in the server, so everything asked under it is answered from the
+    /// disk's texts. Waits for a preview in flight to withdraw its texts (at most
+    /// [`PREVIEW_WAIT_LIMIT`]; `None` past it).
+    pub async fn disk_view(&self) -> Option<tokio::sync::OwnedRwLockReadGuard<()>> {
+        tokio::time::timeout(PREVIEW_WAIT_LIMIT, Arc::clone(&self.view).read_owned())
+            .await
+            .ok()
     }
 
     /// Waits (at most [`PREVIEW_WAIT_LIMIT`]) until no preview has proposed texts in the
@@ -326,6 +356,10 @@ impl LspClient {
     /// version whose publish to wait for. Without a watcher, re-reads every open document.
     pub async fn flush_external(&self, except: &[PathBuf]) -> Result<Vec<(PathBuf, i32)>> {
         self.wait_preview_restored().await;
+        // A file another session wrote and is observing is its observation's to hand over.
+        let mut except = except.to_vec();
+        except.extend(self.claims.claimed_paths());
+        let except = &except[..];
         let taken = match &self.external {
             Some(w) => match w.lock() {
                 Ok(mut w) => Some(w.take(except)),

@@ -15,7 +15,8 @@
 //! store), `diagnostics` (the diagnostics store's view and pulls), `readiness` (progress and
 //! indexing waits) and `server_messages` (what the server sends unasked); beneath them
 //! `diag_store` (what the server published), `watcher` (files changed outside the tools)
-//! and `position` (columns in characters against the server's position encoding).
+//! and `position` (columns in characters against the server's position encoding);
+//! `write_claims` keeps one session's write out of another's view while it is observed.
 //!
 //! The bottom of the crate: it may use `error` and tools-core, nothing else of this crate.
 
@@ -44,6 +45,9 @@ mod rpc;
 mod server_messages;
 mod start;
 pub(crate) mod watcher;
+mod write_claims;
+
+pub use write_claims::{WriteClaim, WriteClaims};
 
 /// Everything needed to start one server.
 #[derive(Debug, Clone)]
@@ -73,6 +77,8 @@ pub struct Launch {
     pub index_wait: Duration,
     /// Open-document cap.
     pub max_open_documents: usize,
+    /// The files writes of any session claim now: left alone by syncs from the disk.
+    pub claims: Arc<WriteClaims>,
 }
 
 /// How long a created progress token that has not begun counts as work under way: a
@@ -245,6 +251,16 @@ pub struct LspClient {
     /// True from the moment a preview hands the server proposed texts until the server
     /// has settled on the disk's texts again; syncs from the disk wait for it.
     previewing: watch::Sender<bool>,
+    /// Queries read the server's view of the disk under this lock (shared); a preview takes
+    /// it whole before it proposes texts and gives it back when they are withdrawn, so a
+    /// query of another session sharing the server never gets an answer computed from a
+    /// preview's unsaved text.
+    view: Arc<tokio::sync::RwLock<()>>,
+    /// The preview's hold on `view`, from [`LspClient::begin_preview`] until
+    /// `set_previewing(false)`.
+    preview_hold: Mutex<Option<tokio::sync::OwnedRwLockWriteGuard<()>>>,
+    /// Files written by a session whose diagnostics are being taken (see `write_claims`).
+    claims: Arc<WriteClaims>,
 }
 
 /// The longest a sync from the disk waits for a preview in flight to restore the server's

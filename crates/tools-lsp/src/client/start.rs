@@ -204,6 +204,9 @@ impl LspClient {
             first_analysis_done: AtomicBool::new(false),
             observation: Arc::new(tokio::sync::Mutex::new(())),
             previewing: watch::channel(false).0,
+            view: Arc::new(tokio::sync::RwLock::new(())),
+            preview_hold: Mutex::new(None),
+            claims: launch.claims,
         }))
     }
 }

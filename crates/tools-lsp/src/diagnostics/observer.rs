@@ -44,7 +44,7 @@ use tools_core::text::cap_list;
 use tools_core::{CallCtx, PreviewReport, ProposedFile, Section, WriteObserver};
 
 use crate::answer::format::Renderer;
-use crate::client::LspClient;
+use crate::client::{LspClient, WriteClaim};
 use crate::diagnostics::ledger::DiagnosticsLedger;
 use crate::diagnostics::settle::{SettleGoal, settle};
 use crate::diagnostics::state_diff::{DiagnosticState, FileChange, Transition, diff_states};
@@ -198,6 +198,7 @@ impl DiagnosticsOnWrite {
         paths: Vec<PathBuf>,
         number: u64,
         pre_images: &HashMap<PathBuf, PreImage>,
+        claim: &WriteClaim,
     ) -> Observed {
         // A preview of this server (or another write's observation) finishes first.
         let _observing = client.observation().await;
@@ -308,6 +309,15 @@ impl DiagnosticsOnWrite {
         if first_analysis_unfinished {
             observers.extend(after.keys().filter(|p| !paths.contains(p)).cloned());
         }
+        for (who, p) in claim.others() {
+            if !paths.contains(&p) && !observers.contains(&p) {
+                notes.push(format!(
+                    "{} was written at the same time by session {who}: what changed there is that write's, not this one's",
+                    display(&self.sup, &p)
+                ));
+                observers.push(p);
+            }
+        }
         if pending.is_some() {
             let label = paths
                 .iter()
@@ -369,6 +379,8 @@ impl WriteObserver for DiagnosticsOnWrite {
             }
         }
         uniq.truncate(ON_WRITE_FILES);
+        // Other runs sharing a server leave these files to this observation.
+        let claim = self.sup.claim_write(&uniq);
         let (groups, mut notes) = by_server(&self.sup, uniq).await;
         // Several servers on one write: each finding says which one reported it.
         let several = groups.len() > 1;
@@ -379,7 +391,7 @@ impl WriteObserver for DiagnosticsOnWrite {
         let observed = futures::future::join_all(
             groups
                 .into_iter()
-                .map(|(c, paths)| self.observe(c, paths, number, &pre_images)),
+                .map(|(c, paths)| self.observe(c, paths, number, &pre_images, &claim)),
         )
         .await;
 

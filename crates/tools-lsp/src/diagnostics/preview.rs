@@ -217,8 +217,8 @@ async fn preview_on(
                 before.remove(p);
             }
         }
-        // 2. The proposed texts, unsaved.
-        client.set_previewing(true);
+        // 2. The proposed texts, unsaved (once no query reads the server's view).
+        client.begin_preview().await;
         let since = client.publish_seq();
         let mut opened_now = Vec::new();
         let mut previous = Vec::new();

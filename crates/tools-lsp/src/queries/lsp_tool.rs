@@ -183,9 +183,55 @@ impl Tool for LspTool {
         schema_for::<LspArgs>()
     }
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let answer = self.answer(ctx, args).await;
+        // A shared server restarted under this session leads its next answer, once.
+        let notices = self.sup.take_notices();
+        if notices.is_empty() {
+            return answer;
+        }
+        let lead = notices.join("\n");
+        match answer {
+            Ok(mut out) => {
+                out.text = format!("{lead}\n{}", out.text);
+                Ok(out)
+            }
+            Err(e) => Err(led_by(&lead, e)),
+        }
+    }
+}
+
+/// `e` with `lead` before its message.
+fn led_by(lead: &str, e: ToolError) -> ToolError {
+    match e {
+        ToolError::InvalidArguments { field, message } => ToolError::InvalidArguments {
+            field,
+            message: format!("{lead}\n{message}"),
+        },
+        ToolError::NotAvailable(m) => ToolError::NotAvailable(format!("{lead}\n{m}")),
+        ToolError::TimedOut(m) => ToolError::TimedOut(format!("{lead}\n{m}")),
+        ToolError::Rejected(m) => ToolError::Rejected(format!("{lead}\n{m}")),
+        ToolError::Internal(m) => ToolError::Internal(format!("{lead}\n{m}")),
+    }
+}
+
+impl LspTool {
+    async fn answer(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let a: LspArgs = parse_args(args)?;
         let run = &ctx.run;
         let sup = &self.sup;
+        // Everything about one file is answered from the disk's texts: held for the whole
+        // answer, this keeps a preview (of another session sharing the server) from
+        // putting its unsaved text in the server meanwhile.
+        let _view = match (&a.action, a.file.as_deref()) {
+            (LspAction::Status | LspAction::Reload, _) | (_, None | Some("*")) => None,
+            (_, Some(file)) => match query::resolve_file(run, Some(file)) {
+                Ok(path) => match sup.client_for(&path).await {
+                    Ok(client) => client.disk_view().await,
+                    Err(_) => None,
+                },
+                Err(_) => None,
+            },
+        };
         match a.action {
             LspAction::Status => {
                 let (text, s) = crate::queries::status_view::status(sup).await;

@@ -5,7 +5,8 @@
 //! project before a workspace-wide question (`projects`), whether a diagnostics-only
 //! companion is wanted (`companion_config`), per-server state folders
 //! (`state_dir`), and the supervisor that starts one client per (language, root), restarts
-//! it after a crash and shuts it down with the run (`supervisor`).
+//! it after a crash and shuts it down with the run (`supervisor`), or takes it from a pool
+//! of servers shared by the runs of one process (`pool`).
 //!
 //! It promises that a server runs only where a root marker exists and its binary resolves,
 //! and that nothing a repository says can make it install a package.
@@ -19,6 +20,7 @@ pub mod config;
 pub(crate) mod discover;
 mod first_need;
 pub(crate) mod java_runtime;
+pub mod pool;
 pub(crate) mod projects;
 pub mod recipe;
 pub(crate) mod roots;

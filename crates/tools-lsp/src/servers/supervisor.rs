@@ -8,13 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use tools_core::{DoctorEntry, Run, ToolError};
+use tools_core::{Run, ToolError};
 
-use crate::client::{Launch, LspClient};
+use crate::client::{Launch, LspClient, WriteClaim, WriteClaims};
 use crate::servers::config::LspConfig;
 use crate::servers::discover::{self, Resolution};
+use crate::servers::pool::LspPool;
 use crate::servers::table::{Candidate, ServerSpec, server_table};
+
+mod report;
 
 /// Where a file's server would run and with which program.
 #[derive(Debug, Clone)]
@@ -59,6 +61,13 @@ pub struct ServerSupervisor {
     cfg: LspConfig,
     table: Vec<ServerSpec>,
     slots: Mutex<HashMap<(String, PathBuf), Arc<Slot>>>,
+    /// The pool the servers come from, with this supervisor's id in it; `None`: the run
+    /// starts its own.
+    pool: Option<(Arc<LspPool>, u64)>,
+    /// What the run must be told with its next answer (a shared server restarted).
+    notices: Mutex<Vec<String>>,
+    /// The files writes claim now, shared with every run on the same pool.
+    claims: Arc<WriteClaims>,
 }
 
 impl std::fmt::Debug for ServerSupervisor {
@@ -72,22 +81,73 @@ impl std::fmt::Debug for ServerSupervisor {
 impl ServerSupervisor {
     /// A supervisor for `run` with `cfg`; it registers its shutdown with the run.
     pub fn new(run: &Arc<Run>, cfg: LspConfig) -> Arc<Self> {
+        Self::build(run, cfg, None)
+    }
+
+    /// A supervisor for `run` whose servers come from `pool`, shared with the other runs
+    /// built on it (see [`LspPool`]); closing the run leaves them to the others.
+    pub fn with_pool(run: &Arc<Run>, cfg: LspConfig, pool: Arc<LspPool>) -> Arc<Self> {
+        let id = pool.sharer_id();
+        Self::build(run, cfg, Some((pool, id)))
+    }
+
+    fn build(run: &Arc<Run>, cfg: LspConfig, pool: Option<(Arc<LspPool>, u64)>) -> Arc<Self> {
         let sup = Arc::new(ServerSupervisor {
             run: Arc::downgrade(run),
             workspace: run.root().to_path_buf(),
             table: server_table(&cfg),
             cfg,
             slots: Mutex::new(HashMap::new()),
+            claims: pool.as_ref().map(|(p, _)| p.claims()).unwrap_or_default(),
+            pool,
+            notices: Mutex::new(Vec::new()),
         });
         let weak = Arc::downgrade(&sup);
         run.on_close(move || {
             Box::pin(async move {
                 if let Some(s) = weak.upgrade() {
-                    s.shutdown_all().await;
+                    match &s.pool {
+                        Some((pool, id)) => pool.leave(*id),
+                        None => s.shutdown_all().await,
+                    }
                 }
             })
         });
         sup
+    }
+
+    /// The pool this run's servers come from, if they are shared.
+    pub fn pool(&self) -> Option<&Arc<LspPool>> {
+        self.pool.as_ref().map(|(p, _)| p)
+    }
+
+    /// What happened to the run's shared servers since its last answer (a restart after a
+    /// crash, a reload by another session), once.
+    pub fn take_notices(&self) -> Vec<String> {
+        match self.notices.lock() {
+            Ok(mut n) => std::mem::take(&mut *n),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        }
+    }
+
+    /// Claims `paths`, just written by this run, until the claim drops: until then no
+    /// other run's sync hands them to a shared server (see [`WriteClaims`]).
+    pub fn claim_write(&self, paths: &[PathBuf]) -> WriteClaim {
+        let writer = self
+            .run
+            .upgrade()
+            .map(|r| r.conversation_id().to_string())
+            .unwrap_or_default();
+        self.claims.claim(&writer, paths)
+    }
+
+    fn tell(&self, notice: Option<String>) {
+        if let Some(n) = notice
+            && let Ok(mut all) = self.notices.lock()
+            && !all.contains(&n)
+        {
+            all.push(n);
+        }
     }
 
     /// The run, while it is open.
@@ -280,6 +340,13 @@ impl ServerSupervisor {
             .upgrade()
             .filter(|r| !r.is_closed())
             .ok_or_else(|| ToolError::rejected("this run is closed; start a new one"))?;
+        if let Some((pool, id)) = &self.pool {
+            let (client, notice) = pool
+                .client(*id, &run, self.launch_for(loc), self.cfg.max_restarts)
+                .await?;
+            self.tell(notice);
+            return Ok(client);
+        }
         let slot = self.slot(&loc.spec.language, &loc.root);
         let _start = slot.start_lock.lock().await;
         let max = self.cfg.max_restarts;
@@ -326,27 +393,7 @@ impl ServerSupervisor {
             let backoff = Duration::from_millis(250 * (1u64 << (crashes - 1).min(4)));
             tokio::time::sleep(backoff.min(Duration::from_secs(4))).await;
         }
-        let launch = Launch {
-            language: loc.spec.language.clone(),
-            language_ids: loc.spec.language_ids.clone(),
-            program: loc.program.clone(),
-            args: crate::servers::java_runtime::expand_args(
-                &crate::servers::state_dir::expand_args(
-                    loc.candidate.command.get(1..).unwrap_or(&[]),
-                    &loc.spec.language,
-                    &loc.root,
-                ),
-                &loc.program,
-            ),
-            root: loc.root.clone(),
-            workspace: self.workspace.clone(),
-            settings: loc.spec.settings.clone(),
-            initialization_options: loc.spec.initialization_options.clone(),
-            request_timeout: self.cfg.request_timeout(),
-            start_timeout: self.cfg.start_timeout(),
-            index_wait: self.cfg.index_wait(),
-            max_open_documents: self.cfg.max_open_documents,
-        };
+        let launch = self.launch_for(loc);
         match LspClient::start(&run, launch).await {
             Ok(c) => {
                 let mut st = match slot.state.lock() {
@@ -372,8 +419,41 @@ impl ServerSupervisor {
         }
     }
 
+    /// What starting `loc`'s server takes: its program, arguments, settings and bounds.
+    fn launch_for(&self, loc: &Located) -> Launch {
+        Launch {
+            language: loc.spec.language.clone(),
+            language_ids: loc.spec.language_ids.clone(),
+            program: loc.program.clone(),
+            args: crate::servers::java_runtime::expand_args(
+                &crate::servers::state_dir::expand_args(
+                    loc.candidate.command.get(1..).unwrap_or(&[]),
+                    &loc.spec.language,
+                    &loc.root,
+                ),
+                &loc.program,
+            ),
+            root: loc.root.clone(),
+            workspace: self.workspace.clone(),
+            settings: loc.spec.settings.clone(),
+            initialization_options: loc.spec.initialization_options.clone(),
+            request_timeout: self.cfg.request_timeout(),
+            start_timeout: self.cfg.start_timeout(),
+            index_wait: self.cfg.index_wait(),
+            max_open_documents: self.cfg.max_open_documents,
+            claims: Arc::clone(&self.claims),
+        }
+    }
+
     /// The servers running now.
     pub fn running(&self) -> Vec<Arc<LspClient>> {
+        if let (Some((pool, _)), Some(run)) = (&self.pool, self.open_run()) {
+            return pool
+                .servers_for(&run)
+                .into_iter()
+                .filter_map(|s| s.client.filter(|c| c.is_alive()))
+                .collect();
+        }
         let slots: Vec<Arc<Slot>> = match self.slots.lock() {
             Ok(s) => s.values().cloned().collect(),
             Err(_) => return Vec::new(),
@@ -391,9 +471,16 @@ impl ServerSupervisor {
         let targets: Vec<Located> = match file {
             Some(f) => vec![self.locate(f)?],
             None => {
-                let keys: Vec<(String, PathBuf)> = match self.slots.lock() {
-                    Ok(s) => s.keys().cloned().collect(),
-                    Err(_) => Vec::new(),
+                let keys: Vec<(String, PathBuf)> = match (&self.pool, self.open_run()) {
+                    (Some((pool, _)), Some(run)) => pool
+                        .servers_for(&run)
+                        .into_iter()
+                        .map(|s| (s.key.language, s.key.root))
+                        .collect(),
+                    _ => match self.slots.lock() {
+                        Ok(s) => s.keys().cloned().collect(),
+                        Err(_) => Vec::new(),
+                    },
                 };
                 let mut out = Vec::new();
                 for (lang, root) in keys {
@@ -417,6 +504,25 @@ impl ServerSupervisor {
         };
         let mut lines = Vec::new();
         for loc in targets {
+            if let (Some((pool, id)), Some(run)) = (&self.pool, self.open_run()) {
+                let root_disp = tools_core::display_relative(&self.workspace, &loc.root);
+                let reloaded = pool
+                    .reload(*id, &run, self.launch_for(&loc), self.cfg.max_restarts)
+                    .await;
+                lines.push(match reloaded {
+                    Ok((c, _)) => format!(
+                        "{}: restarted {} for root {root_disp} (pid {}), for every session sharing it",
+                        loc.spec.language,
+                        c.server,
+                        c.pid()
+                    ),
+                    Err(e) => format!(
+                        "{}: could not restart for root {root_disp}: {e}",
+                        loc.spec.language
+                    ),
+                });
+                continue;
+            }
             let slot = self.slot(&loc.spec.language, &loc.root);
             let old = {
                 let _g = slot.start_lock.lock().await;
@@ -463,248 +569,5 @@ impl ServerSupervisor {
             .filter_map(|s| s.state.lock().ok().and_then(|mut st| st.client.take()))
             .collect();
         futures::future::join_all(clients.iter().map(|c| c.shutdown())).await;
-    }
-
-    /// The `status` report: per language seen in the workspace, which servers run for
-    /// which roots, and for the others exactly which half of the rule is missing or how
-    /// they crashed. Text and structured.
-    pub async fn status(&self) -> (String, Value) {
-        let scan = discover::scan_workspace(&self.table, &self.workspace);
-        let slots: Vec<((String, PathBuf), Arc<Slot>)> = match self.slots.lock() {
-            Ok(s) => s.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect(),
-            Err(_) => Vec::new(),
-        };
-        let mut lines = Vec::new();
-        let mut structured = Vec::new();
-        for spec in &self.table {
-            let lang = &spec.language;
-            let files = scan.files.get(lang).copied().unwrap_or(0);
-            // Marker folders inside one workspace share its server: list the workspace once.
-            let mut roots: Vec<PathBuf> = Vec::new();
-            for r in scan.roots.get(lang).into_iter().flatten() {
-                let w =
-                    crate::servers::roots::workspace_root(lang, &spec.markers, r, &self.workspace);
-                if !roots.contains(&w) {
-                    roots.push(w);
-                }
-            }
-            // Languages whose files stand alone are served at the workspace root.
-            if roots.is_empty() && files > 0 && spec.workspace_fallback {
-                roots.push(self.workspace.clone());
-            }
-            let my_slots: Vec<_> = slots.iter().filter(|((l, _), _)| l == lang).collect();
-            let only_generic = spec.markers.iter().all(|m| m == ".git");
-            if files == 0 && my_slots.is_empty() && (roots.is_empty() || only_generic) {
-                continue;
-            }
-            let mut seen_roots = Vec::new();
-            for ((_, root), slot) in &my_slots {
-                let (client, crashes, last, gave_up, server) = match slot.state.lock() {
-                    Ok(st) => (
-                        st.client.clone(),
-                        st.crashes,
-                        st.last_failure.clone(),
-                        st.gave_up,
-                        st.server.clone(),
-                    ),
-                    Err(_) => continue,
-                };
-                let rd = tools_core::display_relative(&self.workspace, root);
-                seen_roots.push(root.clone());
-                match client {
-                    Some(c) if c.is_alive() => {
-                        let up = c.started.elapsed().as_secs();
-                        let idx = if c.indexing() { ", indexing" } else { "" };
-                        let restarts = if crashes > 0 {
-                            format!(", restarted after {crashes} failure(s)")
-                        } else {
-                            String::new()
-                        };
-                        lines.push(format!(
-                            "{lang}: running {} for root {rd} (pid {}, up {up}s{idx}{restarts})",
-                            c.server,
-                            c.pid()
-                        ));
-                        structured.push(json!({"language": lang, "root": rd, "state": "running",
-                            "server": c.server, "pid": c.pid(), "uptime_s": up}));
-                    }
-                    Some(c) => {
-                        let detail = c.exit_detail().await;
-                        lines.push(format!(
-                            "{lang}: crashed — {} for root {rd} exited{detail}; the next query restarts it",
-                            c.server
-                        ));
-                        structured.push(json!({"language": lang, "root": rd, "state": "crashed", "server": c.server, "detail": detail}));
-                    }
-                    None if gave_up => {
-                        lines.push(format!(
-                            "{lang}: crashed repeatedly — {server} for root {rd} failed {crashes} times and is left down (last: {}); use `reload`",
-                            last.clone().unwrap_or_default()
-                        ));
-                        structured.push(json!({"language": lang, "root": rd, "state": "gave_up", "failures": crashes, "detail": last}));
-                    }
-                    None if crashes > 0 => {
-                        lines.push(format!(
-                            "{lang}: failed to start for root {rd} ({crashes} time(s)): {}; the next query tries again",
-                            last.clone().unwrap_or_default()
-                        ));
-                        structured.push(json!({"language": lang, "root": rd, "state": "failed", "failures": crashes, "detail": last}));
-                    }
-                    None => {}
-                }
-            }
-            let pending: Vec<&PathBuf> = roots
-                .iter()
-                .filter(|r| !seen_roots.contains(r))
-                .take(5)
-                .collect();
-            if pending.is_empty() && seen_roots.is_empty() {
-                let res = discover::resolve(
-                    &spec.candidates,
-                    &self.workspace,
-                    &self.cfg.program_search(&self.workspace),
-                );
-                let marker = format!(
-                    "missing root marker (none of {} in the workspace)",
-                    spec.markers.join(", ")
-                );
-                let (line, state) = match res {
-                    Resolution::Found { path, .. } => (
-                        format!(
-                            "{lang}: {files} file(s); {marker}; the binary would be {}",
-                            path.display()
-                        ),
-                        "missing_marker",
-                    ),
-                    Resolution::Missing {
-                        looked_for,
-                        looked_in,
-                    } => (
-                        format!(
-                            "{lang}: {files} file(s); {marker}, and missing binary (looked for {} in {looked_in}){}",
-                            looked_for.join(", "),
-                            install_hint(spec)
-                        ),
-                        "missing_both",
-                    ),
-                };
-                lines.push(line);
-                structured.push(json!({"language": lang, "state": state, "files": files}));
-            }
-            for root in pending {
-                let rd = tools_core::display_relative(&self.workspace, root);
-                match discover::resolve(
-                    &spec.candidates,
-                    root,
-                    &self.cfg.program_search(&self.workspace),
-                ) {
-                    Resolution::Found { candidate, path } => {
-                        lines.push(format!(
-                            "{lang}: not started yet for root {rd}; {} resolves at {} and starts on the first query",
-                            candidate.program(),
-                            path.display()
-                        ));
-                        structured.push(json!({"language": lang, "root": rd, "state": "ready", "binary": path.display().to_string()}));
-                    }
-                    Resolution::Missing {
-                        looked_for,
-                        looked_in,
-                    } => {
-                        lines.push(format!(
-                            "{lang}: missing binary for root {rd} (marker found) — looked for {} in {looked_in}{}",
-                            looked_for.join(", "),
-                            install_hint(spec)
-                        ));
-                        structured.push(json!({"language": lang, "root": rd, "state": "missing_binary", "looked_for": looked_for}));
-                    }
-                }
-            }
-        }
-        if lines.is_empty() {
-            lines.push(
-                "no source files of a configured language were found in the workspace".into(),
-            );
-        }
-        let trust =
-            discover::untrusted_line(&self.cfg.program_search(&self.workspace), &self.table);
-        lines.extend(trust.clone());
-        (
-            lines.join("\n"),
-            json!({"servers": structured, "untrusted": trust}),
-        )
-    }
-
-    /// `doctor`: per language, whether a server could start here and why not.
-    pub fn doctor(&self) -> Vec<DoctorEntry> {
-        let scan = discover::scan_workspace(&self.table, &self.workspace);
-        let mut out = Vec::new();
-        for spec in &self.table {
-            let roots = scan.roots.get(&spec.language).cloned().unwrap_or_default();
-            let probe = roots
-                .first()
-                .cloned()
-                .unwrap_or_else(|| self.workspace.clone());
-            let res = discover::resolve(
-                &spec.candidates,
-                &probe,
-                &self.cfg.program_search(&self.workspace),
-            );
-            let marker = if roots.is_empty() {
-                format!("no root marker ({})", spec.markers.join(", "))
-            } else {
-                format!(
-                    "root marker at {}",
-                    roots
-                        .iter()
-                        .take(3)
-                        .map(|r| tools_core::display_relative(&self.workspace, r))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            let (resource, binary_ok, bin) = match &res {
-                Resolution::Found { candidate, path } => (
-                    format!("{}: {}", spec.language, candidate.program()),
-                    true,
-                    format!("binary at {}", path.display()),
-                ),
-                Resolution::Missing {
-                    looked_for,
-                    looked_in,
-                } => (
-                    format!("{}: {}", spec.language, looked_for.join(" | ")),
-                    false,
-                    format!(
-                        "binary not found (looked in {looked_in}){}",
-                        install_hint(spec)
-                    ),
-                ),
-            };
-            // A companion says whose files it lints.
-            let beside = match spec.companion {
-                true => format!(
-                    "diagnostics beside the {} server; ",
-                    self.primaries_of(spec)
-                ),
-                false => String::new(),
-            };
-            out.push(DoctorEntry {
-                family: "lsp".into(),
-                resource,
-                ok: binary_ok && !roots.is_empty(),
-                detail: format!("{beside}{marker}; {bin}"),
-            });
-        }
-        if let Some(line) =
-            discover::untrusted_line(&self.cfg.program_search(&self.workspace), &self.table)
-        {
-            out.push(DoctorEntry {
-                family: "lsp".into(),
-                resource: "workspace trust".into(),
-                ok: true,
-                detail: line,
-            });
-        }
-        out
     }
 }

@@ -31,6 +31,7 @@ mod rename_safety;
 mod rust_checker;
 mod sass;
 mod servers;
+mod shared;
 mod status;
 mod typescript;
 mod workspace_projects;

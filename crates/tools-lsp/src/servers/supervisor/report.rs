@@ -1,0 +1,293 @@
+//! The supervisor's reports: `status` (which servers run for which roots, shared with
+//! which sessions, and why others do not) and `doctor` (whether a server could start here),
+//! both from the very discovery code the tools use.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tools_core::DoctorEntry;
+
+use super::{ServerSupervisor, Slot, SlotState, install_hint};
+use crate::servers::discover::{self, Resolution};
+
+impl ServerSupervisor {
+    /// The pool's servers for this run, when they are shared.
+    fn shared_servers(&self) -> Option<Vec<crate::servers::pool::SharedServer>> {
+        let (pool, _) = self.pool.as_ref()?;
+        Some(pool.servers_for(&*self.open_run()?))
+    }
+
+    /// The `status` report: per language seen in the workspace, which servers run for
+    /// which roots, and for the others exactly which half of the rule is missing or how
+    /// they crashed. Text and structured.
+    pub async fn status(&self) -> (String, Value) {
+        let scan = discover::scan_workspace(&self.table, &self.workspace);
+        let shared = self.shared_servers();
+        let slots: Vec<((String, PathBuf), Arc<Slot>)> = match &shared {
+            Some(servers) => servers.iter().map(pooled_slot).collect(),
+            None => match self.slots.lock() {
+                Ok(s) => s.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect(),
+                Err(_) => Vec::new(),
+            },
+        };
+        let mut lines = Vec::new();
+        let mut structured = Vec::new();
+        for spec in &self.table {
+            let lang = &spec.language;
+            let files = scan.files.get(lang).copied().unwrap_or(0);
+            // Marker folders inside one workspace share its server: list the workspace once.
+            let mut roots: Vec<PathBuf> = Vec::new();
+            for r in scan.roots.get(lang).into_iter().flatten() {
+                let w =
+                    crate::servers::roots::workspace_root(lang, &spec.markers, r, &self.workspace);
+                if !roots.contains(&w) {
+                    roots.push(w);
+                }
+            }
+            // Languages whose files stand alone are served at the workspace root.
+            if roots.is_empty() && files > 0 && spec.workspace_fallback {
+                roots.push(self.workspace.clone());
+            }
+            let my_slots: Vec<_> = slots.iter().filter(|((l, _), _)| l == lang).collect();
+            let only_generic = spec.markers.iter().all(|m| m == ".git");
+            if files == 0 && my_slots.is_empty() && (roots.is_empty() || only_generic) {
+                continue;
+            }
+            let mut seen_roots = Vec::new();
+            for ((_, root), slot) in &my_slots {
+                let (client, crashes, last, gave_up, server) = match slot.state.lock() {
+                    Ok(st) => (
+                        st.client.clone(),
+                        st.crashes,
+                        st.last_failure.clone(),
+                        st.gave_up,
+                        st.server.clone(),
+                    ),
+                    Err(_) => continue,
+                };
+                let rd = tools_core::display_relative(&self.workspace, root);
+                seen_roots.push(root.clone());
+                match client {
+                    Some(c) if c.is_alive() => {
+                        let up = c.started.elapsed().as_secs();
+                        let idx = if c.indexing() { ", indexing" } else { "" };
+                        let restarts = if crashes > 0 {
+                            format!(", restarted after {crashes} failure(s)")
+                        } else {
+                            String::new()
+                        };
+                        let (sharing, mut facts) =
+                            crate::servers::pool::status::sharing(shared.as_deref(), lang, root);
+                        lines.push(format!(
+                            "{lang}: running {} for root {rd} (pid {}, up {up}s{idx}{restarts}{sharing})",
+                            c.server,
+                            c.pid()
+                        ));
+                        let base = json!({"language": lang, "root": rd, "state": "running",
+                            "server": c.server, "pid": c.pid(), "uptime_s": up});
+                        if let (Some(f), Some(b)) = (facts.as_object_mut(), base.as_object()) {
+                            f.extend(b.clone());
+                        }
+                        structured.push(facts);
+                    }
+                    Some(c) => {
+                        let detail = c.exit_detail().await;
+                        lines.push(format!(
+                            "{lang}: crashed — {} for root {rd} exited{detail}; the next query restarts it",
+                            c.server
+                        ));
+                        structured.push(json!({"language": lang, "root": rd, "state": "crashed", "server": c.server, "detail": detail}));
+                    }
+                    None if gave_up => {
+                        lines.push(format!(
+                            "{lang}: crashed repeatedly — {server} for root {rd} failed {crashes} times and is left down (last: {}); use `reload`",
+                            last.clone().unwrap_or_default()
+                        ));
+                        structured.push(json!({"language": lang, "root": rd, "state": "gave_up", "failures": crashes, "detail": last}));
+                    }
+                    None if crashes > 0 => {
+                        lines.push(format!(
+                            "{lang}: failed to start for root {rd} ({crashes} time(s)): {}; the next query tries again",
+                            last.clone().unwrap_or_default()
+                        ));
+                        structured.push(json!({"language": lang, "root": rd, "state": "failed", "failures": crashes, "detail": last}));
+                    }
+                    None => {}
+                }
+            }
+            let pending: Vec<&PathBuf> = roots
+                .iter()
+                .filter(|r| !seen_roots.contains(r))
+                .take(5)
+                .collect();
+            if pending.is_empty() && seen_roots.is_empty() {
+                let res = discover::resolve(
+                    &spec.candidates,
+                    &self.workspace,
+                    &self.cfg.program_search(&self.workspace),
+                );
+                let marker = format!(
+                    "missing root marker (none of {} in the workspace)",
+                    spec.markers.join(", ")
+                );
+                let (line, state) = match res {
+                    Resolution::Found { path, .. } => (
+                        format!(
+                            "{lang}: {files} file(s); {marker}; the binary would be {}",
+                            path.display()
+                        ),
+                        "missing_marker",
+                    ),
+                    Resolution::Missing {
+                        looked_for,
+                        looked_in,
+                    } => (
+                        format!(
+                            "{lang}: {files} file(s); {marker}, and missing binary (looked for {} in {looked_in}){}",
+                            looked_for.join(", "),
+                            install_hint(spec)
+                        ),
+                        "missing_both",
+                    ),
+                };
+                lines.push(line);
+                structured.push(json!({"language": lang, "state": state, "files": files}));
+            }
+            for root in pending {
+                let rd = tools_core::display_relative(&self.workspace, root);
+                match discover::resolve(
+                    &spec.candidates,
+                    root,
+                    &self.cfg.program_search(&self.workspace),
+                ) {
+                    Resolution::Found { candidate, path } => {
+                        lines.push(format!(
+                            "{lang}: not started yet for root {rd}; {} resolves at {} and starts on the first query",
+                            candidate.program(),
+                            path.display()
+                        ));
+                        structured.push(json!({"language": lang, "root": rd, "state": "ready", "binary": path.display().to_string()}));
+                    }
+                    Resolution::Missing {
+                        looked_for,
+                        looked_in,
+                    } => {
+                        lines.push(format!(
+                            "{lang}: missing binary for root {rd} (marker found) — looked for {} in {looked_in}{}",
+                            looked_for.join(", "),
+                            install_hint(spec)
+                        ));
+                        structured.push(json!({"language": lang, "root": rd, "state": "missing_binary", "looked_for": looked_for}));
+                    }
+                }
+            }
+        }
+        if lines.is_empty() {
+            lines.push(
+                "no source files of a configured language were found in the workspace".into(),
+            );
+        }
+        let trust =
+            discover::untrusted_line(&self.cfg.program_search(&self.workspace), &self.table);
+        lines.extend(trust.clone());
+        (
+            lines.join("\n"),
+            json!({"servers": structured, "untrusted": trust}),
+        )
+    }
+
+    /// `doctor`: per language, whether a server could start here and why not.
+    pub fn doctor(&self) -> Vec<DoctorEntry> {
+        let scan = discover::scan_workspace(&self.table, &self.workspace);
+        let mut out = Vec::new();
+        for spec in &self.table {
+            let roots = scan.roots.get(&spec.language).cloned().unwrap_or_default();
+            let probe = roots
+                .first()
+                .cloned()
+                .unwrap_or_else(|| self.workspace.clone());
+            let res = discover::resolve(
+                &spec.candidates,
+                &probe,
+                &self.cfg.program_search(&self.workspace),
+            );
+            let marker = if roots.is_empty() {
+                format!("no root marker ({})", spec.markers.join(", "))
+            } else {
+                format!(
+                    "root marker at {}",
+                    roots
+                        .iter()
+                        .take(3)
+                        .map(|r| tools_core::display_relative(&self.workspace, r))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let (resource, binary_ok, bin) = match &res {
+                Resolution::Found { candidate, path } => (
+                    format!("{}: {}", spec.language, candidate.program()),
+                    true,
+                    format!("binary at {}", path.display()),
+                ),
+                Resolution::Missing {
+                    looked_for,
+                    looked_in,
+                } => (
+                    format!("{}: {}", spec.language, looked_for.join(" | ")),
+                    false,
+                    format!(
+                        "binary not found (looked in {looked_in}){}",
+                        install_hint(spec)
+                    ),
+                ),
+            };
+            // A companion says whose files it lints.
+            let beside = match spec.companion {
+                true => format!(
+                    "diagnostics beside the {} server; ",
+                    self.primaries_of(spec)
+                ),
+                false => String::new(),
+            };
+            out.push(DoctorEntry {
+                family: "lsp".into(),
+                resource,
+                ok: binary_ok && !roots.is_empty(),
+                detail: format!("{beside}{marker}; {bin}"),
+            });
+        }
+        if let Some(line) =
+            discover::untrusted_line(&self.cfg.program_search(&self.workspace), &self.table)
+        {
+            out.push(DoctorEntry {
+                family: "lsp".into(),
+                resource: "workspace trust".into(),
+                ok: true,
+                detail: line,
+            });
+        }
+        out
+    }
+}
+
+/// A shared server as the status report's slot.
+fn pooled_slot(s: &crate::servers::pool::SharedServer) -> ((String, PathBuf), Arc<Slot>) {
+    let slot = Slot {
+        start_lock: tokio::sync::Mutex::new(()),
+        state: Mutex::new(SlotState {
+            client: s.client.clone(),
+            crashes: s.crashes,
+            last_failure: s.last_failure.clone(),
+            gave_up: s.gave_up,
+            server: s
+                .key
+                .program
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default(),
+        }),
+    };
+    ((s.key.language.clone(), s.key.root.clone()), Arc::new(slot))
+}
