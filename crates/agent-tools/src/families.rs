@@ -71,8 +71,12 @@ pub(crate) fn wire(
     #[cfg(feature = "lsp")]
     {
         // `lsp`, `lsp_rename`, and the diagnostics-on-write observer that every tool
-        // reporting `touched` gets.
-        if let Some(family) = tools_lsp::family(run)? {
+        // reporting `touched` gets. On a pool, the servers are shared with its other runs.
+        let family = match &opts.lsp_pool {
+            Some(pool) => tools_lsp::family_with_pool(run, Arc::clone(pool))?,
+            None => tools_lsp::family(run)?,
+        };
+        if let Some(family) = family {
             builder = builder.family(family);
         }
     }

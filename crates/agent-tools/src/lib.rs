@@ -78,6 +78,11 @@ pub struct ToolboxOptions {
     /// The user's own configuration (trusted roots, environment pass-through); read from
     /// `$XDG_CONFIG_HOME/agent-tools/config.toml` when absent.
     pub user_config: Option<UserConfig>,
+    /// Language servers shared with every other toolbox opened on the same pool (one per
+    /// language, server, root, trust and environment policy); `None`: the run starts its
+    /// own. `serve` opens every session on one pool.
+    #[cfg(feature = "lsp")]
+    pub lsp_pool: Option<Arc<tools_lsp::LspPool>>,
 }
 
 /// What the approver does for write and exec calls (`--approve ask|auto|deny`).
@@ -110,6 +115,8 @@ impl ToolboxOptions {
             trusted: false,
             max_children: None,
             user_config: None,
+            #[cfg(feature = "lsp")]
+            lsp_pool: None,
         }
     }
 }

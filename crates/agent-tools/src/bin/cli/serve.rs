@@ -78,6 +78,21 @@ pub struct ServeArgs {
     /// (repeatable), so a session's first eval does not wait for an interpreter.
     #[arg(long, value_name = "LANGUAGE", requires = "warm", value_parser = ["python", "javascript"])]
     warm_kernel: Vec<String>,
+    /// Give every session its own language servers instead of sharing one per (language,
+    /// server, root, trust, environment policy) among the sessions that match.
+    #[arg(long)]
+    no_shared_servers: bool,
+    /// Shared language servers alive at once, at most; starting one more first stops the
+    /// least recently used one that is not answering anything.
+    #[arg(long, default_value_t = 16)]
+    max_servers: usize,
+    /// MiB of resident memory all shared language servers (and what they start) may hold;
+    /// past it the least recently used idle one is stopped first. 0: no cap by memory.
+    #[arg(long, default_value_t = 0)]
+    max_server_memory: u64,
+    /// Seconds a shared language server no session uses is kept before it is stopped.
+    #[arg(long, default_value_t = 600)]
+    server_idle_timeout: u64,
     /// Seconds a call may stay quiet before its client (when it sent a progress token) is
     /// told it is still running; keeps clients and proxies from timing long calls out.
     #[arg(long, default_value_t = 10)]
@@ -208,6 +223,25 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     base.config_path = args.config;
     base.approve = args.approve;
     base.max_children = (args.max_children > 0).then_some(args.max_children);
+    // One pool of language servers for every session (unless each is to have its own).
+    #[cfg(feature = "lsp")]
+    let pool = {
+        base.lsp_pool = (!args.no_shared_servers).then(|| {
+            tools_lsp::LspPool::new(tools_lsp::PoolLimits {
+                max_servers: args.max_servers.max(1),
+                max_rss: (args.max_server_memory > 0).then(|| args.max_server_memory * 1024 * 1024),
+                idle_timeout: Duration::from_secs(args.server_idle_timeout),
+            })
+        });
+        base.lsp_pool.clone()
+    };
+    #[cfg(not(feature = "lsp"))]
+    let _ = (
+        args.no_shared_servers,
+        args.max_servers,
+        args.max_server_memory,
+        args.server_idle_timeout,
+    );
     let jwks = match (args.jwks_file, args.jwks_url) {
         (Some(file), _) => Some(JwksSource::File(file)),
         (None, Some(url)) => Some(JwksSource::Url {
@@ -288,6 +322,10 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
         cut.cancel();
     });
     server.run(stop).await?;
+    #[cfg(feature = "lsp")]
+    if let Some(pool) = pool {
+        pool.shutdown().await;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
