@@ -64,7 +64,7 @@ mod tests {
     fn a_session_of_two_processes_counts_both() {
         // `sh` leads a session of its own and starts a `sleep` that stays in it.
         let mut child = std::process::Command::new("setsid")
-            .args(["sh", "-c", "sleep 30 & sleep 30"])
+            .args(["sh", "-c", "sleep 20 & sleep 20"])
             .spawn()
             .unwrap();
         let sid = child.id() as i32;
@@ -85,7 +85,7 @@ mod tests {
         let total = session_rss(sid).unwrap();
         assert!(total > leader, "{total} should add the sleeps to {leader}");
         let _ = std::process::Command::new("kill")
-            .args(["-9", &format!("-{sid}")])
+            .args(["-9", "--", &format!("-{sid}")])
             .status();
         let _ = child.wait();
     }
