@@ -59,8 +59,8 @@ async def test_warm_lsp_starts_a_warm_runs_language_server_ahead(tmp_path):
             with anyio.fail_after(120):
                 while metric((await http.get(srv.url("/metrics"))).text, "agent_tools_warm_runs") != 2:
                     await anyio.sleep(0.2)
-            # Each warm run (one per kind of client) holds its language server.
-            assert metric((await http.get(srv.url("/metrics"))).text, "agent_tools_child_processes") == 2
+            # The two warm runs (one per kind of client) share one language server.
+            assert metric((await http.get(srv.url("/metrics"))).text, "agent_tools_child_processes") == 1
         async with client(srv.url()) as c:
             # Before this session asked anything of it, its run's server is up.
             r = await c.call_tool("lsp", {"action": "status"})
@@ -72,6 +72,36 @@ async def test_warm_lsp_starts_a_warm_runs_language_server_ahead(tmp_path):
         async with client(srv.url()) as c:
             r = await c.call_tool("lsp", {"action": "status"})
             assert "python: not started yet" in text(r), text(r)
+
+
+
+async def test_sessions_share_one_language_server_unless_told_not_to(tmp_path):
+    import re
+    import shutil
+
+    if shutil.which("pyright-langserver") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("pyright-langserver is not on PATH")
+        pytest.skip("pyright-langserver is not on PATH")
+    root = workspace(tmp_path)
+    (root / "pyproject.toml").write_text('[project]\nname = "w"\nversion = "0"\n')
+    (root / "lib" / "area.py").write_text('def area(r: float) -> float:\n    """Disc area."""\n    return 3.14 * r * r\n')
+    hover = {"action": "hover", "file": "lib/area.py", "line": 1, "symbol": "area"}
+    for flags, servers in (((), 1), (("--no-shared-servers",), 2)):
+        with serve("--root", str(root), *flags) as srv:
+            async with client(srv.url()) as a, client(srv.url()) as b:
+                for c in (a, b):
+                    r = await c.call_tool("lsp", hover)
+                    assert "Disc area" in text(r), text(r)
+                async with httpx2.AsyncClient(timeout=10) as http:
+                    body = (await http.get(srv.url("/metrics"))).text
+                assert metric(body, "agent_tools_child_processes") == servers, body
+                status = text(await b.call_tool("lsp", {"action": "status"}))
+                line = next(l for l in status.splitlines() if l.startswith("python: running"))
+                if servers == 1:
+                    assert re.fullmatch(r"python: running pyright-langserver for root \. \(shared by 2 sessions: run-\S+, run-\S+, \d+ MiB, idle \d+s\)", line), line
+                else:
+                    assert line.startswith("python: running pyright-langserver for root .") and "shared" not in line, line
 
 
 def children_of(pid):

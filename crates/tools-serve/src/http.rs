@@ -71,6 +71,8 @@ pub(crate) struct AppState {
     activity: Arc<Activity>,
     /// The warm runs of each workspace.
     pools: Vec<Arc<WarmPool>>,
+    /// Child processes the embedder keeps for all sessions (shared language servers).
+    shared_children: Option<crate::SharedChildren>,
     metrics: Arc<Metrics>,
     /// `/metrics` answers without credentials.
     metrics_public: bool,
@@ -184,6 +186,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         open_runs,
         activity: Arc::new(Activity::default()),
         pools,
+        shared_children: opts.shared_children.clone(),
         metrics,
         metrics_public: opts.metrics_public,
         answering: Arc::new(Answering::default()),
@@ -322,7 +325,8 @@ async fn metrics_text(State(state): State<Arc<AppState>>, request: Request) -> R
         runs_open: state.open_runs.count(),
         warm_runs: state.pools.iter().map(|p| p.ready()).sum(),
         children: state.open_runs.children()
-            + state.pools.iter().map(|p| p.children()).sum::<usize>(),
+            + state.pools.iter().map(|p| p.children()).sum::<usize>()
+            + state.shared_children.as_ref().map_or(0, |count| count()),
         requests_in_flight: state.answering.count(),
         resident_bytes: crate::metrics::resident_bytes(),
     };

@@ -133,7 +133,13 @@ pub struct ServeOptions {
     pub allow_origins: Vec<String>,
     /// Opens a session's run.
     pub run_factory: RunFactory,
+    /// How many child processes the embedder keeps for all sessions together (language
+    /// servers shared by the sessions' runs): counted in `/metrics` beside the runs' own.
+    pub shared_children: Option<SharedChildren>,
 }
+
+/// Counts the child processes kept across sessions (see [`ServeOptions::shared_children`]).
+pub type SharedChildren = Arc<dyn Fn() -> usize + Send + Sync>;
 
 impl ServeOptions {
     /// Options with the defaults of `agent-tools serve`: the full surface, 32 sessions, a
@@ -160,6 +166,7 @@ impl ServeOptions {
             metrics_public: false,
             allow_origins: Vec::new(),
             run_factory,
+            shared_children: None,
         }
     }
 }

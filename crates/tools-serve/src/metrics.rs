@@ -125,7 +125,7 @@ impl Metrics {
         );
         gauge(
             "agent_tools_child_processes",
-            "Child processes (servers, kernels, adapters, workers) of open and warm runs.",
+            "Child processes (servers, kernels, adapters, workers) of open and warm runs, and language servers shared by them.",
             g.children.to_string(),
         );
         gauge(

@@ -211,6 +211,10 @@ fn led_by(lead: &str, e: ToolError) -> ToolError {
         ToolError::TimedOut(m) => ToolError::TimedOut(format!("{lead}\n{m}")),
         ToolError::Rejected(m) => ToolError::Rejected(format!("{lead}\n{m}")),
         ToolError::Internal(m) => ToolError::Internal(format!("{lead}\n{m}")),
+        ToolError::AfterRecovery { notice, error } => ToolError::AfterRecovery {
+            notice,
+            error: Box::new(led_by(lead, *error)),
+        },
     }
 }
 

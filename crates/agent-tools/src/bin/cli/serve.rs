@@ -296,6 +296,10 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     opts.metrics_public = args.metrics_public;
     opts.allow_origins = args.allow_origin;
     opts.heartbeat = Duration::from_secs(args.progress_interval.max(1));
+    #[cfg(feature = "lsp")]
+    if let Some(pool) = pool.clone() {
+        opts.shared_children = Some(std::sync::Arc::new(move || pool.live_count()));
+    }
     let server = tools_serve::bind(opts).await?;
     let (stop, stop_now) = stop_signals();
     let addr = server.local_addr()?;

@@ -505,6 +505,11 @@ impl LspPool {
         out
     }
 
+    /// How many servers run now.
+    pub fn live_count(&self) -> usize {
+        self.live_servers(None).len()
+    }
+
     /// Every server the pool holds.
     pub fn servers(&self) -> Vec<SharedServer> {
         let entries: Vec<Arc<Entry>> = self.entries().values().cloned().collect();
