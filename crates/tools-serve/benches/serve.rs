@@ -7,7 +7,9 @@
 //!   --warm-kernel python` (the warm run's language server and kernel started ahead);
 //! - sessions opened per second, and `read` calls per second with their p50/p99 latency at
 //!   1, 10 and 50 concurrent sessions;
-//! - the server's resident memory per idle session (each with its run open).
+//! - the server's resident memory per idle session (each with its run open);
+//! - language servers shared by ten sessions against one server per session
+//!   (`serve_parts/shared_servers.rs`).
 //!
 //! The binary is `$AGENT_TOOLS_BIN`, else `target/release/agent-tools`, else
 //! `target/debug/agent-tools` (a debug build's figures are only good for comparisons with
@@ -24,6 +26,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper::body::Bytes;
 use serde_json::{Value, json};
+
+#[path = "serve_parts/shared_servers.rs"]
+mod shared_servers;
 
 fn binary() -> PathBuf {
     if let Some(p) = std::env::var_os("AGENT_TOOLS_BIN") {
@@ -436,5 +441,7 @@ fn main() {
         for s in held {
             s.close().await;
         }
+        drop(server);
+        shared_servers::run(quick).await;
     });
 }
