@@ -9,7 +9,7 @@
 //!   1, 10 and 50 concurrent sessions;
 //! - the server's resident memory per idle session (each with its run open);
 //! - language servers shared by ten sessions against one server per session
-//!   (`serve_parts/shared_servers.rs`).
+//!   (`serve_parts/shared_servers.rs`; `-- --shared-servers` runs that part alone).
 //!
 //! The binary is `$AGENT_TOOLS_BIN`, else `target/release/agent-tools`, else
 //! `target/debug/agent-tools` (a debug build's figures are only good for comparisons with
@@ -386,6 +386,11 @@ fn main() {
         .unwrap();
     let ws = workspace();
     println!("agent-tools serve bench ({})", binary().display());
+    // `-- --shared-servers`: only the shared language servers part.
+    if std::env::args().any(|a| a == "--shared-servers") {
+        rt.block_on(shared_servers::run(quick));
+        return;
+    }
     rt.block_on(async {
         let rounds = if quick { 2 } else { 5 };
         let variants: [(&str, &[&str]); 3] = [
