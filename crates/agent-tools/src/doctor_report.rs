@@ -89,6 +89,7 @@ fn known_language(name: &str) -> Option<&'static str> {
         "rst",
         "ruby",
         "rust",
+        "sass",
         "scala",
         "solidity",
         "sql",
@@ -340,5 +341,17 @@ mod tests {
             Some(vec!["python"])
         );
         assert_eq!(entry_languages(&entry("lsp", "mylang: myls", true)), None);
+    }
+
+    #[test]
+    fn the_sass_server_is_for_sass_files_only() {
+        use crate::workspace_languages::language_of_extension;
+        assert_eq!(
+            entry_languages(&entry("lsp", "sass: some-sass-language-server", false)),
+            Some(vec!["sass"])
+        );
+        assert_eq!(language_of_extension("scss"), Some("sass"));
+        assert_eq!(language_of_extension("sass"), Some("sass"));
+        assert_eq!(language_of_extension("less"), Some("css"));
     }
 }

@@ -85,7 +85,9 @@ pub fn language_of_extension(ext: &str) -> Option<&'static str> {
         "dart" => "dart",
         "sh" | "bash" => "bash",
         "cs" => "csharp",
-        "css" | "scss" => "css",
+        "css" | "less" => "css",
+        // Sass has a server of its own (it follows `@use` modules).
+        "scss" | "sass" => "sass",
         "html" | "htm" => "html",
         "java" => "java",
         "json" => "json",
