@@ -85,10 +85,10 @@ pub const RENAME_OPEN_CAP: usize = 200;
 async fn open_language_files(client: &LspClient, run: &Run) {
     // A server that checks every file of its workspace (pyright and basedpyright in
     // workspace mode) has the whole project loaded already: opening it all would only
-    // make it analyse each file again before the rename is asked.
-    if loads_whole_workspace(client) {
-        return;
-    }
+    // make it analyse each file again before the rename is asked. It misses only the files
+    // whose names are not UTF-8 (it cannot spell them), so those alone are opened: their
+    // references then reach the edit, which the plan refuses rather than leave them behind.
+    let whole_workspace = loads_whole_workspace(client);
     let Some(spec) = crate::servers::discover::spec_for_language(&client.language, run) else {
         return;
     };
@@ -104,6 +104,9 @@ async fn open_language_files(client: &LspClient, run: &Run) {
             break;
         }
         let path = entry.path();
+        if whole_workspace && path.to_str().is_some() {
+            continue;
+        }
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         if entry.file_type().is_some_and(|t| t.is_file())
             && spec.iter().any(|e| e.eq_ignore_ascii_case(ext))
@@ -114,7 +117,9 @@ async fn open_language_files(client: &LspClient, run: &Run) {
             n += 1;
         }
     }
-    client.wait_ready().await;
+    if !whole_workspace || n > 0 {
+        client.wait_ready().await;
+    }
 }
 
 /// Whether `client` checks every file of its workspace, open or not (the table sets
