@@ -225,12 +225,17 @@ impl LspTool {
         let sup = &self.sup;
         // Everything about one file is answered from the disk's texts: held for the whole
         // answer, this keeps a preview (of another session sharing the server) from
-        // putting its unsaved text in the server meanwhile.
+        // putting its unsaved text in the server meanwhile. A server that is missing is
+        // left to the action itself, so an install on first need is tried (and reported)
+        // once, by the action.
         let _view = match (&a.action, a.file.as_deref()) {
             (LspAction::Status | LspAction::Reload, _) | (_, None | Some("*")) => None,
             (_, Some(file)) => match query::resolve_file(run, Some(file)) {
-                Ok(path) => match sup.client_for(&path).await {
-                    Ok(client) => client.disk_view().await,
+                Ok(path) => match sup.locate(&path) {
+                    Ok(loc) => match sup.client_at(&loc).await {
+                        Ok(client) => client.disk_view().await,
+                        Err(_) => None,
+                    },
                     Err(_) => None,
                 },
                 Err(_) => None,
