@@ -151,6 +151,35 @@ async def test_the_recovery_line_leads_the_first_answer_when_that_answer_is_an_e
         assert (root / "pkg" / f"m{i:02}.py").read_text() == f"# module {i}\nx{i}.dispose()\n", i
 
 
+async def test_a_start_removes_the_idle_journal_folders_of_other_workspaces_and_nothing_else(tmp_path):
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    state = tmp_path / "state"
+    journals = state / "agent-tools" / "journal"
+    # What runs on workspaces never opened again left: a lone lock, an empty folder; and what
+    # must stay: a killed run's marker (the next start of its workspace looks for its temp
+    # files), an unfinished journal, a name that is not ours.
+    layout = {
+        "gone-" + "1" * 24: ["recover.lock"],
+        "empty-" + "2" * 24: [],
+        "killed-" + "3" * 24: ["recover.lock", "77-ab.live"],
+        "unfinished-" + "4" * 24: ["recover.lock", "77-ab.journal"],
+        "notes": ["recover.lock"],
+    }
+    for name, files in layout.items():
+        (journals / name).mkdir(parents=True)
+        for f in files:
+            (journals / name / f).write_bytes(b"")
+    async with mcp_session(root, env={"XDG_STATE_HOME": str(state)}) as c:
+        r = await c.call_tool("read", {"path": "a.py"})
+        assert not r.is_error, text(r)
+    # The run's own folder went with the run.
+    assert sorted(p.name for p in journals.iterdir()) == ["killed-" + "3" * 24, "notes", "unfinished-" + "4" * 24]
+    assert sorted(p.name for p in (journals / ("killed-" + "3" * 24)).iterdir()) == ["77-ab.live", "recover.lock"]
+    assert sorted(p.name for p in (journals / ("unfinished-" + "4" * 24)).iterdir()) == ["77-ab.journal", "recover.lock"]
+
+
 async def test_a_linked_file_killed_half_way_through_its_rewrite_is_completed_and_keeps_its_link(tmp_path):
     root = tmp_path / "r"
     state = tmp_path / "state"

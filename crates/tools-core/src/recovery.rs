@@ -41,7 +41,7 @@ impl Drop for RunMarker {
         if let Some(p) = &self.path {
             let _ = std::fs::remove_file(p);
             if let Some(dir) = p.parent() {
-                remove_if_idle(dir);
+                let _ = remove_if_idle(dir);
             }
         }
     }
@@ -51,10 +51,10 @@ impl Drop for RunMarker {
 /// run, no journal), so workspaces opened once leave nothing in the state folder. Done
 /// under the folder's lock; a run that opened the lock file meanwhile sees it unlinked once
 /// it gets the lock and starts over ([`lock_folder`]).
-fn remove_if_idle(dir: &Path) {
+fn remove_if_idle(dir: &Path) -> bool {
     let lock_path = dir.join(LOCK_NAME);
     let Ok(Some(lock)) = open_if_unlocked(&lock_path) else {
-        return;
+        return false;
     };
     let only_lock = std::fs::read_dir(dir)
         .map(|items| {
@@ -63,10 +63,10 @@ fn remove_if_idle(dir: &Path) {
                 .all(|i| i.file_name() == std::ffi::OsStr::new(LOCK_NAME))
         })
         .unwrap_or(false);
-    if only_lock && std::fs::remove_file(&lock_path).is_ok() {
-        let _ = std::fs::remove_dir(dir);
-    }
+    let gone =
+        only_lock && std::fs::remove_file(&lock_path).is_ok() && std::fs::remove_dir(dir).is_ok();
     drop(lock);
+    gone
 }
 
 const LOCK_NAME: &str = "recover.lock";
@@ -95,7 +95,60 @@ pub fn open_workspace(ws: &Workspace) -> (Option<String>, Option<RunMarker>) {
     let Some(dir) = journal_dir(ws.root()) else {
         return (None, None);
     };
-    open_workspace_in(ws, &dir)
+    let found = open_workspace_in(ws, &dir);
+    // Once per process is enough: a run that ends removes its own idle folder, so only
+    // folders of runs that ended before that rule existed (or were killed between two
+    // steps of it) are left for a sweep to find.
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    if let Some(all) = dir.parent() {
+        SWEPT.call_once(|| {
+            let removed = remove_idle_folders(all);
+            if removed > 0 {
+                tracing::info!(folder = %all.display(), removed, "removed idle journal folders of other workspaces");
+            }
+        });
+    }
+    found
+}
+
+/// Removes every workspace folder under `all` (the state folder's `journal` folder) that
+/// holds nothing but an unlocked `recover.lock`, or nothing at all: what a run on a
+/// workspace that is never opened again leaves behind. A folder with a journal (a change to
+/// recover when its workspace is opened), a run marker (live, or dead and telling the next
+/// start to look for temp files) or anything else stays, as does anything whose name is not
+/// a workspace key or that is not a plain folder. Returns how many folders went.
+pub(crate) fn remove_idle_folders(all: &Path) -> usize {
+    let Ok(items) = std::fs::read_dir(all) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for item in items.flatten() {
+        let is_dir = item.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir || !is_workspace_key(&item.file_name()) {
+            continue;
+        }
+        let dir = item.path();
+        // An empty folder (its lock went, the folder did not): `rmdir` takes only an empty
+        // one, and a run that made it just now makes it again ([`lock_folder`]).
+        if std::fs::remove_dir(&dir).is_ok() || remove_if_idle(&dir) {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Whether `name` has the shape [`crate::journal::journal_dir`] gives a workspace's folder:
+/// a name part, a dash, 24 lowercase hex digits.
+fn is_workspace_key(name: &std::ffi::OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    name.rsplit_once('-').is_some_and(|(_, hash)| {
+        hash.len() == 24
+            && hash
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 /// [`open_workspace`] with the journal folder `dir`.

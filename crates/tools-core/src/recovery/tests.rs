@@ -379,3 +379,52 @@ fn temp_files_of_a_dead_run_are_removed_and_nothing_else() {
         );
     }
 }
+
+#[test]
+fn idle_folders_of_other_workspaces_are_removed_and_nothing_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = tmp.path().join("journal");
+    let key = |name: &str, n: u8| format!("{name}-{}", hex::encode([n; 12]));
+    let folder = |name: &str, files: &[&str]| {
+        let dir = all.join(name);
+        ensure_private_dir(&dir).unwrap();
+        for f in files {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        dir
+    };
+    folder(&key("only-lock", 1), &["recover.lock"]);
+    folder(&key("empty", 2), &[]);
+    let held = folder(&key("held", 3), &["recover.lock"]);
+    folder(&key("journal", 4), &["recover.lock", "1-ab.journal"]);
+    folder(&key("dead-run", 5), &["recover.lock", "1-ab.live"]);
+    folder("not-a-key", &["recover.lock"]);
+    folder(&format!("short-{}", hex::encode([6u8; 11])), &[]);
+    std::fs::write(all.join(key("a-file", 7)), "").unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    ensure_private_dir(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("recover.lock"), "").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, all.join(key("a-link", 8))).unwrap();
+    // A run still holding the folder's lock (recovering, or about to mark itself alive).
+    let lock = std::fs::File::open(held.join("recover.lock")).unwrap();
+    assert!(lock_exclusive(&lock, false).unwrap());
+
+    assert_eq!(super::remove_idle_folders(&all), 2);
+    let mut left = vec![
+        key("held", 3),
+        key("journal", 4),
+        key("dead-run", 5),
+        "not-a-key".to_string(),
+        format!("short-{}", hex::encode([6u8; 11])),
+        key("a-file", 7),
+        key("a-link", 8),
+    ];
+    left.sort();
+    assert_eq!(names_in(&all), left);
+    assert_eq!(names_in(&held), ["recover.lock"]);
+    assert_eq!(names_in(&elsewhere), ["recover.lock"]);
+    // Once the holder is gone, its folder goes the same way.
+    drop(lock);
+    assert_eq!(super::remove_idle_folders(&all), 1);
+    assert!(!held.exists());
+}
