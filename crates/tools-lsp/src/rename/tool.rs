@@ -80,6 +80,24 @@ impl LspRenameTool {
 /// Most workspace files opened before a rename.
 pub const RENAME_OPEN_CAP: usize = 200;
 
+/// The answer to a rename on a server whose `initialize` capabilities offer none: that
+/// limit first, then what to do instead.
+fn no_rename_provider(c: &LspClient) -> String {
+    // intelephense keeps rename for its licensed edition.
+    let why = if c.server.starts_with("intelephense") {
+        " (intelephense renames only with a licence key)"
+    } else {
+        ""
+    };
+    format!(
+        "{server} does not offer rename: its initialize capabilities have no renameProvider{why}; \
+         nothing was changed — rename with `ast_edit` (pattern and rewrite, then `resolve`), or \
+         give {language} a server that renames under [lsp.servers.{language}] in agent-tools.toml",
+        server = c.server,
+        language = c.language,
+    )
+}
+
 /// Opens the workspace's files of the server's language under its root (bounded): some
 /// servers rename only in open documents or in the part of the project loaded so far.
 async fn open_language_files(client: &LspClient, run: &Run) {
@@ -176,11 +194,14 @@ impl Tool for LspRenameTool {
         )
         .await?;
         let c = &p.client;
-        let Some(provider) = &c.caps.rename_provider else {
-            return Err(ToolError::not_available(format!(
-                "{} does not support rename",
-                c.server
-            )));
+        // `renameProvider: false` (intelephense without a licence key says so) is as much
+        // a "no" as leaving it out: asking anyway only gets an empty answer that reads like
+        // a wrong position.
+        let provider = match &c.caps.rename_provider {
+            Some(OneOf::Left(false)) | None => {
+                return Err(ToolError::not_available(no_rename_provider(c)));
+            }
+            Some(p) => p,
         };
         lap("server ready, symbol found");
         open_language_files(c, run).await;
