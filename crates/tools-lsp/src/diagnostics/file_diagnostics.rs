@@ -29,6 +29,9 @@ struct ServerFindings {
     items: Vec<lsp_types::Diagnostic>,
     /// Why the answer may not be final, if it may not be.
     caveat: Option<String>,
+    /// What the run's trust keeps this server from seeing (see
+    /// [`crate::servers::trust_limits`]).
+    limit: Option<String>,
 }
 
 /// The diagnostics of `path`: its server's, merged with those of its diagnostics-only
@@ -156,10 +159,12 @@ async fn server_findings(
         )),
         _ => None,
     };
+    let limit = crate::servers::trust_limits::diagnostics_limit(&client, &ctx.run, path);
     Ok(ServerFindings {
         client,
         items,
         caveat,
+        limit,
     })
 }
 
@@ -176,7 +181,9 @@ fn render(
     let final_answer = caveats.is_empty();
     let servers: Vec<&str> = found.iter().map(|f| f.client.server.as_str()).collect();
     let mut text = String::new();
-    for c in caveats.iter().copied().chain(notes.iter()) {
+    // What trust hides leads: it changes what every line below means.
+    let limits = found.iter().filter_map(|f| f.limit.as_ref());
+    for c in limits.chain(caveats.iter().copied()).chain(notes.iter()) {
         text.push_str(c);
         text.push('\n');
     }

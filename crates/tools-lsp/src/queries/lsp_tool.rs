@@ -361,12 +361,29 @@ impl LspTool {
                         code_actions_answer(&p, window, self.budget(), ctx).await
                     }
                     action => {
+                        let mut left_out = None;
                         if action == LspAction::References || action == LspAction::Implementation {
                             // Uses in a sibling project count only once it is loaded.
-                            crate::queries::workspace_symbols::load_projects(sup, &p.client).await;
+                            let loaded =
+                                crate::queries::workspace_symbols::load_projects(sup, &p.client)
+                                    .await;
+                            left_out = loaded.left_out_line(
+                                &p.client.server,
+                                "`ast_grep` for the name finds uses there",
+                            );
                         }
-                        locations_answer(action, &p, (a.offset, a.max_results), self.budget(), ctx)
-                            .await
+                        let mut out = locations_answer(
+                            action,
+                            &p,
+                            (a.offset, a.max_results),
+                            self.budget(),
+                            ctx,
+                        )
+                        .await?;
+                        if let Some(line) = left_out {
+                            out.text = format!("{line}\n{}", out.text);
+                        }
+                        Ok(out)
                     }
                 }
             }

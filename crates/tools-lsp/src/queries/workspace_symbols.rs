@@ -17,8 +17,26 @@ use crate::answer::format::{self, Renderer};
 use crate::client::{LspClient, uri_to_path};
 use crate::error::LspError;
 use crate::queries::query;
-use crate::servers::projects::{Loaded, MAX_PROJECTS};
+use crate::servers::projects::Loaded;
 use crate::servers::supervisor::ServerSupervisor;
+
+/// Servers whose `initialize` capabilities offer no `workspace/symbol` (data and markup
+/// formats: their files declare no code symbols). A search started from nothing does not
+/// start them only to be told so; one already running is still asked.
+const NO_WORKSPACE_SYMBOLS: &[&str] = &[
+    "vscode-json-language-server",
+    "yaml-language-server",
+    "tombi",
+    "vscode-css-language-server",
+    "vscode-html-language-server",
+];
+
+/// Whether `spec`'s preferred server is known to offer no workspace symbol search.
+fn offers_no_workspace_symbols(spec: &crate::servers::table::ServerSpec) -> bool {
+    spec.candidates
+        .first()
+        .is_some_and(|c| NO_WORKSPACE_SYMBOLS.contains(&c.program()))
+}
 
 /// Opens one file of every project of `client`'s language under its root (see
 /// `servers::projects`).
@@ -55,6 +73,17 @@ pub async fn workspace_symbols(
                 let mut errors = Vec::new();
                 for spec in sup.table() {
                     if scan.files.get(&spec.language).copied().unwrap_or(0) == 0 {
+                        continue;
+                    }
+                    if offers_no_workspace_symbols(spec) {
+                        errors.push(format!(
+                            "{} ({} files) offers no workspace symbol search",
+                            spec.candidates
+                                .first()
+                                .map(|c| c.program())
+                                .unwrap_or_default(),
+                            spec.language
+                        ));
                         continue;
                     }
                     for root in scan.roots.get(&spec.language).into_iter().flatten().take(2) {
@@ -101,12 +130,8 @@ pub async fn workspace_symbols(
         // tsserver answers "No Project" and clangd nothing until a file of each project is
         // open.
         let loaded = load_projects(sup, c).await;
-        if loaded.left_out > 0 {
-            notes.push(format!(
-                "{} of {} projects were not loaded for {} (at most {MAX_PROJECTS}); pass `file` to search from one of them",
-                loaded.left_out, loaded.projects, c.server
-            ));
-        }
+        // It limits every line below, so it leads the answer.
+        caveats.extend(loaded.left_out_line(&c.server, "pass `file` to search from one of them"));
         if !c.wait_ready().await
             && let Some(note) = query::indexing_caveat(c)
         {

@@ -3,7 +3,8 @@
 //! and their acquisition into the user's cache (`recipe`, `acquire`, `first_need`), finding
 //! a file's language and its project root (`discover`, `roots`), opening one file of every
 //! project before a workspace-wide question (`projects`), whether a diagnostics-only
-//! companion is wanted (`companion_config`), per-server state folders
+//! companion is wanted (`companion_config`), what an untrusted run keeps a server from seeing
+//! (`trust_limits`), per-server state folders
 //! (`state_dir`), and the supervisor that starts one client per (language, root), restarts
 //! it after a crash and shuts it down with the run (`supervisor`), or takes it from a pool
 //! of servers shared by the runs of one process (`pool`).
@@ -27,3 +28,4 @@ pub(crate) mod roots;
 pub(crate) mod state_dir;
 pub(crate) mod supervisor;
 pub(crate) mod table;
+pub(crate) mod trust_limits;

@@ -169,6 +169,19 @@ pub struct Loaded {
     pub left_out: usize,
 }
 
+impl Loaded {
+    /// The line an answer about the whole workspace leads with when projects were left
+    /// unopened: which server, how many, and `way_on` (what to do to reach them).
+    pub fn left_out_line(&self, server: &str, way_on: &str) -> Option<String> {
+        (self.left_out > 0).then(|| {
+            format!(
+                "{} of {} projects were not loaded for {server} (at most {MAX_PROJECTS} are opened), so what lies in them may be missing; {way_on}",
+                self.left_out, self.projects
+            )
+        })
+    }
+}
+
 /// Opens one file of every project of `client`'s language under its root that has none open
 /// yet, then waits (bounded by the server's indexing wait) for the server to load them.
 pub async fn load_projects(client: &LspClient, extensions: &[String]) -> Loaded {

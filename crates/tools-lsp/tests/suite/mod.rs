@@ -8,6 +8,7 @@ mod c_checker;
 mod clangd;
 mod complete_writes;
 mod failures;
+mod first_line_limits;
 mod first_write;
 mod go;
 mod hierarchy;
