@@ -47,6 +47,29 @@ pub struct ResolvedAdapter {
     pub debuggee_python: Option<PathBuf>,
     /// The project folder (where the marker is).
     pub project_dir: PathBuf,
+    /// What the run's trust changes about how the program runs, for the first line of the
+    /// start's answer (see [`untrusted_python_line`]).
+    pub trust_limit: Option<String>,
+}
+
+/// For debugpy in an untrusted run: the line saying the program runs on the Python from
+/// `PATH` rather than the project's own virtual environment, which a trusted run would
+/// use; `None` when the run is trusted, the adapter is configured, or the project has no
+/// such environment.
+fn untrusted_python_line(run: &Run, spec: &AdapterSpec, project: &Path) -> Option<String> {
+    if run.trusted() || spec.configured || spec.id != super::AdapterId::Debugpy {
+        return None;
+    }
+    let trusted_view =
+        tools_core::discovery::ProgramSearch::new(run.root(), true).with_server_cache(None);
+    let own = [project, run.root()]
+        .into_iter()
+        .flat_map(|d| trusted_view.project_pythons(d))
+        .next()?;
+    Some(tools_core::trust::skipped_line(&format!(
+        "the program runs on the Python from PATH, not the project's {}, so packages installed only there are missing",
+        own.shown
+    )))
 }
 
 /// Looks up `spec`'s root marker as `search` says and resolves its binary for the project
@@ -99,6 +122,7 @@ pub async fn resolve_adapter(
                 ..
             },
         ) => Ok(ResolvedAdapter {
+            trust_limit: untrusted_python_line(run, spec, &found.project),
             program,
             args,
             debuggee_python,

@@ -13,6 +13,14 @@ use crate::adapters::{AdapterId, MarkerSearch, adapter_for_program, resolve_adap
 use crate::report;
 use crate::session::{Session, StartKind, StartPlan};
 
+/// `out` with `line` (what the run's trust changed) as its first line.
+fn lead_with(line: Option<String>, mut out: ToolOutput) -> ToolOutput {
+    if let Some(line) = line {
+        out.text = format!("{line}\n{}", out.text);
+    }
+    out
+}
+
 impl DebugSupervisor {
     /// Starts `program` under its adapter, stopping at the breakpoints.
     pub async fn launch(
@@ -55,6 +63,7 @@ impl DebugSupervisor {
             },
         )
         .await?;
+        let trust_limit = found.trust_limit;
         let plan = StartPlan {
             adapter,
             adapter_program: found.program,
@@ -74,6 +83,7 @@ impl DebugSupervisor {
         };
         self.start(&run, &mut inner, plan, target, timeout_seconds, false)
             .await
+            .map(|out| lead_with(trust_limit, out))
     }
 
     /// Attaches to a running debuggee.
@@ -137,6 +147,7 @@ impl DebugSupervisor {
             (_, _, Some(u)) => format!("attach {u}"),
             _ => "attach".into(),
         };
+        let trust_limit = found.trust_limit;
         let plan = StartPlan {
             adapter,
             adapter_program: found.program,
@@ -153,6 +164,7 @@ impl DebugSupervisor {
         };
         self.start(&run, &mut inner, plan, target, timeout_seconds, t.suspend)
             .await
+            .map(|out| lead_with(trust_limit, out))
     }
 
     async fn start(

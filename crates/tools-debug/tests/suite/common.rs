@@ -17,12 +17,17 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new(config: &str) -> Fixture {
+        Fixture::with_trust(config, true)
+    }
+
+    /// [`Fixture::new`] for a workspace trusted or not.
+    pub fn with_trust(config: &str, trusted: bool) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let run = Run::new(RunOptions {
             root: dir.path().into(),
             conversation_id: "test".into(),
             config: Config::parse(config).unwrap(),
-            trusted: true,
+            trusted,
         })
         .unwrap();
         let fam = tools_debug::family(&run).unwrap().unwrap();

@@ -320,3 +320,45 @@ async fn attach_to_a_listening_debuggee_and_suspend_it() {
         "the attached debuggee was killed"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_untrusted_launch_leads_with_the_python_it_runs_on() {
+    if !has_debugpy() {
+        return;
+    }
+    let fx = Fixture::with_trust("", false);
+    fx.write("pyproject.toml", "");
+    // The project's environment marks the programs it runs; an untrusted run never uses it.
+    let python = tools_core::testing::which("python3").unwrap();
+    let wrapper = fx.write(
+        ".venv/bin/python",
+        &format!(
+            "#!/bin/sh\nexport FROM_PROJECT_VENV=yes\nexec {} \"$@\"\n",
+            python.display()
+        ),
+    );
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    fx.write(
+        "which.py",
+        "import os\nprint('venv', os.environ.get('FROM_PROJECT_VENV'))\n",
+    );
+    let out = fx
+        .ok(json!({"operation":"launch","program":"which.py"}))
+        .await;
+    assert_eq!(
+        out.text.lines().next(),
+        Some(
+            "untrusted workspace: the program runs on the Python from PATH, not the project's \
+             .venv/bin/python, so packages installed only there are missing; start with --trust \
+             (or list this folder under [trust] roots in ~/.config/agent-tools/config.toml) to \
+             enable it"
+        ),
+        "{}",
+        out.text
+    );
+    assert!(out.text.lines().any(|l| l == "venv None"), "{}", out.text);
+}
