@@ -1,5 +1,8 @@
 //! What a server says of the work it has under way (`$/progress` begin and report: title,
-//! message, percentage), so an answer given while it indexes can say how far it is.
+//! message, percentage), so an answer given while it indexes can say how far it is, and of
+//! what kind each piece of work is: loading the project (queries cannot be answered yet),
+//! indexing in the background (they can, perhaps incompletely) or checking the project
+//! (rust-analyzer's `cargo check`: answers are complete meanwhile).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -14,9 +17,40 @@ impl super::LspClient {
     }
 }
 
+/// What a piece of work under way keeps from answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WorkKind {
+    /// Loading the project (rust-analyzer's `Fetching`, `Roots Scanned`, tsserver's project
+    /// load, any work a server does not name otherwise): answers before its end are empty
+    /// or wrong.
+    Loading,
+    /// Indexing in the background (rust-analyzer's cache priming): the server answers
+    /// meanwhile, perhaps incompletely. clangd's background index is loading: its
+    /// definitions across files come from it.
+    Indexing,
+    /// Checking the project (rust-analyzer's `cargo check` after a save): answers are
+    /// complete meanwhile.
+    Checking,
+}
+
+impl WorkKind {
+    /// The kind of the work reported under `token` with `title`.
+    pub(crate) fn of(token: &str, title: &str) -> WorkKind {
+        let title = title.trim().to_ascii_lowercase();
+        if token.starts_with("rust-analyzer/flycheck") || title.starts_with("cargo ") {
+            WorkKind::Checking
+        } else if token == "rustAnalyzer/cachePriming" {
+            WorkKind::Indexing
+        } else {
+            WorkKind::Loading
+        }
+    }
+}
+
 /// One piece of work under way, as last reported.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Work {
+    kind: Option<WorkKind>,
     title: String,
     message: Option<String>,
     percentage: Option<u32>,
@@ -36,9 +70,11 @@ impl ProgressBoard {
         };
         match progress {
             WorkDoneProgress::Begin(b) => {
+                tracing::debug!("progress begins: {token} `{}`", b.title);
                 works.insert(
                     token.to_string(),
                     Work {
+                        kind: Some(WorkKind::of(token, &b.title)),
                         title: b.title.clone(),
                         message: b.message.clone(),
                         percentage: b.percentage,
@@ -47,6 +83,9 @@ impl ProgressBoard {
             }
             WorkDoneProgress::Report(r) => {
                 let w = works.entry(token.to_string()).or_default();
+                if w.kind.is_none() {
+                    w.kind = Some(WorkKind::of(token, &w.title));
+                }
                 if r.message.is_some() {
                     w.message = r.message.clone();
                 }
@@ -60,12 +99,21 @@ impl ProgressBoard {
         }
     }
 
-    /// The work under way in words (`indexing 45% (12/30)`; several joined by `; `), `None`
-    /// when nothing is reported under way.
+    /// Whether work of `kind` is under way.
+    pub(crate) fn any(&self, kind: WorkKind) -> bool {
+        self.works
+            .lock()
+            .is_ok_and(|w| w.values().any(|w| w.kind == Some(kind)))
+    }
+
+    /// The work under way that keeps answers from being final (loading and indexing, not
+    /// checks) in words (`indexing 45% (12/30)`; several joined by `; `), `None` when
+    /// nothing of that is reported under way.
     pub(crate) fn describe(&self) -> Option<String> {
         let works = self.works.lock().ok()?;
         let mut parts: Vec<String> = works
             .values()
+            .filter(|w| w.kind != Some(WorkKind::Checking))
             .map(|w| {
                 let mut s = w.title.trim().to_string();
                 if let Some(p) = w.percentage {
@@ -143,5 +191,55 @@ mod tests {
             &WorkDoneProgress::End(WorkDoneProgressEnd::default()),
         );
         assert_eq!(board.describe(), None);
+    }
+
+    #[test]
+    fn work_is_loading_unless_the_server_names_it_indexing_or_a_check() {
+        assert_eq!(
+            WorkKind::of("rustAnalyzer/Fetching", "Fetching"),
+            WorkKind::Loading
+        );
+        assert_eq!(
+            WorkKind::of("rustAnalyzer/Roots Scanned", "Roots Scanned"),
+            WorkKind::Loading
+        );
+        assert_eq!(
+            WorkKind::of("rustAnalyzer/cachePriming", "Indexing"),
+            WorkKind::Indexing
+        );
+        assert_eq!(
+            WorkKind::of("backgroundIndexProgress", "indexing"),
+            WorkKind::Loading
+        );
+        assert_eq!(
+            WorkKind::of("rust-analyzer/flycheck/0", "cargo check"),
+            WorkKind::Checking
+        );
+        let board = ProgressBoard::default();
+        board.record(
+            "rust-analyzer/flycheck/0",
+            &WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: "cargo check".into(),
+                ..Default::default()
+            }),
+        );
+        // A check is under way, but it keeps no answer from being final.
+        assert!(board.any(WorkKind::Checking));
+        assert!(!board.any(WorkKind::Loading));
+        assert_eq!(board.describe(), None);
+        board.record(
+            "rustAnalyzer/Roots Scanned",
+            &WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: "Roots Scanned".into(),
+                message: Some("7/17".into()),
+                percentage: Some(41),
+                ..Default::default()
+            }),
+        );
+        assert!(board.any(WorkKind::Loading));
+        assert_eq!(
+            board.describe().as_deref(),
+            Some("Roots Scanned 41% (7/17)")
+        );
     }
 }

@@ -1,10 +1,14 @@
 //! Whether a server is still working: its work-done progress, rust-analyzer's
-//! `experimental/serverStatus`, and the bounded waits for it to finish indexing before the
-//! first queries are answered.
+//! `experimental/serverStatus`, and the bounded waits before answers. A query waits only
+//! while the server is *loading* the project (it would answer nothing or the wrong thing);
+//! background indexing and checks go on behind it, and the answer says when it may be
+//! incomplete. Writes and renames wait for the whole first analysis (`wait_ready`): their
+//! "before" must be settled.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::progress::WorkKind;
 use super::{ANNOUNCED_PROGRESS_LIFETIME, Activity, DocState, LspClient, uri_to_path};
 
 impl LspClient {
@@ -13,6 +17,24 @@ impl LspClient {
     pub fn indexing(&self) -> bool {
         let a = self.activity();
         a.progress_active || a.quiescent == Some(false)
+    }
+
+    /// Whether the server is still loading the project, so a query would get an empty or
+    /// wrong answer: work-done progress under way that is neither background indexing nor a
+    /// check, or rust-analyzer's status not quiescent while no background work explains it.
+    pub fn loading(&self) -> bool {
+        let board = &self.shared.board;
+        let quiescent = self.shared.quiescent.lock().ok().and_then(|q| *q);
+        board.any(WorkKind::Loading)
+            || (quiescent == Some(false)
+                && !board.any(WorkKind::Indexing)
+                && !board.any(WorkKind::Checking))
+    }
+
+    /// Whether an answer given now may be incomplete: the server is loading the project or
+    /// indexing it (a check under way does not make answers incomplete).
+    pub fn still_indexing(&self) -> bool {
+        self.loading() || self.shared.board.any(WorkKind::Indexing)
     }
 
     /// Whether the server has been seen to start a check (reported as progress) after a
@@ -74,10 +96,22 @@ impl LspClient {
         }
     }
 
-    /// Waits (bounded) until no work-done progress is under way, so a first query after
-    /// start does not get an empty answer from a server still indexing. Returns whether the
-    /// server is idle.
+    /// Waits (bounded by the indexing wait) until no work-done progress is under way: the
+    /// whole first analysis, indexing and checks included. For what needs the server
+    /// settled (a write's "before", a rename). Returns whether the server is idle.
     pub async fn wait_ready(&self) -> bool {
+        self.wait_until(|c| !c.indexing()).await
+    }
+
+    /// Waits (bounded by the indexing wait) until the server can answer a query: it is no
+    /// longer loading the project. Indexing and checks go on behind the answer. Returns
+    /// whether the server got there within the bound.
+    pub async fn wait_answerable(&self) -> bool {
+        self.wait_until(|c| !c.loading()).await
+    }
+
+    /// Waits, bounded by the indexing wait, until `done` holds or the server is gone.
+    async fn wait_until(&self, done: impl Fn(&LspClient) -> bool) -> bool {
         // Progress usually begins right after `initialized`; give it a moment to show up.
         let grace = Duration::from_millis(300);
         if !self.shared.progress_seen.load(Ordering::SeqCst) && self.started.elapsed() < grace {
@@ -95,7 +129,7 @@ impl LspClient {
         let mut rx = self.shared.events.subscribe();
         let deadline = Instant::now() + self.index_wait;
         loop {
-            if !self.indexing() || !self.is_alive() {
+            if done(self) || !self.is_alive() {
                 return true;
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -112,7 +146,8 @@ impl LspClient {
     /// (typescript-language-server reports it only then): wait briefly for that progress
     /// to show up, then for it to end, and (push servers) for the first publish for that
     /// document, the sign it was analysed: tsserver answers a definition with the import
-    /// line until then. Once per server, bounded by the indexing wait (at most 8 s).
+    /// line until then. Once per server, bounded by the indexing wait (at most 8 s). Only
+    /// the loading is waited for: indexing and checks go on behind.
     pub async fn settle_after_first_open(&self, doc: &DocState) {
         if self.opened_once.swap(true, Ordering::SeqCst) {
             return;
@@ -133,7 +168,7 @@ impl LspClient {
             }
         })
         .await;
-        self.wait_ready().await;
+        self.wait_answerable().await;
         if !self.pulls_diagnostics()
             && let Some(path) = uri_to_path(&doc.uri)
         {

@@ -336,7 +336,9 @@ impl LspTool {
                 )
                 .await?;
                 let window = Window::new(a.offset, a.max_results, REFERENCES_CAP);
-                hierarchy_answer(direction, &p, depth, window, self.budget(), ctx).await
+                let answer =
+                    hierarchy_answer(direction, &p, depth, window, self.budget(), ctx).await;
+                query::unless_still_indexing(&p.client, answer)
             }
             LspAction::Definition
             | LspAction::Declaration
@@ -354,7 +356,7 @@ impl LspTool {
                     a.occurrence,
                 )
                 .await?;
-                match a.action {
+                let answer = match a.action {
                     LspAction::Hover => hover_answer(&p, a.offset, self.budget(), ctx).await,
                     LspAction::CodeActions => {
                         let window = Window::new(a.offset, a.max_results, LIST_CAP);
@@ -385,7 +387,8 @@ impl LspTool {
                         }
                         Ok(out)
                     }
-                }
+                };
+                query::unless_still_indexing(&p.client, answer)
             }
         }
     }

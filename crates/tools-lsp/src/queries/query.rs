@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lsp_types::Position;
-use tools_core::{Run, ToolError};
+use serde_json::json;
+use tools_core::{Run, ToolError, ToolOutput};
 
 use crate::client::position::{find_symbol, line_of, to_lsp_character};
 use crate::client::{DocState, LspClient};
@@ -26,15 +27,15 @@ pub struct Prepared {
     pub pos: Position,
     /// The symbol as given.
     pub symbol: String,
-    /// Whether the server had finished indexing (an answer given otherwise may be
-    /// incomplete, and says so).
+    /// Whether the server had finished loading and indexing (an answer given otherwise
+    /// may be incomplete, and says so).
     pub ready: bool,
 }
 
 /// The first line of an answer given while `client` is still indexing, if it is, with how
 /// far it is when the server reports it.
 pub fn indexing_caveat(client: &LspClient) -> Option<String> {
-    client.indexing().then(|| {
+    client.still_indexing().then(|| {
         let so_far = client
             .indexing_progress()
             .map(|p| format!(" ({})", crate::answer::budget::shorten(&p, 120)))
@@ -44,6 +45,25 @@ pub fn indexing_caveat(client: &LspClient) -> Option<String> {
             client.server
         )
     })
+}
+
+/// `answer`, unless it is a timeout while `client` is still loading or indexing: then an
+/// answer that leads with how far the indexing is and says nothing came within the call's
+/// bound — never a bare timeout for what is really "not yet".
+pub fn unless_still_indexing(
+    client: &LspClient,
+    answer: Result<ToolOutput, ToolError>,
+) -> Result<ToolOutput, ToolError> {
+    match answer {
+        Err(ToolError::TimedOut(why)) => match indexing_caveat(client) {
+            Some(caveat) => Ok(ToolOutput::text(format!(
+                "{caveat}\nno answer within the call's bound while it indexes: {why}"
+            ))
+            .with_structured(json!({"final": false, "timed_out": why}))),
+            None => Err(ToolError::TimedOut(why)),
+        },
+        other => other,
+    }
 }
 
 /// Resolves `file` (must be an existing file inside the workspace).
@@ -67,7 +87,8 @@ pub fn resolve_file(run: &Run, file: Option<&str>) -> Result<PathBuf, ToolError>
     Ok(path)
 }
 
-/// Syncs every open document and `path`, after waiting for indexing.
+/// Syncs every open document and `path`, after waiting (bounded) for the server to load the
+/// project; its indexing and checks go on behind the query.
 ///
 /// A file opened for the first time brings the files importing it along (for servers that
 /// diagnose only open documents): the server then has them open, with the state they have
@@ -77,7 +98,7 @@ pub async fn synced(
     client: &LspClient,
     path: &std::path::Path,
 ) -> Result<DocState, ToolError> {
-    client.wait_ready().await;
+    client.wait_answerable().await;
     client.flush_external(&[]).await?;
     if !client.is_open(path).await {
         let _ = crate::diagnostics::dependents::open_importers(sup, client, &[path.to_path_buf()])
@@ -136,7 +157,7 @@ pub async fn prepare(
         line: line - 1,
         character: to_lsp_character(text, byte, client.encoding),
     };
-    let ready = !client.indexing();
+    let ready = !client.still_indexing();
     Ok(Prepared {
         path,
         client,
@@ -175,7 +196,7 @@ where
         }
         tries += 1;
         tokio::time::sleep(Duration::from_millis(300)).await;
-        client.wait_ready().await;
+        client.wait_answerable().await;
     }
 }
 

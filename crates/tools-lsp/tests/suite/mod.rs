@@ -6,6 +6,7 @@ mod big_break;
 mod budget;
 mod c_checker;
 mod clangd;
+mod cold_start;
 mod complete_writes;
 mod failures;
 mod first_line_limits;

@@ -16,7 +16,7 @@ const CONFIG: &str = "[lsp]\nindex_wait_ms = 180000\ndiagnostics_wait_ms = 18000
 
 const LIB: &str = "crates/geometry/src/lib.rs";
 
-fn rust_analyzer_works() -> bool {
+pub(super) fn rust_analyzer_works() -> bool {
     // `~/.cargo/bin/rust-analyzer` may be a rustup proxy without the component behind it.
     require_binary("rust-analyzer", "rust-analyzer").is_some()
         && std::process::Command::new("rust-analyzer")

@@ -79,6 +79,12 @@ pub(super) fn entries() -> Vec<ServerSpec> {
                 "--workspace",
                 "--keep-going",
             ])
+            // No cache priming: a request made while rust-analyzer primes its caches waits
+            // behind the whole priming (minutes on a big workspace), while a lazy server
+            // answers as soon as the workspace is loaded, and holds less memory (only what
+            // was asked about).
+            .init(json!({"cachePriming": {"enable": false}}))
+            .settings(json!({"rust-analyzer": {"cachePriming": {"enable": false}}}))
             .trust(TrustNeed::Restricted {
                 settings_section: "rust-analyzer".into(),
                 off: json!({

@@ -101,7 +101,10 @@ fn untrusted_rust_analyzer_runs_no_project_code_whatever_the_settings_say() {
         ra.initialization_options.as_ref().unwrap()["procMacro"]["enable"],
         true
     );
-    assert!(ra.settings.is_null());
+    assert_eq!(
+        ra.settings,
+        serde_json::json!({"rust-analyzer": {"cachePriming": {"enable": false}}})
+    );
 }
 
 #[test]
