@@ -61,5 +61,59 @@ async fn status_leads_with_the_workspace_languages() {
         "{s}"
     );
     assert_eq!(s["files_by_language"]["python"], 6, "{s}");
+    // Every process of the server with its memory: the line says what the structured
+    // result holds, largest first, and the run's total closes the report.
+    let python = s["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["language"] == "python" && e["state"] == "running")
+        .unwrap();
+    let mut processes: Vec<(String, u64)> = python["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["rss_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(python["processes"][0]["pid"], python["pid"], "{python}");
+    assert!(processes.iter().all(|(_, rss)| *rss > 0), "{python}");
+    let total: u64 = processes.iter().map(|(_, rss)| rss).sum();
+    assert_eq!(python["rss_bytes"], total, "{python}");
+    processes.sort_by_key(|(_, rss)| std::cmp::Reverse(*rss));
+    let mib = |b: u64| format!("{} MiB", b.div_ceil(1024 * 1024));
+    let named: Vec<String> = processes
+        .iter()
+        .map(|(n, r)| format!("{n} {}", mib(*r)))
+        .collect();
+    let count = match processes.len() {
+        1 => "1 process".to_string(),
+        n => format!("{n} processes"),
+    };
+    assert_eq!(
+        lines[1],
+        format!(
+            "python: memory of pyright-langserver: {} in {count} — {}",
+            mib(total),
+            named.join(", ")
+        ),
+        "{text}"
+    );
+    assert_eq!(s["rss_bytes"], total, "{s}");
+    assert!(
+        lines.contains(
+            &format!(
+                "language servers in all: {} in {} process(es)",
+                mib(total),
+                processes.len()
+            )
+            .as_str()
+        ),
+        "{text}"
+    );
     p.close_and_check().await;
 }

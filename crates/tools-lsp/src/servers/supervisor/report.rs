@@ -10,6 +10,7 @@ use tools_core::DoctorEntry;
 
 use super::{ServerSupervisor, Slot, SlotState, install_hint};
 use crate::servers::discover::{self, Resolution};
+use crate::servers::pool::rss;
 
 impl ServerSupervisor {
     /// The pool's servers for this run, when they are shared.
@@ -33,6 +34,8 @@ impl ServerSupervisor {
         };
         let mut lines = Vec::new();
         let mut structured = Vec::new();
+        // The resident memory of every process the run's servers started, one entry each.
+        let mut run_memory: Vec<u64> = Vec::new();
         for spec in &self.table {
             let lang = &spec.language;
             let files = scan.files.get(lang).copied().unwrap_or(0);
@@ -84,8 +87,22 @@ impl ServerSupervisor {
                             c.server,
                             c.pid()
                         ));
+                        // Every process the server started (its session) with its memory.
+                        let processes = rss::session_processes(c.pid());
+                        if !processes.is_empty() {
+                            lines.push(format!(
+                                "{lang}: memory of {}: {}",
+                                c.server,
+                                rss::processes_line(&processes)
+                            ));
+                            run_memory.extend(processes.iter().map(|p| p.rss));
+                        }
                         let base = json!({"language": lang, "root": rd, "state": "running",
-                            "server": c.server, "pid": c.pid(), "uptime_s": up});
+                            "server": c.server, "pid": c.pid(), "uptime_s": up,
+                            "rss_bytes": processes.iter().map(|p| p.rss).sum::<u64>(),
+                            "processes": processes.iter().map(|p| json!({
+                                "pid": p.pid, "name": p.name, "rss_bytes": p.rss,
+                            })).collect::<Vec<_>>()});
                         if let (Some(f), Some(b)) = (facts.as_object_mut(), base.as_object()) {
                             f.extend(b.clone());
                         }
@@ -188,12 +205,21 @@ impl ServerSupervisor {
                 "no source files of a configured language were found in the workspace".into(),
             );
         }
+        let total: u64 = run_memory.iter().sum();
+        if !run_memory.is_empty() {
+            lines.push(format!(
+                "language servers in all: {} in {} process(es)",
+                rss::mib(total),
+                run_memory.len()
+            ));
+        }
         let trust =
             discover::untrusted_line(&self.cfg.program_search(&self.workspace), &self.table);
         lines.extend(trust.clone());
         (
             lines.join("\n"),
-            json!({"servers": structured, "untrusted": trust}),
+            json!({"servers": structured, "untrusted": trust,
+                "rss_bytes": total, "processes": run_memory.len()}),
         )
     }
 
