@@ -49,6 +49,24 @@ impl Fixture {
         p
     }
 
+    /// A project `.venv/bin/python`: the `python3` on PATH, run with `FROM_PROJECT_VENV=yes`
+    /// so a program can tell which interpreter it ran on.
+    pub fn project_venv_python(&self) {
+        let python = tools_core::testing::which("python3").unwrap();
+        let wrapper = self.write(
+            ".venv/bin/python",
+            &format!(
+                "#!/bin/sh\nexport FROM_PROJECT_VENV=yes\nexec {} \"$@\"\n",
+                python.display()
+            ),
+        );
+        std::fs::set_permissions(
+            &wrapper,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+    }
+
     pub async fn call(&self, args: Value) -> Result<ToolOutput, ToolError> {
         match self.registry.call(Surface::FULL, "debug", args).await {
             Ok(o) => Ok(o),

@@ -329,19 +329,7 @@ async fn an_untrusted_launch_leads_with_the_python_it_runs_on() {
     let fx = Fixture::with_trust("", false);
     fx.write("pyproject.toml", "");
     // The project's environment marks the programs it runs; an untrusted run never uses it.
-    let python = tools_core::testing::which("python3").unwrap();
-    let wrapper = fx.write(
-        ".venv/bin/python",
-        &format!(
-            "#!/bin/sh\nexport FROM_PROJECT_VENV=yes\nexec {} \"$@\"\n",
-            python.display()
-        ),
-    );
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    fx.project_venv_python();
     fx.write(
         "which.py",
         "import os\nprint('venv', os.environ.get('FROM_PROJECT_VENV'))\n",

@@ -205,19 +205,7 @@ async fn adapters_say_which_half_of_the_conjunction_is_missing() {
     // A fresh run (the import probe is cached per run) whose .venv python has debugpy.
     let fx2 = Fixture::new("");
     fx2.write("pyproject.toml", "");
-    let python = tools_core::testing::which("python3").unwrap();
-    let wrapper = fx2.write(
-        ".venv/bin/python",
-        &format!(
-            "#!/bin/sh\nexport FROM_PROJECT_VENV=yes\nexec {} \"$@\"\n",
-            python.display()
-        ),
-    );
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    fx2.project_venv_python();
     let out = fx2.ok(json!({"operation":"adapters"})).await;
     assert!(
         out.text.contains("(from the project's .venv/bin/python)"),
