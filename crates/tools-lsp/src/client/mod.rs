@@ -85,6 +85,10 @@ pub struct Launch {
 /// server that creates tokens it never uses must not look busy for ever.
 pub const ANNOUNCED_PROGRESS_LIFETIME: Duration = Duration::from_secs(2);
 
+/// How long a created progress token that has not begun is remembered at all (see
+/// [`LspClient::announced_not_begun`]).
+pub const ANNOUNCED_TOKEN_KEPT: Duration = Duration::from_secs(600);
+
 /// The LSP `languageId` of files with extension `ext` (ASCII case ignored) under
 /// `language_ids` (extension → id), `language` when the extension is not listed.
 pub(crate) fn language_id(language_ids: &[(String, String)], ext: &str, language: &str) -> String {

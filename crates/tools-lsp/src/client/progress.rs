@@ -15,6 +15,17 @@ impl super::LspClient {
     pub fn indexing_progress(&self) -> Option<String> {
         self.shared.board.describe()
     }
+
+    /// Whether a progress token the server created (in the last
+    /// [`super::ANNOUNCED_TOKEN_KEPT`]) has not begun yet, however long ago it was created:
+    /// a server busy with a long first slice of analysis begins the work it announced
+    /// seconds later on a loaded machine.
+    pub fn announced_not_begun(&self) -> bool {
+        self.shared.announced.lock().is_ok_and(|a| {
+            a.values()
+                .any(|at| at.elapsed() < super::ANNOUNCED_TOKEN_KEPT)
+        })
+    }
 }
 
 /// What a piece of work under way keeps from answers.

@@ -152,8 +152,10 @@ fn record_announced(params: &Value, shared: &Shared) {
     if let Ok(create) = serde_json::from_value::<WorkDoneProgressCreateParams>(params.clone())
         && let Ok(mut a) = shared.announced.lock()
     {
-        // Tokens never begun are dropped once they no longer count.
-        a.retain(|_, at| at.elapsed() < super::ANNOUNCED_PROGRESS_LIFETIME);
+        // Tokens never begun are dropped long after they stop counting as work under way:
+        // a first analysis waits for its token to begin however late (see
+        // `LspClient::announced_not_begun`).
+        a.retain(|_, at| at.elapsed() < super::ANNOUNCED_TOKEN_KEPT);
         a.insert(token_key(create.token), std::time::Instant::now());
     }
     shared.bump();

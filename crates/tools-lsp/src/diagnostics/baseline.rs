@@ -92,6 +92,7 @@ pub(crate) async fn state_before(
                 publishes,
                 since_seq: goal.since_seq.min(since),
                 quiet: cfg.diagnostics_quiet(),
+                first_analysis,
                 deadline: Instant::now() + wait,
                 ..goal.clone()
             }
@@ -104,6 +105,7 @@ pub(crate) async fn state_before(
             saved: None,
             complete: false,
             quiet: cfg.diagnostics_quiet(),
+            first_analysis,
             deadline: Instant::now() + wait,
         },
     };

@@ -115,6 +115,8 @@ async fn server_findings(
         saved: None,
         complete,
         quiet: sup.config().diagnostics_quiet(),
+        // A server still on its first analysis answers for this file once that is over.
+        first_analysis: !client.first_analysis_done(),
         deadline: Instant::now() + wait,
     };
     let settled = settle(&client, &goal).await;

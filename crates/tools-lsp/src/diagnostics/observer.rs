@@ -299,6 +299,7 @@ impl DiagnosticsOnWrite {
             saved: Some(begun),
             complete,
             quiet,
+            first_analysis: false,
             deadline: Instant::now() + cfg.diagnostics_wait(),
         };
         let pending = settle(&client, &goal).await.err();

@@ -255,6 +255,7 @@ async fn preview_on(
             saved: None,
             complete,
             quiet: cfg.diagnostics_quiet(),
+            first_analysis: false,
             deadline: Instant::now() + cfg.diagnostics_wait(),
         };
         let pending = settle(&client, &goal).await.err();
@@ -358,6 +359,7 @@ async fn restore(
         saved: None,
         complete,
         quiet: cfg.diagnostics_quiet(),
+        first_analysis: false,
         deadline: Instant::now() + cfg.diagnostics_wait(),
     };
     if let Err(what) = settle(client, &goal).await {

@@ -8,7 +8,8 @@
 //!
 //! - every document we changed has a publish for its new version (push servers);
 //! - no work-done progress report is under way or announced (indexing, `cargo check`,
-//!   pyright's analysis of the files left after its first slice of time);
+//!   pyright's analysis of the files left after its first slice of time) — during a first
+//!   analysis, announced and not begun yet however long ago;
 //! - rust-analyzer's `experimental/serverStatus` says quiescent (when it sends one);
 //! - after a save to a server that checks on save (rust-analyzer's flycheck), the check has
 //!   had its moment to begin;
@@ -82,6 +83,13 @@ pub struct SettleGoal {
     pub complete: bool,
     /// The quiet window.
     pub quiet: Duration,
+    /// Whether this settle ends a server's first analysis: then work the server announced
+    /// (a progress token it created) counts as under way until it begins, however long
+    /// that takes. pyright publishes an empty list for every file of the workspace and
+    /// announces its analysis in the same breath, but begins it only once its first slice
+    /// is done — seconds later on a loaded machine, long after an announcement otherwise
+    /// stops counting: a state taken in between is a workspace of empty lists.
+    pub first_analysis: bool,
     /// The bound.
     pub deadline: Instant,
 }
@@ -170,6 +178,9 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
             // without an event to say so.
             wake = wake.min(now + crate::client::ANNOUNCED_PROGRESS_LIFETIME);
             Some("work it reports as in progress (indexing or checking)".into())
+        } else if goal.first_analysis && client.announced_not_begun() {
+            // Its `begin` wakes this wait.
+            Some("the analysis it announced to begin".into())
         } else if a.quiescent == Some(false) {
             Some("its project to load (not quiescent)".into())
         } else if let (Some(begun), Some(at)) = (goal.saved, goal.changed_at)

@@ -176,6 +176,32 @@ async fn a_pass_the_server_announces_with_its_first_publish_belongs_to_the_write
 }
 
 #[tokio::test]
+async fn a_first_analysis_that_begins_long_after_it_was_announced_is_the_state_before() {
+    // The write is the run's first call. The server publishes an empty list for every file
+    // and announces its analysis in the same breath, but begins it only 2.5 s later (pyright
+    // busy with its first slice on a loaded machine) — past the 2 s an announcement counts
+    // as work under way anywhere else. Taken in that gap, the state before was a workspace
+    // of empty lists, and the old error of the file nobody touched was called new.
+    let p = Project::new(
+        &[
+            ("fake.toml", ""),
+            ("a.fake", "ok\n"),
+            ("other.fake", "bad old code\n"),
+        ],
+        &super::fake_server_config("slow-first-analysis", "diagnostics_wait_ms = 30000\n"),
+    );
+    let s = p
+        .write_tool("a.fake", "ok\nbad new code\n")
+        .await
+        .expect("a section");
+    assert_eq!(
+        s,
+        "1 new diagnostic(s) after this write:\na.fake:2:1 error error: bad new code"
+    );
+    p.close_and_check().await;
+}
+
+#[tokio::test]
 async fn a_server_that_never_answers_initialize_costs_a_write_only_the_diagnostics_wait() {
     let p = Project::new(
         &[("fake.toml", "")],
