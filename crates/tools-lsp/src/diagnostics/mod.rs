@@ -8,8 +8,9 @@
 //! those, waiting for a server to settle (`settle`), following publishes that are still
 //! coming (`republish`), opening the files that depend on a written one (`dependents`: its
 //! importers, and the users of the items it changed, `changed_items`), the
-//! per-run ledger of what was already reported (`ledger`) and the difference between two
-//! settled states (`state_diff`).
+//! per-run ledger of what was already reported (`ledger`), the difference between two
+//! settled states (`state_diff`) and the writes still pending when their results were given,
+//! whose late arrivals the next change names as theirs (`late`).
 //!
 //! It promises that what it calls new was added by the write (the settled state after minus
 //! the settled state before), and that a half-settled state is said to be pending, never
@@ -23,6 +24,7 @@ pub(crate) mod file_diagnostics;
 mod file_order;
 mod findings;
 mod grouping;
+mod late;
 pub(crate) mod ledger;
 pub mod observer;
 pub(crate) mod pages;

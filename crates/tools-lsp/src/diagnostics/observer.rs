@@ -24,9 +24,12 @@
 //!
 //! When the bound is hit, the result says "pending", names the server and what it was
 //! still doing, and the write is remembered so its late arrivals can be attributed to it:
-//! the next write to that server takes its state before only once the server has settled
-//! on the earlier write, waited for as long as a first analysis (`index_wait_ms`), so what
-//! the earlier write caused is named as that write's even when the next write undoes it.
+//! the next write to that server — and any preview before it — takes its state before only
+//! once the server has settled on the earlier write, waited for as long as a first analysis
+//! (`index_wait_ms`), so what the earlier write caused is named as that write's even when
+//! the next write undoes it, and never enters a preview's prediction (a preview shows it
+//! as that write's and leaves it pending: the write that follows names it again; see the
+//! `late` module).
 //! (Once per stretch of unsettled writes: a server that did not settle before the earlier
 //! write either gets the usual bound.)
 //! A bound that was hit always leads the answer, with what to call for the rest.
@@ -40,7 +43,6 @@ use std::time::Instant;
 use lsp_types::FileChangeType;
 use serde_json::json;
 use tools_core::PreImage;
-use tools_core::text::cap_list;
 use tools_core::{CallCtx, PreviewReport, ProposedFile, Section, WriteObserver};
 
 use crate::answer::format::Renderer;
@@ -51,8 +53,9 @@ use crate::diagnostics::state_diff::{DiagnosticState, FileChange, Transition, di
 use crate::servers::supervisor::ServerSupervisor;
 
 use crate::diagnostics::baseline::{Before, pull_open, state_before, within_workspace};
-use crate::diagnostics::findings::{Findings, render};
+use crate::diagnostics::findings::Findings;
 use crate::diagnostics::grouping::{by_server, display};
+use crate::diagnostics::late::{PendingWrite, late_block};
 use crate::diagnostics::pages::WriteLists;
 use crate::diagnostics::preview::predict;
 use crate::diagnostics::report::{Change, Parts, render_report};
@@ -60,27 +63,6 @@ use crate::diagnostics::report::{Change, Parts, render_report};
 pub use crate::diagnostics::baseline::ON_WRITE_FILES;
 pub use crate::diagnostics::findings::{GONE_CAP, ON_WRITE_CAP};
 pub use crate::diagnostics::ledger::{LedgerKey, LedgerUpdate, ledger_key};
-
-/// A write whose server had not settled when its result was given.
-#[derive(Debug, Clone)]
-struct PendingWrite {
-    /// The write's number in this run.
-    number: u64,
-    /// The files it wrote, for naming it.
-    label: String,
-    /// The server process it waited on.
-    pid: i32,
-    /// The state its result was computed from.
-    after: DiagnosticState,
-    /// With the server's first analysis unfinished before the write, the files it
-    /// touched: late arrivals in every other file are baseline, not the write's.
-    only_touched: Option<Vec<PathBuf>>,
-    /// What its settle was still waiting for: the next write's state before waits for it.
-    goal: SettleGoal,
-    /// Whether its own state before was settled: a server that did not settle before it
-    /// either (hung, or buried in work) is not waited for at length again.
-    before_settled: bool,
-}
 
 /// The diagnostics-on-write observer.
 pub struct DiagnosticsOnWrite {
@@ -224,10 +206,7 @@ impl DiagnosticsOnWrite {
             &client,
             &paths,
             pre_images,
-            earlier
-                .as_ref()
-                .filter(|e| e.before_settled)
-                .map(|e| (e.number, &e.goal)),
+            earlier.as_ref().and_then(PendingWrite::wait_for),
         )
         .await;
         notes.extend(before_notes);
@@ -358,7 +337,10 @@ impl WriteObserver for DiagnosticsOnWrite {
     async fn preview(&self, ctx: &CallCtx, proposed: &[ProposedFile]) -> PreviewReport {
         // A copy of the run's ledger, taken once the servers have answered, judges the
         // prediction without recording it.
-        predict(&self.sup, || self.ledger().clone(), ctx, proposed).await
+        // The run's pending writes, as they are now: the preview waits for them and leaves
+        // them pending (their late arrivals are named again by the next write).
+        let pending = self.pending_map().clone();
+        predict(&self.sup, &pending, || self.ledger().clone(), ctx, proposed).await
     }
 
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
@@ -403,47 +385,12 @@ impl WriteObserver for DiagnosticsOnWrite {
         for o in &observed {
             notes.extend(o.notes.iter().cloned());
             let mut r = Renderer::new(ctx.run.root(), o.client.encoding);
-            if let Some((earlier, now)) = &o.late {
-                let baseline: Vec<PathBuf> = match &earlier.only_touched {
-                    Some(touched) => now
-                        .keys()
-                        .filter(|p| !touched.contains(p))
-                        .cloned()
-                        .collect(),
-                    None => Vec::new(),
-                };
-                let changes = diff_states(
-                    &mut self.ledger(),
-                    Transition {
-                        before: &earlier.after,
-                        after: now,
-                        touched: &[],
-                        deleted: &[],
-                        baseline: &baseline,
-                        before_settled: true,
-                    },
-                );
-                let mut lines = Vec::new();
-                for ch in &changes {
-                    for d in &ch.new {
-                        let (l, j) = render(&mut r, &ch.path, d);
-                        lines.push(l);
-                        late_json.push(json!({"write": earlier.number, "diagnostic": j}));
-                    }
-                }
-                let gone: usize = changes.iter().map(|c| c.gone.len()).sum();
-                if !lines.is_empty() || gone > 0 {
-                    let mut block = vec![format!(
-                        "Late diagnostics of the earlier write #{} ({}), still pending when its result was given — caused by that write, not this one: {} new, {gone} gone.",
-                        earlier.number,
-                        earlier.label,
-                        lines.len()
-                    )];
-                    let capped = cap_list(lines, ON_WRITE_CAP);
-                    block.extend(capped.shown.iter().cloned());
-                    block.extend(capped.more_line());
-                    late_blocks.push(block.join("\n"));
-                }
+            if let Some((earlier, now)) = &o.late
+                && let Some((block, structured)) =
+                    late_block(&mut self.ledger(), &mut r, earlier, now)
+            {
+                late_blocks.push(block);
+                late_json.extend(structured);
             }
             let changes: Vec<FileChange> = diff_states(
                 &mut self.ledger(),

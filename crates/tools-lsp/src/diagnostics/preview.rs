@@ -3,7 +3,11 @@
 //! Per server, holding its observation lock (a write's observation of the same server
 //! waits, and so does another preview):
 //! 1. The settled state before, exactly as a write takes it (external changes, importers
-//!    opened as baseline observers, the same settle rules).
+//!    opened as baseline observers, the same settle rules) — including, when an earlier
+//!    write's result was given before the server had settled on it, the wait for what that
+//!    write was still waiting for (bounded by `index_wait_ms`, said first when the bound is
+//!    hit): its late arrivals are that write's, never part of the prediction. The preview
+//!    shows them as that write's; they stay pending, so the next write names them again.
 //! 2. The proposed texts go to the server as *unsaved* changes: `didChange` for open
 //!    documents, `didOpen` for the others; no `didSave`, and the disk is never touched.
 //!    The server settles again with the same rules; pull servers are pulled.
@@ -37,6 +41,7 @@ use crate::diagnostics::baseline::{
 };
 use crate::diagnostics::findings::Findings;
 use crate::diagnostics::grouping::{by_server, display};
+use crate::diagnostics::late::{PendingWrite, late_block};
 use crate::diagnostics::ledger::DiagnosticsLedger;
 use crate::diagnostics::report::{Change, Parts, render_report};
 use crate::diagnostics::settle::{SettleGoal, checks_on_save, settle};
@@ -46,6 +51,8 @@ use crate::servers::supervisor::ServerSupervisor;
 /// What one server showed of one proposed change.
 struct Predicted {
     client: Arc<LspClient>,
+    /// An earlier write's late arrivals: that write and the state they arrived in.
+    late: Option<(PendingWrite, DiagnosticState)>,
     before: DiagnosticState,
     before_settled: bool,
     observers: Vec<PathBuf>,
@@ -58,9 +65,12 @@ struct Predicted {
 /// The [`tools_core::WriteObserver::preview`] of diagnostics on write.
 ///
 /// `ledger_copy` gives a copy of the run's ledger; it is asked once the servers have
-/// answered, so the prediction is judged against the ledger as it is then.
+/// answered, so the prediction is judged against the ledger as it is then. `pending` holds
+/// the run's writes whose servers had not settled when their results were given, by
+/// (language, root): the state before waits for them first.
 pub(crate) async fn predict(
     sup: &Arc<ServerSupervisor>,
+    pending: &HashMap<(String, PathBuf), PendingWrite>,
     ledger_copy: impl FnOnce() -> DiagnosticsLedger,
     ctx: &CallCtx,
     proposed: &[ProposedFile],
@@ -131,7 +141,11 @@ pub(crate) async fn predict(
             .filter(|f| paths.contains(&f.path))
             .cloned()
             .collect();
-        preview_on(Arc::clone(sup), client, mine)
+        let earlier = pending
+            .get(&(client.language.clone(), client.root.clone()))
+            .filter(|e| e.pid == client.pid())
+            .cloned();
+        preview_on(Arc::clone(sup), client, mine, earlier)
     });
     let predicted: Vec<Predicted> = futures::future::join_all(runs)
         .await
@@ -142,12 +156,20 @@ pub(crate) async fn predict(
     let mut ledger = ledger_copy();
     let mut findings = Findings::default();
     let mut pending_json = Vec::new();
+    let mut late_blocks = Vec::new();
+    let mut late_json = Vec::new();
     // Several servers (a type checker and its linter): each finding says which one, as a
     // write's result does.
     let several = predicted.len() > 1;
     for p in &predicted {
         notes.extend(p.notes.iter().cloned());
         let mut r = Renderer::new(ctx.run.root(), p.client.encoding);
+        if let Some((earlier, now)) = &p.late
+            && let Some((block, structured)) = late_block(&mut ledger, &mut r, earlier, now)
+        {
+            late_blocks.push(block);
+            late_json.extend(structured);
+        }
         let changes = diff_states(
             &mut ledger,
             Transition {
@@ -175,7 +197,7 @@ pub(crate) async fn predict(
         findings,
         written: &written,
         notes: &notes,
-        late_blocks: Vec::new(),
+        late_blocks,
         settled: predicted.iter().all(|p| p.pending.is_none()),
         display: &|p: &Path| display(sup, p),
     });
@@ -184,6 +206,7 @@ pub(crate) async fn predict(
     structured["preview"] = json!(true);
     structured["servers"] = json!(servers);
     structured["pending"] = json!(pending_json);
+    structured["late"] = json!(late_json);
     structured["notes"] = json!(notes);
     report
         .sections
@@ -191,12 +214,13 @@ pub(crate) async fn predict(
     report
 }
 
-/// Steps 1–4 of the module doc on one server, as a task of its own. `None` only when
-/// the task itself failed.
+/// Steps 1–4 of the module doc on one server, as a task of its own; `earlier` is the
+/// run's write to it still pending, if any. `None` only when the task itself failed.
 async fn preview_on(
     sup: Arc<ServerSupervisor>,
     client: Arc<LspClient>,
     files: Vec<ProposedFile>,
+    earlier: Option<PendingWrite>,
 ) -> Option<Predicted> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
@@ -211,7 +235,15 @@ async fn preview_on(
             mut observers,
             open_importers,
             mut notes,
-        } = state_before(&sup, &client, &paths, &disk_texts(&paths), None).await;
+        } = state_before(
+            &sup,
+            &client,
+            &paths,
+            &disk_texts(&paths),
+            earlier.as_ref().and_then(PendingWrite::wait_for),
+        )
+        .await;
+        let late = earlier.map(|e| (e, before.clone()));
         for p in &paths {
             if !client.is_open(p).await {
                 before.remove(p);
@@ -269,6 +301,7 @@ async fn preview_on(
         // 3. The answer goes out now; the restore follows.
         let _ = tx.send(Predicted {
             client: Arc::clone(&client),
+            late,
             before,
             before_settled,
             observers,

@@ -19,6 +19,7 @@ mod noisy_typescript;
 mod on_write;
 mod outline_shape;
 mod preview;
+mod preview_pending;
 mod project_c;
 mod project_check_ruff;
 mod project_go;

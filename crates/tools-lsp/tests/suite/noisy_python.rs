@@ -171,7 +171,7 @@ async fn ten_break_fix_cycles_on_a_noisy_package_attribute_exactly() {
 
 /// The late block of a write's section — the earlier write it names, that write's
 /// diagnostic lines in it and how many it says are gone — if there is one.
-fn late_block(section: &str) -> Option<(u64, BTreeSet<String>, usize)> {
+pub fn late_block(section: &str) -> Option<(u64, BTreeSet<String>, usize)> {
     let mut lines = section
         .lines()
         .skip_while(|l| !l.starts_with("Late diagnostics of the earlier write #"));
