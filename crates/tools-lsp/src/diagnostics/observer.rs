@@ -364,7 +364,28 @@ impl WriteObserver for DiagnosticsOnWrite {
         uniq.truncate(ON_WRITE_FILES);
         // Other runs sharing a server leave these files to this observation.
         let claim = self.sup.claim_write(&uniq);
+        let written = uniq.clone();
         let (groups, mut notes) = by_server(&self.sup, uniq).await;
+        // A server reads the files of another language it depends on from the disk (the
+        // Vue server, the `.ts` module a component imports): it hears they changed before
+        // its own files are synced, or it reports breaks that the write fixed.
+        for (c, paths) in &groups {
+            let mut elsewhere = Vec::new();
+            for p in written
+                .iter()
+                .filter(|p| !paths.contains(p) && p.starts_with(&c.root))
+            {
+                if !c.is_open(p).await {
+                    let kind = if p.exists() {
+                        FileChangeType::CHANGED
+                    } else {
+                        FileChangeType::DELETED
+                    };
+                    elsewhere.push((p.clone(), kind));
+                }
+            }
+            let _ = c.files_changed(&elsewhere).await;
+        }
         // Several servers on one write: each finding says which one reported it.
         let several = groups.len() > 1;
         if groups.is_empty() && notes.is_empty() {
