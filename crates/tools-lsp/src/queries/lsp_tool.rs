@@ -377,6 +377,7 @@ impl LspTool {
                         let mut out = locations_answer(
                             action,
                             &p,
+                            sup,
                             (a.offset, a.max_results),
                             self.budget(),
                             ctx,
@@ -506,16 +507,13 @@ fn here(r: &Renderer, p: &Prepared) -> String {
     )
 }
 
-/// Answers a location query (definition-like or references) with a page of locations.
-async fn locations_answer(
+/// The locations `action` asks `p`'s server for, and what they are, in words.
+async fn ask_locations(
     action: LspAction,
     p: &Prepared,
-    (offset, max_results): (Option<usize>, Option<usize>),
-    budget_bytes: usize,
-    ctx: &CallCtx,
-) -> Result<ToolOutput, ToolError> {
-    let root = ctx.run.root();
-    let (what, locs) = match action {
+    root: &Path,
+) -> Result<(&'static str, Vec<Location>), ToolError> {
+    Ok(match action {
         LspAction::Definition => (GotoDefinition::WHAT, goto::<GotoDefinition>(p, root).await?),
         LspAction::Declaration => (
             GotoDeclaration::WHAT,
@@ -530,7 +528,28 @@ async fn locations_answer(
             goto::<GotoImplementation>(p, root).await?,
         ),
         _ => ("reference", references(p).await?),
-    };
+    })
+}
+
+/// Answers a location query (definition-like or references) with a page of locations,
+/// merged from every server that reads the file's project (a `.ts` file's uses in `.vue`
+/// components come from the tsserver that carries the Vue plugin).
+async fn locations_answer(
+    action: LspAction,
+    p: &Prepared,
+    sup: &ServerSupervisor,
+    (offset, max_results): (Option<usize>, Option<usize>),
+    budget_bytes: usize,
+    ctx: &CallCtx,
+) -> Result<ToolOutput, ToolError> {
+    let root = ctx.run.root();
+    let (what, locs) = ask_locations(action, p, root).await?;
+    let owned_root = root.to_path_buf();
+    let (locs, asked, mut leads) = crate::queries::co_servers::merged(sup, p, locs, |q| {
+        let root = owned_root.clone();
+        Box::pin(async move { ask_locations(action, q, &root).await.map(|(_, l)| l) })
+    })
+    .await;
     let c = &p.client;
     let mut r = Renderer::new(root, c.encoding);
     let here = here(&r, p);
@@ -540,11 +559,14 @@ async fn locations_answer(
     } else {
         query::indexing_caveat(c)
     };
+    leads.splice(0..0, caveat);
+    let caveat = (!leads.is_empty()).then(|| leads.join("\n"));
     let first = caveat.map(|c| format!("{c}\n")).unwrap_or_default();
     if locs.is_empty() {
         return Ok(
-            ToolOutput::text(format!("{first}no {what} found for {here}"))
-                .with_structured(json!({"locations": [], "total": 0, "final": first.is_empty()})),
+            ToolOutput::text(format!("{first}no {what} found for {here}")).with_structured(
+                json!({"locations": [], "total": 0, "final": first.is_empty(), "servers": asked}),
+            ),
         );
     }
     let default_max = if action == LspAction::References {
@@ -568,8 +590,9 @@ async fn locations_answer(
         .map(|p| p.json())
         .collect();
     let paging = page.json();
-    Ok(ToolOutput::text(page.text)
-        .with_structured(json!({"locations": items, "total": total, "page": paging})))
+    Ok(ToolOutput::text(page.text).with_structured(
+        json!({"locations": items, "total": total, "page": paging, "servers": asked}),
+    ))
 }
 
 /// Signature and documentation at the symbol.

@@ -2,13 +2,14 @@
 //! is prepared once — the file synced, the position found from a symbol on a line (`query`)
 //! — then answered: definitions and references, hover (`hover`), a file's outline
 //! (`outline`, cut to its shape when big: `outline_shape`), call and type hierarchies (`hierarchy`), workspace symbols
-//! (`workspace_symbols`), the servers' status (`status_view`), and diagnostics through
+//! (`workspace_symbols`), answers merged from every server of a file (`co_servers`), the servers' status (`status_view`), and diagnostics through
 //! `diagnostics` and `checkers`.
 //!
 //! It promises read-only answers sized to the answer budget, first entries first, each cut
 //! saying how to get the rest. It may use `diagnostics`, `checkers`, `servers`, `client`,
 //! `answer` and `error`; never the rename.
 
+pub(crate) mod co_servers;
 pub(crate) mod hierarchy;
 pub(crate) mod hover;
 pub(crate) mod lsp_tool;

@@ -4,7 +4,8 @@
 //! a file's language and its project root (`discover`, `roots`), opening one file of every
 //! project before a workspace-wide question (`projects`), whether a diagnostics-only
 //! companion is wanted (`companion_config`), what an untrusted run keeps a server from seeing
-//! (`trust_limits`), per-server state folders
+//! (`trust_limits`), the tsserver that reads single-file components (`framework_tsserver`),
+//! per-server state folders
 //! (`state_dir`), and the supervisor that starts one client per (language, root), restarts
 //! it after a crash and shuts it down with the run (`supervisor`), or takes it from a pool
 //! of servers shared by the runs of one process (`pool`).
@@ -20,6 +21,7 @@ pub(crate) mod companion_config;
 pub mod config;
 pub(crate) mod discover;
 mod first_need;
+pub(crate) mod framework_tsserver;
 pub(crate) mod java_runtime;
 pub mod pool;
 pub(crate) mod projects;
