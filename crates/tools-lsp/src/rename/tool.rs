@@ -279,6 +279,16 @@ impl Tool for LspRenameTool {
         let extra =
             crate::rename::references::cover_references(run, c, &p, &a.new_name, &mut edit).await?;
         lap("references before");
+        // Uses in files only another server reads (`.vue` components) join the same edit.
+        let co = crate::queries::co_servers::union_rename(
+            &self.sup,
+            run,
+            &p,
+            &a.new_name,
+            &here,
+            &mut edit,
+        )
+        .await?;
         let plan = plan_edit(run, c, &edit).await?;
         if plan.finals.is_empty() {
             return Err(ToolError::rejected(format!(
@@ -295,11 +305,12 @@ impl Tool for LspRenameTool {
         // The files are reported as touched: the diagnostics-on-write observer tells the
         // server about them once, after all are written, and waits for one settled state.
         let total: usize = plan.edits.values().sum();
-        let mut lines = vec![format!(
+        let mut lines = co.missing.clone();
+        lines.push(format!(
             "renamed {here} to `{}`: {total} edit(s) in {} file(s)",
             a.new_name,
             plan.finals.len()
-        )];
+        ));
         let mut files = Vec::new();
         for path in plan.finals.keys() {
             let disp = run.workspace().display(path);
@@ -319,6 +330,15 @@ impl Tool for LspRenameTool {
                 extra.added.len(),
                 c.server,
                 extra.added.join(", ")
+            ));
+        }
+        if !co.added.is_empty() {
+            lines.push(format!(
+                "{} of those edit(s) come from {}, which reads files {} does not: {}",
+                co.added.len(),
+                co.servers.join(", "),
+                c.server,
+                co.added.join(", ")
             ));
         }
         let touched: Vec<PathBuf> = plan.finals.keys().cloned().collect();
@@ -352,7 +372,8 @@ impl Tool for LspRenameTool {
         lines.push(line);
         let mut out = ToolOutput::text(lines.join("\n"))
             .with_structured(json!({"edits": total, "files": files,
-                "added_references": extra.added, "checked_after_writing": verified_json}))
+                "added_references": extra.added, "checked_after_writing": verified_json,
+                "merged_from": co.servers, "merged_edits": co.added}))
             .with_touched(touched);
         out.sections = sections;
         Ok(out)
