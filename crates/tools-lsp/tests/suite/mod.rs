@@ -13,6 +13,7 @@ mod first_line_limits;
 mod first_write;
 mod go;
 mod hierarchy;
+mod mixed_vue;
 mod noisy_go;
 mod noisy_python;
 mod noisy_typescript;

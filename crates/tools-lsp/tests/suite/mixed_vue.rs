@@ -1,0 +1,163 @@
+//! A Vue 3 app whose composables are used from `.ts` files and from `.vue` components: a
+//! `.ts` file's own tsserver never reads the components, so references, definitions and
+//! renames also ask the tsserver that carries `@vue/typescript-plugin`, and merge. One run
+//! (its servers started once) goes through: a rename the two servers of a `.vue` file edit
+//! differently, refused with nothing changed; references from the `.ts` definition naming
+//! every `.vue` use by path:line; a definition from a component; a rename that edits every
+//! `.ts` and `.vue` use, after which `vue-tsc --noEmit` passes.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use tools_core::testing::require_binary;
+
+use super::Project;
+
+const CONFIG: &str = "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n";
+const FILES: &[&str] = &[
+    "src/components/Badge.vue",
+    "src/components/Clicker.vue",
+    "src/components/Total.vue",
+    "src/composables/counter.ts",
+    "src/composables/label.ts",
+    "src/main.ts",
+];
+
+/// The `vue` package installed beside `vue-tsc`, linked into the project as its
+/// dependency (vue-tsc and the plugin read Vue's types from the project).
+fn link_vue(p: &Project, vue_tsc: &std::path::Path) {
+    let real = vue_tsc.canonicalize().unwrap();
+    let modules: PathBuf = real
+        .ancestors()
+        .find(|d| d.file_name().is_some_and(|n| n == "node_modules"))
+        .unwrap()
+        .to_path_buf();
+    let vue = modules.join("vue");
+    assert!(vue.join("package.json").is_file(), "no vue beside {real:?}");
+    std::fs::create_dir_all(p.root().join("node_modules")).unwrap();
+    std::os::unix::fs::symlink(&vue, p.root().join("node_modules/vue")).unwrap();
+}
+
+fn vue_tsc(p: &Project, program: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(program)
+        .args(["--noEmit", "-p", "."])
+        .current_dir(p.root())
+        .output()
+        .unwrap()
+}
+
+/// The answer from its head line on: a server still loading may lead it with a
+/// "(not final: …)" line, which says so and is the only thing allowed before the head.
+fn from_head<'a>(text: &'a str, head: &str) -> &'a str {
+    let at = text
+        .find(head)
+        .unwrap_or_else(|| panic!("no {head:?} in:\n{text}"));
+    for lead in text[..at].lines() {
+        assert!(lead.starts_with("(not final: "), "{text}");
+    }
+    &text[at..]
+}
+
+/// Every `path:line` the located answer lists, in its order.
+fn places(text: &str) -> Vec<String> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|loc| {
+            loc.rsplit_once(':')
+                .map_or(loc, |(place, _)| place)
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn vue_uses_are_found_and_renamed_from_the_ts_definition() {
+    if require_binary("typescript-language-server", "typescript-language-server").is_none()
+        || require_binary("@vue/language-server", "vue-language-server").is_none()
+    {
+        return;
+    }
+    let Some(vue_tsc_program) = require_binary("vue-tsc", "vue-tsc") else {
+        return;
+    };
+    let p = Project::from_fixture("vue_app", CONFIG);
+    link_vue(&p, &vue_tsc_program);
+    let before: Vec<String> = FILES.iter().map(|f| p.read(f)).collect();
+
+    // The Vue server gives a shorthand property its old name as a prefix
+    // (`{ text: shown }`), tsserver renames it in place: one range, two edits.
+    let refused = p
+        .call(
+            "lsp_rename",
+            json!({"file": "src/components/Badge.vue", "line": 4, "symbol": "text", "new_name": "caption"}),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("edit the same place of src/components/Badge.vue differently for renaming `text` at src/components/Badge.vue:4; nothing was changed"),
+        "{refused}"
+    );
+    let after: Vec<String> = FILES.iter().map(|f| p.read(f)).collect();
+    assert_eq!(after, before);
+
+    let refs = p
+        .ok(json!({"action": "references", "file": "src/composables/counter.ts", "line": 6, "symbol": "useCounter"}))
+        .await;
+    let refs = from_head(
+        &refs,
+        "7 reference(s) of `useCounter` at src/composables/counter.ts:6:\n",
+    );
+    assert_eq!(
+        places(refs),
+        [
+            "src/components/Clicker.vue:2",
+            "src/components/Clicker.vue:4",
+            "src/components/Total.vue:2",
+            "src/components/Total.vue:4",
+            "src/composables/counter.ts:6",
+            "src/main.ts:1",
+            "src/main.ts:3",
+        ],
+        "{refs}"
+    );
+
+    let def = p
+        .ok(json!({"action": "definition", "file": "src/components/Total.vue", "line": 4, "symbol": "useCounter"}))
+        .await;
+    let def = from_head(
+        &def,
+        "1 definition(s) of `useCounter` at src/components/Total.vue:4:\n",
+    );
+    assert_eq!(places(def), ["src/composables/counter.ts:6"], "{def}");
+
+    let out = p
+        .rename_cleanly("src/composables/counter.ts", 6, "useCounter", "useTally")
+        .await;
+    let mut lines = out.text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "renamed `useCounter` at src/composables/counter.ts:6 to `useTally`: 7 edit(s) in 4 file(s)"
+        ),
+        "{}",
+        out.text
+    );
+    for f in FILES {
+        let text = p.read(f);
+        assert!(!text.contains("useCounter"), "{f}:\n{text}");
+    }
+    assert_eq!(
+        p.read("src/components/Total.vue"),
+        before[2].replace("useCounter", "useTally")
+    );
+    let checked = vue_tsc(&p, &vue_tsc_program);
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    p.close_and_check().await;
+}
