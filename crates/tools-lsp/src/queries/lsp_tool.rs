@@ -554,14 +554,8 @@ async fn locations_answer(
     let mut r = Renderer::new(root, c.encoding);
     let here = here(&r, p);
     // Any answer given while the server still indexes may be partial: the first line says so.
-    let caveat = if p.ready {
-        None
-    } else {
-        query::indexing_caveat(c)
-    };
-    leads.splice(0..0, caveat);
-    let caveat = (!leads.is_empty()).then(|| leads.join("\n"));
-    let first = caveat.map(|c| format!("{c}\n")).unwrap_or_default();
+    leads.splice(0..0, query::indexing_caveat(c).filter(|_| !p.ready));
+    let first: String = leads.iter().map(|l| format!("{l}\n")).collect();
     if locs.is_empty() {
         return Ok(
             ToolOutput::text(format!("{first}no {what} found for {here}")).with_structured(
