@@ -161,3 +161,43 @@ async fn vue_uses_are_found_and_renamed_from_the_ts_definition() {
     );
     p.close_and_check().await;
 }
+
+/// With a TypeScript server that is not given tsserver plugins (vtsls configured in its
+/// place), a `.ts` file's references still answer, and the first line says the `.vue`
+/// files were not searched and why.
+#[tokio::test]
+async fn without_a_plugin_host_the_answer_says_vue_files_were_not_searched() {
+    if require_binary("@vtsls/language-server", "vtsls").is_none() {
+        return;
+    }
+    let config = format!("{CONFIG}[lsp.servers.typescript]\ncommand = [\"vtsls\", \"--stdio\"]\n");
+    let p = Project::from_fixture("vue_app", &config);
+    let refs = p
+        .ok(json!({"action": "references", "file": "src/main.ts", "line": 3, "symbol": "useCounter"}))
+        .await;
+    let head = "3 reference(s) of `useCounter` at src/main.ts:3:\n";
+    let at = refs
+        .find(head)
+        .unwrap_or_else(|| panic!("no head in:\n{refs}"));
+    let leads: Vec<&str> = refs[..at]
+        .lines()
+        .filter(|l| !l.starts_with("(not final: "))
+        .collect();
+    assert_eq!(
+        leads,
+        [
+            "(.vue files were not searched: the TypeScript server here is vtsls, and only typescript-language-server is given the frameworks' tsserver plugins)"
+        ],
+        "{refs}"
+    );
+    assert_eq!(
+        places(&refs[at..]),
+        [
+            "src/composables/counter.ts:6",
+            "src/main.ts:1",
+            "src/main.ts:3"
+        ],
+        "{refs}"
+    );
+    p.close_and_check().await;
+}
