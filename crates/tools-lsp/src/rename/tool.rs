@@ -289,6 +289,19 @@ impl Tool for LspRenameTool {
             &mut edit,
         )
         .await?;
+        // Each of them is held to its references too, before and after writing.
+        let mut co_before = Vec::new();
+        for q in &co.prepared {
+            let more = crate::rename::references::cover_references(
+                run,
+                &q.client,
+                q,
+                &a.new_name,
+                &mut edit,
+            )
+            .await?;
+            co_before.push(more.before);
+        }
         let plan = plan_edit(run, c, &edit).await?;
         if plan.finals.is_empty() {
             return Err(ToolError::rejected(format!(
@@ -370,10 +383,32 @@ impl Tool for LspRenameTool {
         let (line, verified_json) =
             describe_check(run, &c.server, &a.new_name, extra.before.as_ref(), verified);
         lines.push(line);
+        let mut co_checks = Vec::new();
+        for (q, before) in co.prepared.iter().zip(&co_before) {
+            let verified = match before {
+                Some(b) => Some(
+                    crate::rename::check::verify_rename(
+                        run.workspace(),
+                        &q.client,
+                        &touched,
+                        &edit,
+                        b,
+                        &q.doc.text,
+                    )
+                    .await,
+                ),
+                None => None,
+            };
+            let who = format!("{} ({})", q.client.server, q.client.language);
+            let (line, json) = describe_check(run, &who, &a.new_name, before.as_ref(), verified);
+            lines.push(line);
+            co_checks.push(json);
+        }
         let mut out = ToolOutput::text(lines.join("\n"))
             .with_structured(json!({"edits": total, "files": files,
                 "added_references": extra.added, "checked_after_writing": verified_json,
-                "merged_from": co.servers, "merged_edits": co.added}))
+                "merged_from": co.servers, "merged_edits": co.added,
+                "merged_checked_after_writing": co_checks}))
             .with_touched(touched);
         out.sections = sections;
         Ok(out)
