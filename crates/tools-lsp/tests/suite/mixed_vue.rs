@@ -144,6 +144,17 @@ async fn vue_uses_are_found_and_renamed_from_the_ts_definition() {
         "{}",
         out.text
     );
+    assert_eq!(
+        lines.next(),
+        Some("  src/components/Clicker.vue: 2 edit(s)"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.ends_with("\nchecked after writing: typescript-language-server (typescript+vue) links all 7 reference(s) of `useCounter` from before to `useTally`"),
+        "{}",
+        out.text
+    );
     for f in FILES {
         let text = p.read(f);
         assert!(!text.contains("useCounter"), "{f}:\n{text}");
