@@ -3,14 +3,14 @@
 //! per server, workspace files only.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
 
 use tools_core::PreImage;
 
 use crate::client::LspClient;
 use crate::diagnostics::dependents::{open_before_write, open_importers, open_users};
-use crate::diagnostics::settle::{SettleGoal, settle};
+use crate::diagnostics::settle::{SettleGoal, checks_on_save, settle};
 use crate::diagnostics::state_diff::DiagnosticState;
 use crate::servers::supervisor::ServerSupervisor;
 
@@ -113,8 +113,13 @@ pub(crate) async fn state_before(
     // A server whose first analysis did not end in time, or that could only be shown the
     // written text, has no state from before this change: what it reports about files
     // nobody changed is a baseline.
+    // A server that checks the project from the disk once it has loaded it (rust-analyzer's
+    // first `cargo check`) and was started after the write reached the disk checked the
+    // written text: the editor's old text does not reach that check.
+    let checked_written_disk =
+        first_analysis && checks_on_save(client) && started_after_write(client, paths, pre_images);
     let first_analysis_unfinished =
-        first_analysis && (pre_settled.is_err() || !before_write.complete);
+        first_analysis && (pre_settled.is_err() || !before_write.complete || checked_written_disk);
     let settled = pre_settled.is_ok() && !first_analysis_unfinished;
     match &pre_settled {
         Ok(()) => client.note_first_analysis_done(),
@@ -165,6 +170,34 @@ pub(crate) async fn state_before(
         observers,
         open_importers: importers.open,
         notes,
+    }
+}
+
+/// Whether `client` was started after one of `paths` was written: the file's text differs
+/// from its pre-image and was on the disk before the server's process began.
+fn started_after_write(
+    client: &LspClient,
+    paths: &[PathBuf],
+    pre_images: &HashMap<PathBuf, PreImage>,
+) -> bool {
+    let Some(started) = SystemTime::now().checked_sub(client.started.elapsed()) else {
+        return false;
+    };
+    paths.iter().any(|p| {
+        written(p, pre_images.get(p))
+            && std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .is_ok_and(|at| at <= started)
+    })
+}
+
+/// Whether the disk's `path` differs from its pre-image (a preview passes the disk's own).
+fn written(path: &Path, pre_image: Option<&PreImage>) -> bool {
+    let on_disk = std::fs::read(path).ok();
+    match pre_image {
+        Some(PreImage::Content(old)) => on_disk.as_ref() != Some(old),
+        Some(PreImage::Absent) => on_disk.is_some(),
+        None => false,
     }
 }
 

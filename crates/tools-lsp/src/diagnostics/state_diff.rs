@@ -84,7 +84,10 @@ pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<Fil
         let is_touched = touched.iter().any(|t| t == path);
         let observer = baseline.iter().any(|b| b == path);
         if observer || (was.is_none() && !is_touched && !is_deleted && !before_settled) {
-            ledger.first_seen(path, now);
+            // What the file had before this run's changes is unknown (`now` may already
+            // be this change's doing): nothing that appears later is taken for an old
+            // finding coming back.
+            ledger.first_seen(path, &[]);
             ledger.baseline(path, now);
             continue;
         }
