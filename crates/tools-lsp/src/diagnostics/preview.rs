@@ -402,6 +402,10 @@ async fn restore(
         );
     }
     if client.pulls_diagnostics() {
-        pull_open(client, &[]).await;
+        // The restored documents are pulled at the text just put back, not re-read: the
+        // disk may already hold a write made right after the answer (accepting the
+        // preview), which its own observation must still see as a change.
+        let restored: Vec<PathBuf> = previous.iter().map(|(p, _)| p.clone()).collect();
+        pull_open(client, &restored).await;
     }
 }
