@@ -14,6 +14,7 @@ mod first_write;
 mod go;
 mod hierarchy;
 mod mixed_vue;
+mod noisy_cargo;
 mod noisy_go;
 mod noisy_python;
 mod noisy_typescript;

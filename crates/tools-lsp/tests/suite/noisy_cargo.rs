@@ -1,0 +1,308 @@
+//! A Cargo workspace that already has warts, as real ones do: warnings in four crates
+//! (one only in a test module), a crate that does not build (`legacy`), a trait declared in
+//! one crate and implemented in another, and callers of `shapes::total` in two crates and
+//! their tests. What a write, a preview or a rename reports through rust-analyzer is held
+//! against `cargo check --workspace --tests --keep-going` over the same tree before and
+//! after it: every finding cargo adds is named, none it had before is.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use tools_core::testing::require_binary;
+
+use super::noisy_python::listed;
+use super::{Project, has, section};
+
+// rust-analyzer's checks build in the project's own tree, never in a build directory the
+// environment names (another project's).
+const CONFIG: &str = "[lsp]\nindex_wait_ms = 180000\ndiagnostics_wait_ms = 180000\n[lsp.servers.rust.settings.rust-analyzer.cargo]\ntargetDir = \"target/server\"\n";
+const SHAPES: &str = "crates/shapes/src/lib.rs";
+const TOTAL_OK: &str = "pub fn total(xs: &[u32]) -> u32 {\n    xs.iter().sum()\n}";
+const TOTAL_BROKEN: &str =
+    "pub fn total(xs: &[u32], scale: u32) -> u32 {\n    xs.iter().sum::<u32>() * scale\n}";
+
+fn rust_analyzer_works() -> bool {
+    // `~/.cargo/bin/rust-analyzer` may be a rustup proxy without the component behind it.
+    require_binary("rust-analyzer", "rust-analyzer").is_some()
+        && std::process::Command::new("rust-analyzer")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+}
+
+/// `cargo check --workspace --tests --keep-going` over the project: every error and
+/// warning with a place, as the lines a write's result prints them
+/// (`path:line:col severity [code] message`).
+fn cargo_check(root: &Path) -> BTreeSet<String> {
+    let out = std::process::Command::new("cargo")
+        .args([
+            "check",
+            "--workspace",
+            "--tests",
+            "--keep-going",
+            "--offline",
+            "--message-format=json",
+        ])
+        .current_dir(root)
+        // The checker's own build directory: the server's check must not find its work done.
+        .env("CARGO_TARGET_DIR", root.join("target/checker"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-message")
+        .filter_map(|m| {
+            let msg = &m["message"];
+            let level = msg["level"].as_str()?;
+            if !matches!(level, "error" | "warning") {
+                return None;
+            }
+            let span = msg["spans"]
+                .as_array()?
+                .iter()
+                .find(|s| s["is_primary"] == true)?;
+            let code = msg["code"]["code"]
+                .as_str()
+                .map(|c| format!(" [{c}]"))
+                .unwrap_or_default();
+            Some(format!(
+                "{}:{}:{} {level}{code} {}",
+                span["file_name"].as_str()?,
+                span["line_start"],
+                span["column_start"],
+                msg["message"].as_str()?.lines().next()?
+            ))
+        })
+        .collect()
+}
+
+/// A result's lines without the mark of a message longer than its first line.
+fn shown(section: &str) -> BTreeSet<String> {
+    listed(section)
+        .into_iter()
+        .map(|l| l.trim_end_matches(" …").to_string())
+        .collect()
+}
+
+/// What `cargo check` adds when the project's `total` takes a second parameter: the four
+/// calls in `forms` and `report` (one in `report`'s tests); `cli`, whose dependencies then
+/// fail, is not checked.
+fn what_the_break_adds(p: &Project) -> (String, String, BTreeSet<String>) {
+    let (ok, broken, added, _) = what_the_break_changes(p);
+    (ok, broken, added)
+}
+
+/// [`what_the_break_adds`], and what `cargo check` says the fix adds back over the broken
+/// tree: the warnings of `report`, which rustc does not give for a crate that fails.
+fn what_the_break_changes(p: &Project) -> (String, String, BTreeSet<String>, BTreeSet<String>) {
+    let root = p.root();
+    let before = cargo_check(&root);
+    assert_eq!(before, warts(), "the fixture's warts");
+    let ok = p.read(SHAPES);
+    let broken = ok.replace(TOTAL_OK, TOTAL_BROKEN);
+    assert_ne!(ok, broken);
+    p.write(SHAPES, &broken);
+    let after = cargo_check(&root);
+    p.write(SHAPES, &ok);
+    let added: BTreeSet<String> = after.difference(&before).cloned().collect();
+    assert_eq!(added.len(), 4, "{added:#?}");
+    let back: BTreeSet<String> = before.difference(&after).cloned().collect();
+    (ok, broken, added, back)
+}
+
+/// What `cargo check` reports on the fixture as it is.
+fn warts() -> BTreeSet<String> {
+    [
+        "crates/forms/src/lib.rs:4:5 warning [unused_imports] unused import: `std::collections::HashMap`",
+        "crates/legacy/src/lib.rs:4:24 error [E0308] mismatched types",
+        "crates/report/src/lib.rs:13:9 warning [unused_variables] unused variable: `width`",
+        "crates/report/src/lib.rs:23:13 warning [unused_variables] unused variable: `stale`",
+        "crates/shapes/src/lib.rs:14:4 warning [dead_code] function `rounding_mode` is never used",
+        "crates/shapes/src/lib.rs:15:9 warning [unused_variables] unused variable: `spare`",
+    ]
+    .map(String::from)
+    .into()
+}
+
+/// rust-analyzer's own check of the broken call sites (it needs no build): each call cargo
+/// names, at its argument list, and `cli`'s call, which cargo does not reach while the
+/// crates it depends on fail.
+fn own_check_of_the_break() -> BTreeSet<String> {
+    [
+        "crates/cli/src/main.rs:6:41 error [E0107] expected 2 arguments, found 1",
+        "crates/forms/src/lib.rs:26:26 error [E0107] expected 2 arguments, found 1",
+        "crates/report/src/lib.rs:8:17 error [E0107] expected 2 arguments, found 1",
+        "crates/report/src/lib.rs:14:33 error [E0107] expected 2 arguments, found 1",
+        "crates/report/src/lib.rs:24:33 error [E0107] expected 2 arguments, found 1",
+    ]
+    .map(String::from)
+    .into()
+}
+
+/// Everything a write of the break must name: what cargo adds, and rust-analyzer's own
+/// findings at the same calls.
+fn the_break(cargo_added: &BTreeSet<String>) -> BTreeSet<String> {
+    cargo_added
+        .union(&own_check_of_the_break())
+        .cloned()
+        .collect()
+}
+
+/// The fix's result: nothing new, and exactly the break's lines gone.
+#[track_caller]
+fn fixed(s: &str, broke: usize) {
+    assert!(
+        s.starts_with(&format!(
+            "no new diagnostics after this write.\n{broke} earlier diagnostic(s) are gone after this write:"
+        )),
+        "{s}"
+    );
+    assert!(!s.contains("Late"), "{s}");
+}
+
+#[tokio::test]
+async fn first_write_during_the_first_analysis_calls_nothing_old_new_and_says_why() {
+    if !rust_analyzer_works() {
+        return;
+    }
+    let p = Project::from_fixture("cargo_noisy", CONFIG);
+    let (ok, broken, added, back) = what_the_break_changes(&p);
+    assert_eq!(back.len(), 2, "{back:#?}");
+    let expected = the_break(&added);
+    // The write is the run's first call: rust-analyzer starts for it, with the written
+    // text already on the disk, and its first `cargo check` reads that text.
+    let s = section(p.write_tool(SHAPES, &broken).await);
+    let first = s.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "no state before this change — rust-analyzer started for it and read the written text from \
+         the disk: the diagnostics of files this change did not touch were taken as they are, not \
+         judged; ask `lsp` action `diagnostics` for a caller",
+        "{s}"
+    );
+    for line in shown(&s) {
+        assert!(expected.contains(&line), "{line} predates the write:\n{s}");
+    }
+    // Once that check is over, a caller's errors are there to be asked for…
+    let caller = p
+        .ok(json!({"action": "diagnostics", "file": "crates/forms/src/lib.rs"}))
+        .await;
+    has(
+        &caller,
+        "crates/forms/src/lib.rs:26:9 error [E0061] this function takes 2 arguments but 1 argument was supplied",
+    );
+    // …and from then on each write names exactly what cargo adds over the tree before it:
+    // a break its errors; a fix the warnings the break silenced (the run never saw the
+    // project before the first break, so it cannot tell them for old ones coming back).
+    for cycle in 0..2 {
+        let s = section(p.write_tool(SHAPES, &ok).await);
+        assert_eq!(shown(&s), back, "cycle {cycle} fix:\n{s}");
+        has(&s, "9 earlier diagnostic(s) are gone after this write:");
+        assert!(!s.contains("no state before"), "cycle {cycle} fix:\n{s}");
+        let s = section(p.write_tool(SHAPES, &broken).await);
+        assert_eq!(shown(&s), expected, "cycle {cycle} break:\n{s}");
+    }
+    p.write_tool(SHAPES, &ok).await;
+    assert_eq!(cargo_check(&p.root()), warts());
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn ten_break_fix_cycles_across_crates_attribute_exactly() {
+    if !rust_analyzer_works() {
+        return;
+    }
+    let p = Project::from_fixture("cargo_noisy", CONFIG);
+    let (ok, broken, added) = what_the_break_adds(&p);
+    let expected = the_break(&added);
+    // A query starts the server and waits for its first analysis.
+    p.ok(json!({"action": "hover", "file": SHAPES, "line": 10, "symbol": "total"}))
+        .await;
+    for cycle in 0..10 {
+        let s = section(p.write_tool(SHAPES, &broken).await);
+        assert_eq!(shown(&s), expected, "cycle {cycle} break:\n{s}");
+        has(&s, "9 new diagnostic(s) after this write:");
+        assert!(!s.contains("Late"), "cycle {cycle} break:\n{s}");
+        // The warnings of a crate that stops building go quiet with the break and come
+        // back with the fix: the fix never calls them new.
+        let s = section(p.write_tool(SHAPES, &ok).await);
+        fixed(&s, expected.len());
+    }
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn a_preview_after_queries_on_the_callers_predicts_the_break_and_the_write_reports_it() {
+    if !rust_analyzer_works() {
+        return;
+    }
+    let p = Project::from_fixture("cargo_noisy", CONFIG);
+    let (ok, broken, added) = what_the_break_adds(&p);
+    // Queries on the callers in all three crates and on the written file open them.
+    for (file, line) in [
+        ("crates/report/src/lib.rs", 8),
+        ("crates/forms/src/lib.rs", 26),
+        ("crates/cli/src/main.rs", 6),
+        (SHAPES, 10),
+    ] {
+        p.ok(json!({"action": "hover", "file": file, "line": line, "symbol": "total"}))
+            .await;
+    }
+    p.ok(json!({"action": "references", "file": SHAPES, "line": 10, "symbol": "total"}))
+        .await;
+    // Unsaved text reaches rust-analyzer's own check, not `cargo check`: the prediction
+    // is the former, and says the latter runs only on the write.
+    let pv = p.preview(SHAPES, &broken).await;
+    assert_eq!(shown(&pv.text), own_check_of_the_break(), "{}", pv.text);
+    has(
+        &pv.text,
+        "predicted: 5 new diagnostic(s) if this change is written:",
+    );
+    has(&pv.text, "cargo check");
+    // The prediction stayed out of the run's ledger: the write reports all of the break.
+    let written = p.accept(&pv.id).await.unwrap();
+    assert_eq!(shown(&written), the_break(&added), "{written}");
+    // The servers are back on the disk: the fix is previewed as taking the break back.
+    let pv = p.preview(SHAPES, &ok).await;
+    has(
+        &pv.text,
+        "predicted: no new diagnostics if this change is written.",
+    );
+    p.discard(&pv.id).await;
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn a_rename_of_a_trait_method_across_crates_reports_no_pre_existing_error() {
+    if !rust_analyzer_works() {
+        return;
+    }
+    let p = Project::from_fixture("cargo_noisy", CONFIG);
+    let before = cargo_check(&p.root());
+    assert_eq!(before, warts());
+    // The rename is the run's first call: the server starts for it. `area` is declared in
+    // `shapes`, implemented twice in `forms` and called in `report`.
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": SHAPES, "line": 6, "symbol": "area", "new_name": "surface"}),
+        )
+        .await
+        .unwrap();
+    has(&out.text, "edit(s) in 3 file(s)");
+    assert_eq!(
+        cargo_check(&p.root()),
+        before,
+        "the rename changed no finding"
+    );
+    let diags = out
+        .sections
+        .iter()
+        .find(|s| s.title == "diagnostics")
+        .map(|s| s.body.clone())
+        .unwrap_or_default();
+    assert_eq!(shown(&diags), BTreeSet::new(), "{}", out.full_text());
+    p.close_and_check().await;
+}
