@@ -1,13 +1,14 @@
 //! A Go module that already has errors, as real ones do: a package that does not build
 //! (`legacy`), a vet finding (`report`'s printf), and callers of `ledger.Total` in its own
-//! package, in two other packages and in `main`. What a write reports is held against
-//! gopls's own command line (`gopls check`, the type checker the server runs) over every
+//! package, in two other packages and in `main`. What a write, a preview or a rename
+//! reports is held against gopls's own command line (`gopls check`, the type checker the server runs) over every
 //! file before and after it, and every site `go build` and `go vet` add is among it.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
+use serde_json::json;
 use tools_core::testing::require_binary;
 
 use super::noisy_python::listed;
@@ -91,19 +92,19 @@ fn as_checked(line: &str) -> String {
     format!("{loc} {}", rest.trim_end_matches(" …"))
 }
 
-#[tokio::test]
-async fn a_break_on_a_go_module_with_errors_names_what_gopls_and_go_build_add() {
-    if require_binary("gopls", "gopls").is_none() || require_binary("go", "go").is_none() {
-        return;
-    }
-    let p = Project::from_fixture("go_noisy", CONFIG);
-    let root = p.root();
-    let before = gopls_check(&root);
+fn tools_installed() -> bool {
+    require_binary("gopls", "gopls").is_some() && require_binary("go", "go").is_some()
+}
+
+/// What `gopls check` says of the module before any change must show its warts, and
+/// `go build`/`go vet` exactly these two sites.
+fn warts(root: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
+    let before = gopls_check(root);
     assert!(
         before.contains("legacy/legacy.go:5:17 cannot use \"unlimited\" (untyped string constant) as int value in variable declaration"),
         "the fixture has warts: {before:#?}"
     );
-    let sites_before = go_build_and_vet(&root);
+    let sites_before = go_build_and_vet(root);
     assert_eq!(
         sites_before,
         BTreeSet::from([
@@ -111,11 +112,21 @@ async fn a_break_on_a_go_module_with_errors_names_what_gopls_and_go_build_add() 
             "report/report.go:18".to_string()
         ])
     );
+    (before, sites_before)
+}
+
+/// The file as it is, as broken (`Total` takes a second parameter), what `gopls check`
+/// adds when the break is on disk, and the `path:line` sites `go build`/`go vet` add; the
+/// file is put back before returning.
+fn what_the_break_adds(p: &Project) -> (String, String, BTreeSet<String>, BTreeSet<String>) {
+    let root = p.root();
+    let (before, sites_before) = warts(&root);
     let ok = p.read(TOTAL);
     let broken = ok.replace(
         "func Total(xs []int) int {",
         "func Total(xs []int, scale int) int {",
     );
+    assert_ne!(ok, broken);
     p.write(TOTAL, &broken);
     let expected: BTreeSet<String> = gopls_check(&root).difference(&before).cloned().collect();
     let sites: BTreeSet<String> = go_build_and_vet(&root)
@@ -126,23 +137,48 @@ async fn a_break_on_a_go_module_with_errors_names_what_gopls_and_go_build_add() 
     // Its own package twice, two other packages and main: six call sites.
     assert_eq!(expected.len(), 6, "{expected:#?}");
     assert!(!sites.is_empty());
+    (ok, broken, expected, sites)
+}
 
-    for cycle in 0..2 {
+/// A result's diagnostic lines as `gopls check` prints them.
+fn shown(section: &str) -> BTreeSet<String> {
+    listed(section).iter().map(|l| as_checked(l)).collect()
+}
+
+/// Whether every `path:line` site in `sites` is among `shown`.
+#[track_caller]
+fn covers_sites(shown: &BTreeSet<String>, sites: &BTreeSet<String>, s: &str) {
+    let lines: BTreeSet<String> = shown
+        .iter()
+        .map(|l| {
+            let loc = l.split(' ').next().unwrap();
+            loc.rsplit_once(':').unwrap().0.to_string()
+        })
+        .collect();
+    assert!(
+        sites.is_subset(&lines),
+        "go build/vet sites {sites:?} not in:\n{s}"
+    );
+}
+
+#[tokio::test]
+async fn first_write_during_the_first_analysis_then_ten_break_fix_cycles_name_what_gopls_and_go_build_add()
+ {
+    if !tools_installed() {
+        return;
+    }
+    let p = Project::from_fixture("go_noisy", CONFIG);
+    let (ok, broken, expected, sites) = what_the_break_adds(&p);
+    // Cycle 0's break is the run's first call: gopls starts for it and loads the module.
+    for cycle in 0..10 {
         let s = section(p.write_tool(TOTAL, &broken).await);
-        let shown: BTreeSet<String> = listed(&s).iter().map(|l| as_checked(l)).collect();
-        assert_eq!(shown, expected, "cycle {cycle}:\n{s}");
-        has(&s, "6 new diagnostic(s) after this write:");
-        let lines: BTreeSet<String> = shown
-            .iter()
-            .map(|l| {
-                let loc = l.split(' ').next().unwrap();
-                loc.rsplit_once(':').unwrap().0.to_string()
-            })
-            .collect();
+        let found = shown(&s);
+        assert_eq!(found, expected, "cycle {cycle}:\n{s}");
         assert!(
-            sites.is_subset(&lines),
-            "go build/vet sites {sites:?} not in:\n{s}"
+            s.starts_with("6 new diagnostic(s) after this write:"),
+            "cycle {cycle}:\n{s}"
         );
+        covers_sites(&found, &sites, &s);
         let s = section(p.write_tool(TOTAL, &ok).await);
         assert!(
             s.starts_with("no new diagnostics after this write.\n6 earlier diagnostic(s) are gone after this write:"),
@@ -150,5 +186,80 @@ async fn a_break_on_a_go_module_with_errors_names_what_gopls_and_go_build_add() 
         );
         assert!(!s.contains("Late"), "cycle {cycle} fix:\n{s}");
     }
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn a_preview_after_queries_on_the_callers_predicts_the_break_and_the_write_reports_it() {
+    if !tools_installed() {
+        return;
+    }
+    let p = Project::from_fixture("go_noisy", CONFIG);
+    let (ok, broken, expected, sites) = what_the_break_adds(&p);
+    // Queries on callers in three packages and on the written file open them.
+    for (file, line) in [
+        ("report/report.go", 12),
+        ("stats/stats.go", 11),
+        ("cmd/ledger/main.go", 13),
+        (TOTAL, 5),
+    ] {
+        p.ok(json!({"action": "hover", "file": file, "line": line, "symbol": "Total"}))
+            .await;
+    }
+    p.ok(json!({"action": "references", "file": TOTAL, "line": 5, "symbol": "Total"}))
+        .await;
+    let pv = p.preview(TOTAL, &broken).await;
+    assert_eq!(shown(&pv.text), expected, "{}", pv.text);
+    assert!(
+        pv.text
+            .starts_with("predicted: 6 new diagnostic(s) if this change is written:"),
+        "{}",
+        pv.text
+    );
+    // The prediction stayed out of the run's ledger: the write reports the same lines.
+    let written = p.accept(&pv.id).await.unwrap();
+    let found = shown(&written);
+    assert_eq!(found, expected, "{written}");
+    covers_sites(&found, &sites, &written);
+    // The server is back on the disk: a preview of the fix predicts them gone.
+    let pv = p.preview(TOTAL, &ok).await;
+    has(
+        &pv.text,
+        "predicted: no new diagnostics if this change is written.",
+    );
+    has(
+        &pv.text,
+        "predicted: 6 earlier diagnostic(s) would be gone:",
+    );
+    p.discard(&pv.id).await;
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn a_rename_across_packages_reports_no_pre_existing_error() {
+    if !tools_installed() {
+        return;
+    }
+    let p = Project::from_fixture("go_noisy", CONFIG);
+    let root = p.root();
+    let (before, sites_before) = warts(&root);
+    // The rename is the run's first call: the server starts for it.
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": TOTAL, "line": 5, "symbol": "Total", "new_name": "Sum"}),
+        )
+        .await
+        .unwrap();
+    has(&out.text, "edit(s) in 5 file(s)");
+    assert_eq!(gopls_check(&root), before, "the rename changed no finding");
+    assert_eq!(go_build_and_vet(&root), sites_before);
+    let diags = out
+        .sections
+        .iter()
+        .find(|s| s.title == "diagnostics")
+        .map(|s| s.body.clone())
+        .unwrap_or_default();
+    assert_eq!(listed(&diags), BTreeSet::new(), "{}", out.full_text());
     p.close_and_check().await;
 }
