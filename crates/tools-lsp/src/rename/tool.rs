@@ -205,6 +205,10 @@ impl Tool for LspRenameTool {
         };
         lap("server ready, symbol found");
         open_language_files(c, run).await;
+        // Opening the project's files may have closed this one (the client keeps at most
+        // `max_open_documents` open), and typescript-language-server answers nothing about
+        // a closed file ("Unexpected resource"): it is opened again, last.
+        c.sync_file(&p.path).await?;
         lap("language files opened, server ready again");
 
         let here = format!("`{}` at {}:{}", a.symbol, a.file, a.line);
