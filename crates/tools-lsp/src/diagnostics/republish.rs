@@ -56,8 +56,8 @@ pub fn rebuilds_open_includers(client: &LspClient) -> bool {
 
 /// Makes `publishes` (sure to come) and `likely` (may come) exact for a change just sent
 /// to `client`, by the server's rule; returns whether they now list every publish that will
-/// come. A server without a known rule, or a check that fails, leaves them as they were
-/// (and the answer is false).
+/// come. A server without a known rule leaves them as they were; a check that fails leaves
+/// that document where it was and adds the sure ones found (and the answer is false).
 pub async fn refine(
     client: &LspClient,
     publishes: &mut Vec<(PathBuf, i32)>,
@@ -70,6 +70,10 @@ pub async fn refine(
         return false;
     }
     let mut coming = Vec::new();
+    // A document tsserver could not be asked about (a check past its timeout: a big file's
+    // semantic check on a loaded machine) stays where the caller put it; the others are
+    // still known, so one slow file does not cost the sure publishes of the rest.
+    let mut exact = true;
     for path in client.open_paths().await {
         let Some(version) = client.open_version(&path).await else {
             continue;
@@ -82,16 +86,29 @@ pub async fn refine(
             Some(p) if !p.items.is_empty() => true,
             Some(_) => match tsserver_finds_any(client, &path).await {
                 Some(any) => any,
-                None => return false,
+                None => {
+                    exact = false;
+                    continue;
+                }
             },
         };
         if sure {
             coming.push((path, version));
         }
     }
-    *publishes = coming;
-    likely.clear();
-    true
+    if exact {
+        *publishes = coming;
+        likely.clear();
+        return true;
+    }
+    for (path, version) in coming {
+        likely.retain(|(p, _)| *p != path);
+        match publishes.iter_mut().find(|(p, _)| *p == path) {
+            Some(known) => known.1 = version,
+            None => publishes.push((path, version)),
+        }
+    }
+    false
 }
 
 /// Whether tsserver finds any diagnostic in `path` now; `None` when it cannot be asked.
