@@ -1,6 +1,7 @@
 //! Real published projects, as an agent meets them: one package per language (Python's
-//! click, Rust's mime, Go's go-cmp), downloaded from its registry by `cargo xtask setup` (named in `xtask/components/projects.toml`,
-//! unpacked under `.tools/projects`, never committed), copied whole into a temporary
+//! click, Rust's mime, Go's go-cmp, TypeScript's zod), downloaded from its registry by
+//! `cargo xtask setup` (named in `xtask/components/projects.toml`, unpacked under
+//! `.tools/projects`, never committed), copied whole into a temporary
 //! folder and driven through the public tool API. Each case asks a definition and expects
 //! its exact `path:line`, makes a breaking write and expects the exact diagnostic line of a
 //! real caller in another file, writes the original back and expects it gone, then renames
@@ -11,6 +12,7 @@
 mod go;
 mod python;
 mod rust;
+mod typescript;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
