@@ -250,6 +250,26 @@ pub fn cases() -> Vec<Case> {
                 "web/index.html:4:38 warning [unknownProperties] Unknown property: 'colr'",
             ),
         },
+        // Tailwind CSS's server on a page of a Tailwind 4 project (its stylesheet imports
+        // `tailwindcss`; the server builds it with the Tailwind it bundles).
+        Case {
+            component: "tailwindcss-language-server",
+            binaries: &["tailwindcss-language-server"],
+            servers: &["tailwindcss-language-server"],
+            config: "[lsp.servers.html]\ncommand = [\"tailwindcss-language-server\", \"--stdio\"]\n",
+            file: "web/tailwind/page.html",
+            hover: q(
+                5,
+                "text-red-500",
+                "  color: var(--color-red-500) /* oklch(63.7% 0.237 25.331) = #fb2c36 */;",
+            ),
+            definition: NotApplicable("the server has no definitions (no definitionProvider)"),
+            diagnostic: breaks(
+                "p-2 text-red-500",
+                "p-2 p-4 text-red-500",
+                "web/tailwind/page.html:5:16 warning [cssConflict] 'p-2' applies the same CSS properties as 'p-4'.",
+            ),
+        },
         Case {
             component: "vscode-css-language-server",
             binaries: &["vscode-css-language-server"],
