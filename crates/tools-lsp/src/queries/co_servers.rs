@@ -78,6 +78,10 @@ async fn prepared_for(
     client: Arc<LspClient>,
 ) -> Result<Prepared, ToolError> {
     let doc = query::synced(sup, &client, &p.path).await?;
+    // Its part is what the first server cannot see at all, so an answer from a project it
+    // has not loaded yet (tsserver's syntax-only answers, the file itself) is no part: it
+    // is waited for, up to the indexing bound, and the answer says if that ran out.
+    client.wait_ready().await;
     let pos = same_place(&p.doc.text, p.pos, p.client.encoding, client.encoding);
     let ready = !client.indexing();
     Ok(Prepared {
@@ -88,6 +92,13 @@ async fn prepared_for(
         symbol: p.symbol.clone(),
         ready,
     })
+}
+
+/// A co-server as answers name it: its program and the languages it was started for
+/// (`typescript-language-server (typescript+svelte)`), since it is often the same program
+/// as the file's own server.
+pub(crate) fn named(client: &LspClient) -> String {
+    format!("{} ({})", client.server, client.language)
 }
 
 /// `pos` (in `from`'s encoding) in the encoding `to`.
@@ -123,7 +134,7 @@ where
     let mut asked = vec![p.client.server.clone()];
     let mut leads = co.missing;
     for q in &co.prepared {
-        asked.push(q.client.server.clone());
+        asked.push(named(&q.client));
         match ask(q).await {
             Ok(more) => {
                 locs = merge_locations(locs, more);
@@ -132,7 +143,7 @@ where
             }
             Err(e) => leads.push(format!(
                 "({} was asked too and failed, so files only it reads may be missing: {e})",
-                q.client.server
+                named(&q.client)
             )),
         }
     }
@@ -201,7 +212,8 @@ pub(crate) async fn union_rename(
         if c.encoding != p.client.encoding {
             return Err(ToolError::rejected(format!(
                 "{} and {} count columns differently, so their edits for renaming {here} cannot be merged; nothing was changed",
-                p.client.server, c.server
+                p.client.server,
+                named(c)
             )));
         }
         let params = RenameParams {
@@ -225,13 +237,15 @@ pub(crate) async fn union_rename(
             Ok(None) => {
                 return Err(ToolError::rejected(format!(
                     "{} (which reads the files {} does not) returned no edit for renaming {here}, so uses only it sees would be left behind; nothing was changed",
-                    c.server, p.client.server
+                    named(c),
+                    p.client.server
                 )));
             }
             Err(LspError::Server { message, .. }) => {
                 return Err(ToolError::rejected(format!(
                     "{} (which reads the files {} does not) refused to rename {here}: {message}; nothing was changed",
-                    c.server, p.client.server
+                    named(c),
+                    p.client.server
                 )));
             }
             Err(e) => return Err(e.into()),
@@ -242,7 +256,8 @@ pub(crate) async fn union_rename(
                 .unwrap_or_else(|| file.as_str().to_string());
             ToolError::rejected(format!(
                 "{} and {} edit the same place of {shown} differently for renaming {here}; nothing was changed",
-                p.client.server, c.server
+                p.client.server,
+                named(c)
             ))
         })?;
         for (uri, e) in added {
@@ -253,7 +268,7 @@ pub(crate) async fn union_rename(
                 .added
                 .push(format!("{shown}:{}", e.range.start.line + 1));
         }
-        union.servers.push(c.server.clone());
+        union.servers.push(named(c));
         union.prepared.push(q);
     }
     Ok(union)

@@ -1,13 +1,13 @@
 //! The tsserver that sees single-file components: typescript-language-server started with
 //! a component framework's TypeScript plugin (`@vue/typescript-plugin`, the TypeScript half
-//! of Vue language tools' hybrid mode), so one TypeScript program holds the project's `.ts`
-//! files and its `.vue` components together.
+//! of Vue language tools' hybrid mode; `typescript-svelte-plugin`), so one TypeScript
+//! program holds the project's `.ts` files and its `.vue` or `.svelte` components together.
 //!
 //! Why a second tsserver rather than the plugin in the plain one: the plugin loads the
 //! framework's compiler into tsserver (seconds of start-up), which a project without
 //! components must not pay; and a `.ts` file's own server then keeps answering exactly as
 //! before. It runs only for a project that uses the framework (a `.vue` file asked about,
-//! or a `package.json` up to the workspace root that depends on `vue`).
+//! or a `package.json` up to the workspace root that depends on `vue` or `svelte`).
 //!
 //! The plugin is the one installed beside the servers (never the project's own copy: a
 //! plugin is code tsserver runs), found beside typescript-language-server or inside the
@@ -33,16 +33,37 @@ pub struct FrameworkPlugin {
     pub dependency: &'static str,
     /// Installed servers whose own `node_modules` ship the plugin as a dependency.
     pub shipped_by: &'static [&'static str],
+    /// Whether tsserver reads the component files themselves through the plugin (Vue's
+    /// does: a `.vue` file is asked of it too); otherwise the plugin only lets `.ts` files
+    /// see the components (Svelte's), and a component is left to its own server.
+    pub opens_components: bool,
+    /// Whether the plugin reads the components only of a project where the framework's
+    /// package is installed (`node_modules/<dependency>` from the project up), as Svelte's
+    /// does: elsewhere it stays silent, so the answer says the components were not searched.
+    pub needs_installed: bool,
 }
 
 /// The frameworks whose plugin tsserver is given.
-pub const PLUGINS: &[FrameworkPlugin] = &[FrameworkPlugin {
-    extension: "vue",
-    language_id: "vue",
-    package: "@vue/typescript-plugin",
-    dependency: "vue",
-    shipped_by: &["vue-language-server"],
-}];
+pub const PLUGINS: &[FrameworkPlugin] = &[
+    FrameworkPlugin {
+        extension: "vue",
+        language_id: "vue",
+        package: "@vue/typescript-plugin",
+        dependency: "vue",
+        shipped_by: &["vue-language-server"],
+        opens_components: true,
+        needs_installed: false,
+    },
+    FrameworkPlugin {
+        extension: "svelte",
+        language_id: "svelte",
+        package: "typescript-svelte-plugin",
+        dependency: "svelte",
+        shipped_by: &[],
+        opens_components: false,
+        needs_installed: true,
+    },
+];
 
 /// The only TypeScript server whose initialization options take tsserver plugins
 /// (`plugins: [{name, location, languages}]`).
@@ -64,13 +85,17 @@ pub fn locate(sup: &ServerSupervisor, file: &Path) -> Result<Option<Located>, St
         .and_then(|e| e.to_str())
         .unwrap_or_default()
         .to_ascii_lowercase();
-    let is_component = PLUGINS.iter().any(|p| p.extension == ext);
-    if !is_component && !ts.extensions.iter().any(|e| e.eq_ignore_ascii_case(&ext)) {
+    let opened = PLUGINS
+        .iter()
+        .any(|p| p.extension == ext && p.opens_components);
+    if !opened && !ts.extensions.iter().any(|e| e.eq_ignore_ascii_case(&ext)) {
         return Ok(None);
     }
     let used: Vec<&FrameworkPlugin> = PLUGINS
         .iter()
-        .filter(|p| p.extension == ext || depends_on(file, ws, p.dependency))
+        .filter(|p| {
+            (p.extension == ext && p.opens_components) || depends_on(file, ws, p.dependency)
+        })
         .collect();
     if used.is_empty() {
         return Ok(None);
@@ -102,6 +127,19 @@ pub fn locate(sup: &ServerSupervisor, file: &Path) -> Result<Option<Located>, St
             candidate.program()
         ));
     }
+    if let Some(p) = used
+        .iter()
+        .find(|p| p.needs_installed && !installed(&root, p.dependency))
+    {
+        return Err(format!(
+            ".{} files were not searched: {} reads them only where `{}` is installed, and there is no node_modules/{} from {} up (`npm install` in the project)",
+            p.extension,
+            p.package,
+            p.dependency,
+            p.dependency,
+            tools_core::display_relative(ws, &root),
+        ));
+    }
     let mut plugins = Vec::new();
     for p in &used {
         let Some(location) = plugin_location(&program, p) else {
@@ -110,10 +148,15 @@ pub fn locate(sup: &ServerSupervisor, file: &Path) -> Result<Option<Located>, St
                 p.extension, p.package, p.package
             ));
         };
+        let languages: Vec<&str> = if p.opens_components {
+            vec![p.language_id]
+        } else {
+            Vec::new()
+        };
         plugins.push(json!({
             "name": p.package,
             "location": location.display().to_string(),
-            "languages": [p.language_id],
+            "languages": languages,
         }));
     }
     let mut spec = ts.clone();
@@ -121,7 +164,7 @@ pub fn locate(sup: &ServerSupervisor, file: &Path) -> Result<Option<Located>, St
         .chain(used.iter().map(|p| p.dependency))
         .collect::<Vec<_>>()
         .join("+");
-    for p in &used {
+    for p in used.iter().filter(|p| p.opens_components) {
         spec.extensions.push(p.extension.to_string());
         spec.language_ids
             .push((p.extension.to_string(), p.language_id.to_string()));
@@ -202,6 +245,17 @@ fn depends_on(file: &Path, workspace: &Path, dependency: &str) -> bool {
         .any(|d| package_lists(&d.join("package.json"), dependency))
 }
 
+/// Whether `package` resolves from `folder` as Node resolves a package: a
+/// `node_modules/<package>/package.json` in `folder` or any folder above it.
+fn installed(folder: &Path, package: &str) -> bool {
+    folder.ancestors().any(|d| {
+        d.join("node_modules")
+            .join(package)
+            .join("package.json")
+            .is_file()
+    })
+}
+
 /// Whether the `package.json` at `path` lists `dependency`.
 fn package_lists(path: &Path, dependency: &str) -> bool {
     use std::io::Read;
@@ -250,6 +304,21 @@ mod tests {
         ));
         std::fs::write(ws.join("app/package.json"), "{\"dependencies\": {\"vue\"").unwrap();
         assert!(!depends_on(&ws.join("app/src/main.ts"), ws, "vue"));
+    }
+
+    #[test]
+    fn a_package_is_installed_when_node_modules_from_the_folder_up_hold_it() {
+        let d = tempfile::tempdir().unwrap();
+        let app = d.path().join("apps/web");
+        std::fs::create_dir_all(&app).unwrap();
+        assert!(!installed(&app, "svelte"));
+        // A folder named like the package is not an install: its package.json is.
+        let svelte = d.path().join("node_modules/svelte");
+        std::fs::create_dir_all(&svelte).unwrap();
+        assert!(!installed(&app, "svelte"));
+        std::fs::write(svelte.join("package.json"), "{}").unwrap();
+        assert!(installed(&app, "svelte"));
+        assert!(!installed(&app, "vue"));
     }
 
     #[test]

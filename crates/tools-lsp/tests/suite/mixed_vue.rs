@@ -48,7 +48,7 @@ fn vue_tsc(p: &Project, program: &std::path::Path) -> std::process::Output {
 
 /// The answer from its head line on: a server still loading may lead it with a
 /// "(not final: …)" line, which says so and is the only thing allowed before the head.
-fn from_head<'a>(text: &'a str, head: &str) -> &'a str {
+pub(super) fn from_head<'a>(text: &'a str, head: &str) -> &'a str {
     let at = text
         .find(head)
         .unwrap_or_else(|| panic!("no {head:?} in:\n{text}"));
@@ -59,7 +59,7 @@ fn from_head<'a>(text: &'a str, head: &str) -> &'a str {
 }
 
 /// Every `path:line` the located answer lists, in its order.
-fn places(text: &str) -> Vec<String> {
+pub(super) fn places(text: &str) -> Vec<String> {
     text.lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
