@@ -9,8 +9,9 @@
 //! coming (`republish`), opening the files that depend on a written one (`dependents`: its
 //! importers, and the users of the items it changed, `changed_items`), the
 //! per-run ledger of what was already reported (`ledger`), the difference between two
-//! settled states (`state_diff`) and the writes still pending when their results were given,
-//! whose late arrivals the next change names as theirs (`late`).
+//! settled states (`state_diff`), the writes still pending when their results were given,
+//! whose late arrivals the next change names as theirs (`late`), and a check a writing tool
+//! left running, whose findings lead the next answer (`deferred`).
 //!
 //! It promises that what it calls new was added by the write (the settled state after minus
 //! the settled state before), and that a half-settled state is said to be pending, never
@@ -19,6 +20,7 @@
 
 mod baseline;
 mod changed_items;
+pub(crate) mod deferred;
 pub(crate) mod dependents;
 pub(crate) mod file_diagnostics;
 mod file_order;

@@ -53,6 +53,7 @@ use crate::diagnostics::state_diff::{DiagnosticState, FileChange, Transition, di
 use crate::servers::supervisor::ServerSupervisor;
 
 use crate::diagnostics::baseline::{Before, pull_open, state_before, within_workspace};
+use crate::diagnostics::deferred::DeferredCheck;
 use crate::diagnostics::findings::Findings;
 use crate::diagnostics::grouping::{by_server, display};
 use crate::diagnostics::late::{PendingWrite, late_block};
@@ -75,6 +76,8 @@ pub struct DiagnosticsOnWrite {
     observed_by_tool: Mutex<HashMap<PathBuf, Option<DiskStamp>>>,
     /// The full lists of the last writes whose result was cut, for `lsp` to page.
     pages: WriteLists,
+    /// A check a writing tool left running; it leads the next write's result.
+    deferred: DeferredCheck,
 }
 
 /// A file's modification time and length (`None` when absent).
@@ -113,7 +116,13 @@ impl DiagnosticsOnWrite {
             pending: Mutex::new(HashMap::new()),
             observed_by_tool: Mutex::new(HashMap::new()),
             pages: WriteLists::default(),
+            deferred: DeferredCheck::default(),
         }
+    }
+
+    /// The check a writing tool left running after its answer (see the `deferred` module).
+    pub fn deferred(&self) -> &DeferredCheck {
+        &self.deferred
     }
 
     /// A page of write `number`'s new diagnostics from `offset`, in the order its result
@@ -131,8 +140,17 @@ impl DiagnosticsOnWrite {
     /// (`lsp_rename` checks the servers' synced view of what it wrote). The same sections
     /// as the registry's pass would give; that pass then skips these files, unless they
     /// changed again in between.
+    /// The files are marked as the tool's before they are observed, so the registry's pass
+    /// skips them even while this observation is still running (a check left running).
     pub async fn observe_now(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
-        let sections = self.after_write(ctx, touched).await;
+        self.leave_to_tool(touched);
+        self.observe_write(ctx, touched).await
+    }
+
+    /// Marks `touched`, as they are now on disk, as observed by the writing tool: the
+    /// registry's pass skips them. Called before the tool answers when its observation may
+    /// still be running then.
+    pub fn leave_to_tool(&self, touched: &[PathBuf]) {
         let mut seen = match self.observed_by_tool.lock() {
             Ok(l) => l,
             Err(p) => p.into_inner(),
@@ -140,7 +158,6 @@ impl DiagnosticsOnWrite {
         for p in touched {
             seen.insert(p.clone(), disk_stamp(p));
         }
-        sections
     }
 
     /// `touched` without the files a tool already observed as they are now.
@@ -348,6 +365,22 @@ impl WriteObserver for DiagnosticsOnWrite {
         if touched.is_empty() {
             return Vec::new();
         }
+        // A check left running reacts to the same servers: it ends first, and leads.
+        let earlier = self.deferred.take().await;
+        let mut sections = self.observe_write(ctx, touched).await;
+        if let Some(found) = earlier {
+            sections.insert(
+                0,
+                Section::new("earlier check", found.text).with_structured(found.structured),
+            );
+        }
+        sections
+    }
+}
+
+impl DiagnosticsOnWrite {
+    /// Diagnostics on write for `touched` (the files not observed yet).
+    async fn observe_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
         // Taken for every touched file, observed or not, so none is left to stand for the
         // state before a later call.
         let images = ctx.run.workspace().pre_write_images();

@@ -183,9 +183,15 @@ impl Tool for LspTool {
         schema_for::<LspArgs>()
     }
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        // A check an earlier rename left running ends first, and leads this answer.
+        let earlier = match &self.observer {
+            Some(obs) => obs.deferred().take().await,
+            None => None,
+        };
         let answer = self.answer(ctx, args).await;
         // A shared server restarted under this session leads its next answer, once.
-        let notices = self.sup.take_notices();
+        let mut notices = self.sup.take_notices();
+        notices.extend(earlier.map(|found| found.text));
         if notices.is_empty() {
             return answer;
         }
@@ -201,7 +207,7 @@ impl Tool for LspTool {
 }
 
 /// `e` with `lead` before its message.
-fn led_by(lead: &str, e: ToolError) -> ToolError {
+pub(crate) fn led_by(lead: &str, e: ToolError) -> ToolError {
     match e {
         ToolError::InvalidArguments { field, message } => ToolError::InvalidArguments {
             field,

@@ -3,12 +3,14 @@
 //! new name is checked before any server is asked (`new_name`); references the
 //! server reports under the old name that its edit misses are added or the rename is refused
 //! (`references`); after the write the references under the new name are compared with
-//! those from before (`check`); `preview: true` stages the rename instead of writing it and
+//! those from before (`check`) — both run as one task after the write
+//! (`after`), which the answer waits for only until it is due; `preview: true` stages the rename instead of writing it and
 //! answers with the diagnostics it would bring (`preview`).
 //!
 //! The top of the crate: it may use everything below it — `queries` (a prepared position),
 //! `diagnostics` (the write observer), `servers`, `client`, `answer` and `error`.
 
+mod after;
 mod check;
 mod new_name;
 mod plan;

@@ -129,22 +129,11 @@ fn add_edit(edit: &mut WorkspaceEdit, uri: Uri, te: TextEdit) {
     }
 }
 
-/// Asks the server for the references of the symbol at `p` and adds to `edit` those under
-/// the old name that it does not change (see the module doc).
-pub async fn cover_references(
-    run: &Run,
-    client: &LspClient,
-    p: &Prepared,
-    new_name: &str,
-    edit: &mut WorkspaceEdit,
-) -> Result<AddedReferences, ToolError> {
-    let mut out = AddedReferences::default();
-    if client.caps.references_provider.is_none() {
-        return Ok(out);
-    }
-    let Some(covered) = edits_by_uri(edit) else {
-        return Ok(out);
-    };
+/// The server's references of the symbol at `p` (declaration included), `None` when it
+/// gives none or has no references at all. Asked beside the rename itself, so the server
+/// answers both in one go.
+pub async fn ask_references(client: &LspClient, p: &Prepared) -> Option<Vec<Location>> {
+    client.caps.references_provider.as_ref()?;
     let params = ReferenceParams {
         text_document_position: TextDocumentPositionParams {
             text_document: TextDocumentIdentifier {
@@ -158,7 +147,24 @@ pub async fn cover_references(
             include_declaration: true,
         },
     };
-    let Ok(Some(refs)) = client.request::<References>(params).await else {
+    client.request::<References>(params).await.ok().flatten()
+}
+
+/// Adds to `edit` the references `refs` (the server's, asked before anything was written)
+/// under the old name that it does not change (see the module doc).
+pub fn cover_references(
+    run: &Run,
+    client: &LspClient,
+    p: &Prepared,
+    new_name: &str,
+    edit: &mut WorkspaceEdit,
+    refs: Option<Vec<Location>>,
+) -> Result<AddedReferences, ToolError> {
+    let mut out = AddedReferences::default();
+    let Some(covered) = edits_by_uri(edit) else {
+        return Ok(out);
+    };
+    let Some(refs) = refs else {
         return Ok(out);
     };
     // The old name: the text of the reference at the position asked about.

@@ -12,14 +12,15 @@
 //! any write, and the references under the new name are compared with those from before
 //! (the `check` module): what the rename left behind is named in the answer.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use lsp_types::request::{PrepareRenameRequest, Rename};
 use lsp_types::{
-    OneOf, PrepareRenameResponse, RenameParams, TextDocumentIdentifier, TextDocumentPositionParams,
-    WorkDoneProgressParams,
+    DocumentChangeOperation, DocumentChanges, OneOf, PrepareRenameResponse, RenameParams,
+    TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams, WorkspaceEdit,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -30,6 +31,7 @@ use crate::client::LspClient;
 use crate::diagnostics::observer::DiagnosticsOnWrite;
 use crate::error::LspError;
 use crate::queries::query;
+use crate::rename::after::{AfterRename, MergedServer, late_findings};
 use crate::rename::plan::{commit, plan_edit};
 use crate::servers::supervisor::ServerSupervisor;
 
@@ -171,6 +173,28 @@ impl Tool for LspRenameTool {
         schema_for::<RenameArgs>()
     }
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        // A check an earlier rename left running ends first, and leads this answer.
+        let earlier = match &self.observer {
+            Some(obs) => obs.deferred().take().await,
+            None => None,
+        };
+        let answer = self.rename(ctx, args).await;
+        let Some(found) = earlier else {
+            return answer;
+        };
+        match answer {
+            Ok(mut out) => {
+                out.lead_with(Some(found.text));
+                Ok(out)
+            }
+            Err(e) => Err(crate::queries::lsp_tool::led_by(&found.text, e)),
+        }
+    }
+}
+
+impl LspRenameTool {
+    async fn rename(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
+        let started = Instant::now();
         let a: RenameArgs = parse_args(args)?;
         crate::rename::new_name::check_new_name(&a.new_name)?;
         let run = &ctx.run;
@@ -221,48 +245,64 @@ impl Tool for LspRenameTool {
         // A server still loading answers "content modified": it is asked again until the
         // indexing wait runs out.
         let busy_until = Instant::now() + self.sup.config().index_wait();
-        if matches!(provider, OneOf::Right(o) if o.prepare_provider == Some(true)) {
-            let prepared = ask_while_catching_up(c, busy_until, || {
-                c.request::<PrepareRenameRequest>(tdpp.clone())
-            })
-            .await;
-            match prepared {
-                Ok(None) => {
-                    let why = if c.indexing() {
-                        " (it is still indexing the project: try again shortly)"
-                    } else {
-                        ""
-                    };
-                    return Err(ToolError::rejected(format!(
-                        "{} says there is no symbol it can rename at {here}{why}; nothing was changed",
-                        c.server
-                    )));
-                }
-                Ok(Some(PrepareRenameResponse::DefaultBehavior {
-                    default_behavior: false,
-                })) => {
-                    return Err(ToolError::rejected(format!(
-                        "{} cannot rename {here}; nothing was changed",
-                        c.server
-                    )));
-                }
-                Ok(Some(_)) => {}
-                Err(LspError::Server { message, .. }) => {
-                    return Err(ToolError::rejected(format!(
-                        "{} refused to rename {here}: {message}; nothing was changed",
-                        c.server
-                    )));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
         let params = RenameParams {
-            text_document_position: tdpp,
+            text_document_position: tdpp.clone(),
             new_name: a.new_name.clone(),
             work_done_progress_params: WorkDoneProgressParams::default(),
         };
-        let answer =
-            ask_while_catching_up(c, busy_until, || c.request::<Rename>(params.clone())).await;
+        // prepareRename, the rename and the references from before are asked at once: the
+        // server answers them one after the other without a round trip in between, and a
+        // refusal by prepareRename still changes nothing.
+        let prepare_first = matches!(provider, OneOf::Right(o) if o.prepare_provider == Some(true));
+        let (prepared, answer, refs) = futures::join!(
+            async {
+                match prepare_first {
+                    true => Some(
+                        ask_while_catching_up(c, busy_until, || {
+                            c.request::<PrepareRenameRequest>(tdpp.clone())
+                        })
+                        .await,
+                    ),
+                    false => None,
+                }
+            },
+            ask_while_catching_up(c, busy_until, || c.request::<Rename>(params.clone())),
+            crate::rename::references::ask_references(c, &p),
+        );
+        match prepared {
+            None
+            | Some(Ok(Some(PrepareRenameResponse::Range(_))))
+            | Some(Ok(Some(PrepareRenameResponse::RangeWithPlaceholder { .. })))
+            | Some(Ok(Some(PrepareRenameResponse::DefaultBehavior {
+                default_behavior: true,
+            }))) => {}
+            Some(Ok(None)) => {
+                let why = if c.indexing() {
+                    " (it is still indexing the project: try again shortly)"
+                } else {
+                    ""
+                };
+                return Err(ToolError::rejected(format!(
+                    "{} says there is no symbol it can rename at {here}{why}; nothing was changed",
+                    c.server
+                )));
+            }
+            Some(Ok(Some(PrepareRenameResponse::DefaultBehavior {
+                default_behavior: false,
+            }))) => {
+                return Err(ToolError::rejected(format!(
+                    "{} cannot rename {here}; nothing was changed",
+                    c.server
+                )));
+            }
+            Some(Err(LspError::Server { message, .. })) => {
+                return Err(ToolError::rejected(format!(
+                    "{} refused to rename {here}: {message}; nothing was changed",
+                    c.server
+                )));
+            }
+            Some(Err(e)) => return Err(e.into()),
+        }
         let mut edit = match answer {
             Ok(Some(e)) => e,
             Ok(None) => {
@@ -279,10 +319,9 @@ impl Tool for LspRenameTool {
             }
             Err(e) => return Err(e.into()),
         };
-        lap("prepareRename and rename answered");
+        lap("prepareRename, rename and references answered");
         let extra =
-            crate::rename::references::cover_references(run, c, &p, &a.new_name, &mut edit).await?;
-        lap("references before");
+            crate::rename::references::cover_references(run, c, &p, &a.new_name, &mut edit, refs)?;
         // Uses in files only another server reads (`.vue` components) join the same edit.
         let co = crate::queries::co_servers::union_rename(
             &self.sup,
@@ -296,14 +335,15 @@ impl Tool for LspRenameTool {
         // Each of them is held to its references too, before and after writing.
         let mut co_before = Vec::new();
         for q in &co.prepared {
+            let refs = crate::rename::references::ask_references(&q.client, q).await;
             let more = crate::rename::references::cover_references(
                 run,
                 &q.client,
                 q,
                 &a.new_name,
                 &mut edit,
-            )
-            .await?;
+                refs,
+            )?;
             co_before.push(more.before);
         }
         let plan = plan_edit(run, c, &edit).await?;
@@ -319,16 +359,15 @@ impl Tool for LspRenameTool {
         }
         commit(run, &plan)?;
         lap("planned and written");
-        // The files are reported as touched: the diagnostics-on-write observer tells the
-        // server about them once, after all are written, and waits for one settled state.
         let total: usize = plan.edits.values().sum();
-        let mut lines = co.missing.clone();
-        lines.push(format!(
+        let lines_of = edit_lines(&edit);
+        let mut head = format!(
             "renamed {here} to `{}`: {total} edit(s) in {} file(s)",
             a.new_name,
             plan.finals.len()
-        ));
+        );
         let mut files = Vec::new();
+        let mut listing = Vec::new();
         for path in plan.finals.keys() {
             let disp = run.workspace().display(path);
             let what = if plan.deleted.contains(path) && !path.exists() {
@@ -338,11 +377,13 @@ impl Tool for LspRenameTool {
             } else {
                 format!("{} edit(s)", plan.edits.get(path).copied().unwrap_or(0))
             };
-            lines.push(format!("  {disp}: {what}"));
-            files.push(json!({"path": disp, "change": what}));
+            // The lines go to the structured result: the text keeps one line per file.
+            let lines = lines_of.get(path).cloned().unwrap_or_default();
+            listing.push(format!("  {disp}: {what}"));
+            files.push(json!({"path": disp, "change": what, "lines": lines}));
         }
         if !extra.added.is_empty() {
-            lines.push(format!(
+            listing.push(format!(
                 "{} of those edit(s) are references {} reports under the old name that its rename left out, renamed in the same change: {}",
                 extra.added.len(),
                 c.server,
@@ -350,7 +391,7 @@ impl Tool for LspRenameTool {
             ));
         }
         if !co.added.is_empty() {
-            lines.push(format!(
+            listing.push(format!(
                 "{} of those edit(s) come from {}, which reads files {} does not: {}",
                 co.added.len(),
                 co.servers.join(", "),
@@ -359,128 +400,135 @@ impl Tool for LspRenameTool {
             ));
         }
         let touched: Vec<PathBuf> = plan.finals.keys().cloned().collect();
-        let sections = match &self.observer {
-            // The edit is the renamed symbol's references: its users are known.
-            Some(obs) => {
-                crate::diagnostics::dependents::USERS_COVERED
-                    .scope((), obs.observe_now(ctx, &touched))
-                    .await
-            }
-            None => Vec::new(),
-        };
-        lap("diagnostics of the touched files");
-        let verified = match &extra.before {
-            Some(before) => Some(
-                crate::rename::check::verify_rename(
-                    run.workspace(),
-                    c,
-                    &touched,
-                    &edit,
+        // The check (the write's diagnostics, the references under the new name) runs as
+        // its own task: the answer waits for it only until it is due, and a check still
+        // running then leads the run's next answer instead.
+        let check = AfterRename {
+            ctx: ctx.clone(),
+            observer: self.observer.clone(),
+            client: Arc::clone(c),
+            touched: touched.clone(),
+            edit,
+            before: extra.before.clone(),
+            origin_text: p.doc.text.clone(),
+            new_name: a.new_name.clone(),
+            merged: co
+                .prepared
+                .iter()
+                .zip(co_before)
+                .map(|(q, before)| MergedServer {
+                    client: Arc::clone(&q.client),
                     before,
-                    &p.doc.text,
-                )
-                .await,
-            ),
-            None => None,
+                    origin_text: q.doc.text.clone(),
+                })
+                .collect(),
         };
-        lap("references after");
-        let (line, verified_json) =
-            describe_check(run, &c.server, &a.new_name, extra.before.as_ref(), verified);
-        lines.push(line);
-        let mut co_checks = Vec::new();
-        for (q, before) in co.prepared.iter().zip(&co_before) {
-            let verified = match before {
-                Some(b) => Some(
-                    crate::rename::check::verify_rename(
-                        run.workspace(),
-                        &q.client,
-                        &touched,
-                        &edit,
-                        b,
-                        &q.doc.text,
-                    )
-                    .await,
-                ),
-                None => None,
-            };
-            let who = format!("{} ({})", q.client.server, q.client.language);
-            let (line, json) = describe_check(run, &who, &a.new_name, before.as_ref(), verified);
-            lines.push(line);
-            co_checks.push(json);
+        if let Some(obs) = &self.observer {
+            obs.leave_to_tool(&touched);
         }
+        let mut task = tokio::spawn(check.run());
+        let due = started + self.sup.config().rename_answer();
+        let waited = match &self.observer {
+            Some(_) => tokio::time::timeout_at(due.into(), &mut task).await.ok(),
+            None => Some((&mut task).await),
+        };
+        let mut structured = json!({"edits": total, "files": files,
+            "added_references": extra.added, "merged_from": co.servers, "merged_edits": co.added});
+        let mut sections = Vec::new();
+        match (waited, &self.observer) {
+            (Some(Ok(outcome)), _) => {
+                listing.push(outcome.line);
+                structured["checked_after_writing"] = outcome.json;
+                sections = outcome.sections;
+            }
+            (Some(Err(e)), _) => {
+                listing.push(format!("not checked after writing: the check failed ({e})"));
+                structured["checked_after_writing"] = json!({"clean": null, "why": e.to_string()});
+            }
+            (None, Some(obs)) => {
+                let label = format!("rename of {here} to `{}`", a.new_name);
+                head.push_str(&format!(
+                    "\nthe check goes on: what {} reports about the renamed files (new diagnostics, references left behind) comes with your next call's answer",
+                    c.server
+                ));
+                structured["checked_after_writing"] = json!({"clean": null, "pending": true});
+                let later = label.clone();
+                obs.deferred().defer(
+                    label,
+                    tokio::spawn(async move {
+                        match task.await {
+                            Ok(outcome) => late_findings(&later, outcome),
+                            Err(e) => late_findings(
+                                &later,
+                                crate::rename::after::CheckOutcome {
+                                    line: format!(
+                                        "not checked after writing: the check failed ({e})"
+                                    ),
+                                    json: json!({"clean": null, "why": e.to_string()}),
+                                    sections: Vec::new(),
+                                },
+                            ),
+                        }
+                    }),
+                );
+            }
+            (None, None) => {}
+        }
+        lap("answered");
+        // Servers that could not be asked lead; then the edits.
+        let mut lines = co.missing.clone();
+        lines.push(head);
+        lines.extend(listing);
         let mut out = ToolOutput::text(lines.join("\n"))
-            .with_structured(json!({"edits": total, "files": files,
-                "added_references": extra.added, "checked_after_writing": verified_json,
-                "merged_from": co.servers, "merged_edits": co.added,
-                "merged_checked_after_writing": co_checks}))
+            .with_structured(structured)
             .with_touched(touched);
         out.sections = sections;
         Ok(out)
     }
 }
 
-/// The answer's line and structured form for the check after writing.
-fn describe_check(
-    run: &Run,
-    server: &str,
-    new_name: &str,
-    before: Option<&crate::rename::references::ReferencesBefore>,
-    verified: Option<Result<crate::rename::check::RenameVerified, String>>,
-) -> (String, Value) {
-    let places = |v: &[(PathBuf, u32)]| -> Vec<String> {
-        v.iter()
-            .map(|(p, l)| format!("{}:{}", run.workspace().display(p), l + 1))
-            .collect()
-    };
-    let listed = |v: &[String]| {
-        let capped = tools_core::text::cap_list(v.iter().cloned(), 20);
-        let mut s = capped.shown.join(", ");
-        if let Some(more) = capped.more_line() {
-            s.push_str(&format!(" {more}"));
+/// The 1-based lines each file's text edits start on, sorted, once each.
+fn edit_lines(edit: &WorkspaceEdit) -> BTreeMap<PathBuf, Vec<u32>> {
+    let mut out: BTreeMap<PathBuf, Vec<u32>> = BTreeMap::new();
+    let mut add = |uri: &lsp_types::Uri, line: u32| {
+        if let Some(p) = crate::client::uri_to_path(uri) {
+            out.entry(p).or_default().push(line + 1);
         }
-        s
     };
-    match (before, verified) {
-        (Some(b), Some(Ok(v))) if v.is_clean() => (
-            format!(
-                "checked after writing: {server} links all {} reference(s) of `{}` from before to `{new_name}`",
-                v.before, b.old_name
-            ),
-            json!({"clean": true, "before": v.before, "after": v.after}),
-        ),
-        (Some(b), Some(Ok(v))) => {
-            let lost = places(&v.lost);
-            let left = places(&v.old_name_left);
-            let mut line = format!(
-                "WARNING — checked after writing, the rename left places behind: {server} linked {} reference(s) to `{}` before and links {} to `{new_name}` now.",
-                v.before, b.old_name, v.after
-            );
-            if !lost.is_empty() {
-                line.push_str(&format!(" No longer linked: {}.", listed(&lost)));
+    let range_of = |e: &OneOf<lsp_types::TextEdit, lsp_types::AnnotatedTextEdit>| match e {
+        OneOf::Left(t) => t.range,
+        OneOf::Right(a) => a.text_edit.range,
+    };
+    match &edit.document_changes {
+        Some(DocumentChanges::Edits(v)) => {
+            for e in v {
+                for t in &e.edits {
+                    add(&e.text_document.uri, range_of(t).start.line);
+                }
             }
-            if !left.is_empty() {
-                line.push_str(&format!(
-                    " Still spelt `{}`: {}.",
-                    b.old_name,
-                    listed(&left)
-                ));
-            }
-            line.push_str(" Fix those places (see the diagnostics) or undo the rename.");
-            (
-                line,
-                json!({"clean": false, "before": v.before, "after": v.after,
-                    "no_longer_linked": lost, "old_name_left": left}),
-            )
         }
-        (_, Some(Err(why))) => (
-            format!("not checked after writing: {why}"),
-            json!({"clean": null, "why": why}),
-        ),
-        _ => (
-            format!("not checked after writing: {server} gave no references to compare with"),
-            json!({"clean": null, "why": "no references before the rename"}),
-        ),
+        Some(DocumentChanges::Operations(ops)) => {
+            for op in ops {
+                if let DocumentChangeOperation::Edit(e) = op {
+                    for t in &e.edits {
+                        add(&e.text_document.uri, range_of(t).start.line);
+                    }
+                }
+            }
+        }
+        None => {
+            for (uri, edits) in edit.changes.iter().flatten() {
+                for t in edits {
+                    add(uri, t.range.start.line);
+                }
+            }
+        }
     }
+    for lines in out.values_mut() {
+        lines.sort_unstable();
+        lines.dedup();
+    }
+    out
 }
 
 /// Asks `ask` until the server stops answering "ask again later" (it was catching up with a

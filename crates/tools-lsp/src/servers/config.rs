@@ -27,6 +27,11 @@ pub struct LspConfig {
     /// clangd): most files importing a written one that are opened to observe it (default
     /// 20; 0 turns it off).
     pub dependents_cap: usize,
+    /// `lsp_rename`: how long after the call's start the answer waits for the rename's check
+    /// (its diagnostics, its references under the new name) before it answers with the
+    /// applied edits and leaves the check running; the check's findings then lead the next
+    /// answer (default 300 ms).
+    pub rename_answer_ms: u64,
     /// `diagnostics` with `"*"`: how long the project checker may run (default 300 000 ms).
     pub checker_timeout_ms: u64,
     /// Crashes of one server before it is left down until `reload` (default 3).
@@ -64,6 +69,7 @@ impl Default for LspConfig {
             diagnostics_wait_ms: 5_000,
             diagnostics_quiet_ms: 200,
             dependents_cap: 20,
+            rename_answer_ms: 300,
             checker_timeout_ms: 300_000,
             max_restarts: 3,
             max_open_documents: 64,
@@ -117,6 +123,10 @@ impl LspConfig {
     /// The diagnostics-on-write wait.
     pub fn diagnostics_wait(&self) -> Duration {
         Duration::from_millis(self.diagnostics_wait_ms)
+    }
+    /// How long a rename's answer waits for its check.
+    pub fn rename_answer(&self) -> Duration {
+        Duration::from_millis(self.rename_answer_ms)
     }
     /// The quiet window after a publish.
     pub fn diagnostics_quiet(&self) -> Duration {

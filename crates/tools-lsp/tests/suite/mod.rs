@@ -149,7 +149,8 @@ impl Project {
     }
 
     /// `lsp_rename` of `symbol` at `file:line` to `new_name`, which must succeed and report
-    /// no new diagnostic (a rename changes no meaning, so one would be a phantom).
+    /// no new diagnostic (a rename changes no meaning, so one would be a phantom), in its
+    /// answer or, when its check went on, in the next call's.
     pub async fn rename_cleanly(
         &self,
         file: &str,
@@ -157,21 +158,39 @@ impl Project {
         symbol: &str,
         new_name: &str,
     ) -> ToolOutput {
-        let out = self
-            .call(
-                "lsp_rename",
+        let (out, check) = self
+            .rename_checked(
                 json!({"file": file, "line": line, "symbol": symbol, "new_name": new_name}),
             )
-            .await
-            .unwrap();
-        let diags = out
-            .sections
-            .iter()
-            .find(|s| s.title == "diagnostics")
-            .map(|s| s.body.clone())
-            .unwrap_or_default();
-        assert!(!diags.contains("new diagnostic(s)"), "phantom: {diags}");
+            .await;
+        assert!(!check.contains("new diagnostic(s)"), "phantom: {check}");
         out
+    }
+
+    /// `lsp_rename` with `args`, which must succeed, and the text of its check: the whole
+    /// answer when the check finished in time, or else that answer followed by the next
+    /// call's (`lsp status`), which must lead with the check and name this rename.
+    pub async fn rename_checked(&self, args: Value) -> (ToolOutput, String) {
+        let out = self.call("lsp_rename", args.clone()).await.unwrap();
+        if !out
+            .text
+            .lines()
+            .any(|l| l.starts_with("the check goes on: "))
+        {
+            let text = out.full_text();
+            return (out, text);
+        }
+        let next = self.call("lsp", json!({"action": "status"})).await.unwrap();
+        let first = format!(
+            "Check of the earlier rename of `{}` at {}:{} to `{}`, still running when its answer was given — caused by that rename, not this call:",
+            args["symbol"].as_str().unwrap(),
+            args["file"].as_str().unwrap(),
+            args["line"],
+            args["new_name"].as_str().unwrap()
+        );
+        assert!(next.text.starts_with(&first), "{}", next.text);
+        let text = format!("{}\n{}", out.full_text(), next.text);
+        (out, text)
     }
 
     pub async fn lsp(&self, args: Value) -> Result<ToolOutput, CallError> {

@@ -28,6 +28,65 @@ async fn a_rename_is_checked_against_the_references_from_before() {
         "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n",
     );
     // A clean rename: every reference from before is one under the new name.
+    let (out, text) = p
+        .rename_checked(
+            json!({"file": "util.py", "line": 1, "symbol": "compute", "new_name": "double"}),
+        )
+        .await;
+    has(
+        &text,
+        "checked after writing: pyright-langserver links all 4 reference(s) of `compute` from before to `double`",
+    );
+    // The diagnostics come once, from the state before the rename.
+    assert!(
+        out.sections
+            .iter()
+            .filter(|s| s.title == "diagnostics")
+            .count()
+            <= 1,
+        "{}",
+        out.full_text()
+    );
+    assert!(!text.contains("new diagnostic(s)"), "{text}");
+    has(&p.read("a.py"), "return double(calculate)");
+
+    // Renamed to the parameter's name, the call inside `twice` now calls the parameter.
+    let (_, text) = p
+        .rename_checked(
+            json!({"file": "util.py", "line": 1, "symbol": "double", "new_name": "calculate"}),
+        )
+        .await;
+    has(
+        &text,
+        "WARNING — checked after writing, the rename left places behind: pyright-langserver linked 4 reference(s) to `double` before and links 3 to `calculate` now. No longer linked: a.py:5.",
+    );
+    p.close_and_check().await;
+}
+
+/// A rename whose check goes on after its answer (`rename_answer_ms = 0`): the answer
+/// lists the exact edits and says so in its second line; the next call's answer leads with
+/// the check, attributed to the rename, with the exact line of the clash it caused.
+#[tokio::test]
+async fn a_check_that_goes_on_leads_the_next_answer_with_what_the_rename_broke() {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let p = Project::new(
+        &[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"d\"\nversion = \"0\"\n",
+            ),
+            ("util.py", "def compute(x: int) -> int:\n    return x * 2\n"),
+            (
+                "a.py",
+                "from util import compute\n\n\nclass double:\n    pass\n\n\nA = compute(1)\n",
+            ),
+        ],
+        "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\nrename_answer_ms = 0\n",
+    );
+    // The server has the project before the rename (the state before is settled).
+    p.ok(json!({"action": "diagnostics", "file": "a.py"})).await;
     let out = p
         .call(
             "lsp_rename",
@@ -35,41 +94,40 @@ async fn a_rename_is_checked_against_the_references_from_before() {
         )
         .await
         .unwrap();
-    has(
-        &out.text,
-        "checked after writing: pyright-langserver links all 4 reference(s) of `compute` from before to `double`",
+    assert_eq!(
+        out.text,
+        "renamed `compute` at util.py:1 to `double`: 3 edit(s) in 2 file(s)\n\
+         the check goes on: what pyright-langserver reports about the renamed files (new diagnostics, references left behind) comes with your next call's answer\n\
+         \x20 a.py: 2 edit(s)\n\
+         \x20 util.py: 1 edit(s)"
     );
-    let checked = &out.structured.as_ref().unwrap()["checked_after_writing"];
-    assert_eq!(checked["clean"], json!(true), "{checked}");
-    // The diagnostics section comes once, from the state before the rename.
-    let diag_sections = out
-        .sections
-        .iter()
-        .filter(|s| s.title == "diagnostics")
-        .count();
-    assert!(diag_sections <= 1, "{}", out.full_text());
-    assert!(
-        !out.full_text().contains("new diagnostic(s)"),
-        "{}",
-        out.full_text()
+    let files = &out.structured.as_ref().unwrap()["files"];
+    assert_eq!(
+        files,
+        &json!([{"path": "a.py", "change": "2 edit(s)", "lines": [1, 8]},
+                {"path": "util.py", "change": "1 edit(s)", "lines": [1]}])
     );
-    has(&p.read("a.py"), "return double(calculate)");
-
-    // Renamed to the parameter's name, the call inside `twice` now calls the parameter.
-    let out = p
-        .call(
-            "lsp_rename",
-            json!({"file": "util.py", "line": 1, "symbol": "double", "new_name": "calculate"}),
-        )
-        .await
-        .unwrap();
-    has(
-        &out.text,
-        "WARNING — checked after writing, the rename left places behind",
+    assert!(out.sections.is_empty(), "{}", out.full_text());
+    let next = p
+        .ok(json!({"action": "hover", "file": "util.py", "line": 1, "symbol": "double"}))
+        .await;
+    // The clash: `double` is now both the imported function and the class in a.py.
+    assert_eq!(
+        next.lines().take(5).collect::<Vec<_>>(),
+        [
+            "Check of the earlier rename of `compute` at util.py:1 to `double`, still running when its answer was given — caused by that rename, not this call:",
+            "checked after writing: pyright-langserver links all 3 reference(s) of `compute` from before to `double`",
+            "2 new diagnostic(s) after this write:",
+            "a.py:1:18 error [reportAssignmentType] Type \"(x: int) -> int\" is not assignable to declared type \"type[double]\" …",
+            "a.py:8:12 error [reportCallIssue] Expected 0 positional arguments",
+        ],
+        "{next}"
     );
-    has(&out.text, "No longer linked: a.py:5.");
-    let checked = &out.structured.as_ref().unwrap()["checked_after_writing"];
-    assert_eq!(checked["clean"], json!(false), "{checked}");
-    assert_eq!(checked["no_longer_linked"], json!(["a.py:5"]), "{checked}");
+    // The hover answer follows; the check is handed over once.
+    has(&next, "(function) def double(x: int) -> int");
+    let again = p
+        .ok(json!({"action": "hover", "file": "util.py", "line": 1, "symbol": "double"}))
+        .await;
+    assert!(!again.contains("Check of the earlier rename"), "{again}");
     p.close_and_check().await;
 }

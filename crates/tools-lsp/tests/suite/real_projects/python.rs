@@ -53,14 +53,8 @@ async fn click_definition_breaking_write_and_rename_keep_its_tests_green() {
 
     // A rename of the terminal-width helper every formatter calls (no test names it, all
     // help-output tests run through it); then click's own suite on the renamed tree.
-    let out = p
-        .call(
-            "lsp_rename",
-            json!({"file": "src/click/_compat.py", "line": 567, "symbol": "term_len", "new_name": "display_width"}),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("rename failed: {e}"));
-    let text = out.full_text();
+    // The check may go on after the answer: its findings come with the next call's.
+    let (_, text) = p.rename_checked(json!({"file": "src/click/_compat.py", "line": 567, "symbol": "term_len", "new_name": "display_width"})).await;
     has_line(
         &text,
         "renamed `term_len` at src/click/_compat.py:567 to `display_width`: 13 edit(s) in 3 file(s)",

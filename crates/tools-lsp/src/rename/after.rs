@@ -1,0 +1,233 @@
+//! What follows a written rename: the write's diagnostics (the observer) and the check of
+//! the references under the new name (the `check` module), run as one task. The rename waits
+//! for it only until its answer is due (`rename_answer_ms` from the call's start); a check
+//! still running then is left to the observer's deferred slot, and its findings lead the
+//! run's next answer, attributed to the rename.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use lsp_types::WorkspaceEdit;
+use serde_json::{Value, json};
+use tools_core::{CallCtx, Run, Section};
+
+use crate::client::LspClient;
+use crate::diagnostics::deferred::CheckFindings;
+use crate::diagnostics::observer::DiagnosticsOnWrite;
+use crate::rename::check::{RenameVerified, verify_rename};
+use crate::rename::references::ReferencesBefore;
+
+/// Everything the check of one written rename needs, owned (it may outlive the call).
+pub(crate) struct AfterRename {
+    /// The call, for the observer (the run, its workspace and pre-write images).
+    pub ctx: CallCtx,
+    /// The diagnostics-on-write observer, if the run has one.
+    pub observer: Option<Arc<DiagnosticsOnWrite>>,
+    /// The server that renamed.
+    pub client: Arc<LspClient>,
+    /// The files written.
+    pub touched: Vec<PathBuf>,
+    /// The edit as written.
+    pub edit: WorkspaceEdit,
+    /// The references before the rename, when the server gave them.
+    pub before: Option<ReferencesBefore>,
+    /// The text of the file the rename started from, before it.
+    pub origin_text: String,
+    /// The new name.
+    pub new_name: String,
+    /// The other servers whose edits were merged into this one (`.vue` files), each held
+    /// to its own references too.
+    pub merged: Vec<MergedServer>,
+}
+
+/// A server whose edit was merged into the rename, checked after writing as the first one.
+pub(crate) struct MergedServer {
+    /// The server.
+    pub client: Arc<LspClient>,
+    /// Its references before the rename.
+    pub before: Option<ReferencesBefore>,
+    /// The text of the file the rename started from, as it saw it.
+    pub origin_text: String,
+}
+
+/// What the check found.
+pub(crate) struct CheckOutcome {
+    /// The line saying what the check after writing found.
+    pub line: String,
+    /// The same for programs.
+    pub json: Value,
+    /// The write's diagnostics.
+    pub sections: Vec<Section>,
+}
+
+impl AfterRename {
+    /// The write's diagnostics, then the references under the new name against those from
+    /// before (asked once the server has the written files).
+    pub(crate) async fn run(self) -> CheckOutcome {
+        let started = Instant::now();
+        let sections = match &self.observer {
+            // The edit is the renamed symbol's references: its users are known.
+            Some(obs) => {
+                crate::diagnostics::dependents::USERS_COVERED
+                    .scope((), obs.observe_now(&self.ctx, &self.touched))
+                    .await
+            }
+            None => Vec::new(),
+        };
+        tracing::debug!(
+            phase = "diagnostics of the touched files",
+            ms = started.elapsed().as_millis() as u64,
+            "rename"
+        );
+        let started = Instant::now();
+        let verified = match &self.before {
+            Some(before) => Some(
+                verify_rename(
+                    self.ctx.run.workspace(),
+                    &self.client,
+                    &self.touched,
+                    &self.edit,
+                    before,
+                    &self.origin_text,
+                )
+                .await,
+            ),
+            None => None,
+        };
+        tracing::debug!(
+            phase = "references after",
+            ms = started.elapsed().as_millis() as u64,
+            "rename"
+        );
+        let (mut line, mut json) = describe_check(
+            &self.ctx.run,
+            &self.client.server,
+            &self.new_name,
+            self.before.as_ref(),
+            verified,
+        );
+        // Each merged server's check line follows the first server's.
+        let mut merged = Vec::new();
+        for m in &self.merged {
+            let verified = match &m.before {
+                Some(b) => Some(
+                    verify_rename(
+                        self.ctx.run.workspace(),
+                        &m.client,
+                        &self.touched,
+                        &self.edit,
+                        b,
+                        &m.origin_text,
+                    )
+                    .await,
+                ),
+                None => None,
+            };
+            let who = format!("{} ({})", m.client.server, m.client.language);
+            let (l, j) = describe_check(
+                &self.ctx.run,
+                &who,
+                &self.new_name,
+                m.before.as_ref(),
+                verified,
+            );
+            line.push('\n');
+            line.push_str(&l);
+            merged.push(j);
+        }
+        if !merged.is_empty() {
+            json["merged"] = Value::Array(merged);
+        }
+        CheckOutcome {
+            line,
+            json,
+            sections,
+        }
+    }
+}
+
+/// The findings of a check that outlived its rename's answer, as they lead the next one:
+/// the first line names the rename (`label`) and says the findings are its own.
+pub(crate) fn late_findings(label: &str, outcome: CheckOutcome) -> CheckFindings {
+    let mut text = vec![
+        format!(
+            "Check of the earlier {label}, still running when its answer was given — caused by that rename, not this call:"
+        ),
+        outcome.line,
+    ];
+    let mut diagnostics = Vec::new();
+    for s in outcome.sections {
+        text.push(s.body);
+        diagnostics.push(s.structured.unwrap_or(Value::Null));
+    }
+    CheckFindings {
+        text: text.join("\n"),
+        structured: json!({"change": label, "checked_after_writing": outcome.json,
+            "diagnostics": diagnostics}),
+    }
+}
+
+/// The answer's line and structured form for the check after writing.
+fn describe_check(
+    run: &Run,
+    server: &str,
+    new_name: &str,
+    before: Option<&ReferencesBefore>,
+    verified: Option<Result<RenameVerified, String>>,
+) -> (String, Value) {
+    let places = |v: &[(PathBuf, u32)]| -> Vec<String> {
+        v.iter()
+            .map(|(p, l)| format!("{}:{}", run.workspace().display(p), l + 1))
+            .collect()
+    };
+    let listed = |v: &[String]| {
+        let capped = tools_core::text::cap_list(v.iter().cloned(), 20);
+        let mut s = capped.shown.join(", ");
+        if let Some(more) = capped.more_line() {
+            s.push_str(&format!(" {more}"));
+        }
+        s
+    };
+    match (before, verified) {
+        (Some(b), Some(Ok(v))) if v.is_clean() => (
+            format!(
+                "checked after writing: {server} links all {} reference(s) of `{}` from before to `{new_name}`",
+                v.before, b.old_name
+            ),
+            json!({"clean": true, "before": v.before, "after": v.after}),
+        ),
+        (Some(b), Some(Ok(v))) => {
+            let lost = places(&v.lost);
+            let left = places(&v.old_name_left);
+            let mut line = format!(
+                "WARNING — checked after writing, the rename left places behind: {server} linked {} reference(s) to `{}` before and links {} to `{new_name}` now.",
+                v.before, b.old_name, v.after
+            );
+            if !lost.is_empty() {
+                line.push_str(&format!(" No longer linked: {}.", listed(&lost)));
+            }
+            if !left.is_empty() {
+                line.push_str(&format!(
+                    " Still spelt `{}`: {}.",
+                    b.old_name,
+                    listed(&left)
+                ));
+            }
+            line.push_str(" Fix those places (see the diagnostics) or undo the rename.");
+            (
+                line,
+                json!({"clean": false, "before": v.before, "after": v.after,
+                    "no_longer_linked": lost, "old_name_left": left}),
+            )
+        }
+        (_, Some(Err(why))) => (
+            format!("not checked after writing: {why}"),
+            json!({"clean": null, "why": why}),
+        ),
+        _ => (
+            format!("not checked after writing: {server} gave no references to compare with"),
+            json!({"clean": null, "why": "no references before the rename"}),
+        ),
+    }
+}
