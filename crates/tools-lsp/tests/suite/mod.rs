@@ -171,12 +171,23 @@ impl Project {
     /// answer when the check finished in time, or else that answer followed by the next
     /// call's (`lsp status`), which must lead with the check and name this rename.
     pub async fn rename_checked(&self, args: Value) -> (ToolOutput, String) {
+        let started = std::time::Instant::now();
         let out = self.call("lsp_rename", args.clone()).await.unwrap();
-        if !out
+        let went_on = out
             .text
             .lines()
-            .any(|l| l.starts_with("the check goes on: "))
-        {
+            .any(|l| l.starts_with("the check goes on: "));
+        // Printed for whoever measures renames; never part of the verdict.
+        eprintln!(
+            "lsp_rename {args} answered in {} ms, {}",
+            started.elapsed().as_millis(),
+            if went_on {
+                "its check going on"
+            } else {
+                "its check held"
+            }
+        );
+        if !went_on {
             let text = out.full_text();
             return (out, text);
         }

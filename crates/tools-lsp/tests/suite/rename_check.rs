@@ -1,7 +1,9 @@
 //! `lsp_rename` checked after writing, through pyright: the servers get the written files,
-//! the write's diagnostics come in the rename's own answer (once), and the references
-//! under the new name are compared with those from before. A rename that changes what a
-//! use means (the new name is shadowed there) is named as leaving that place behind.
+//! the write's diagnostics come once, and the references under the new name are compared
+//! with those from before. A rename that changes what a use means (the new name is shadowed
+//! there) is named as leaving that place behind. The check comes in the rename's own answer
+//! when it ends by `rename_answer_ms`; otherwise the answer says it goes on and the next
+//! answer leads with it.
 
 use serde_json::json;
 use tools_core::testing::require_binary;
@@ -25,18 +27,27 @@ async fn a_rename_is_checked_against_the_references_from_before() {
                 "from util import compute\n\n\ndef twice(calculate):\n    return compute(calculate)\n\n\nA = compute(1)\n",
             ),
         ],
-        "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n",
+        // The answer waits for the whole check.
+        "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\nrename_answer_ms = 600000\n",
     );
-    // A clean rename: every reference from before is one under the new name.
-    let (out, text) = p
-        .rename_checked(
+    // A clean rename: every reference from before is one under the new name, said in the
+    // answer itself.
+    let out = p
+        .call(
+            "lsp_rename",
             json!({"file": "util.py", "line": 1, "symbol": "compute", "new_name": "double"}),
         )
-        .await;
-    has(
-        &text,
-        "checked after writing: pyright-langserver links all 4 reference(s) of `compute` from before to `double`",
+        .await
+        .unwrap();
+    assert_eq!(
+        out.text,
+        "renamed `compute` at util.py:1 to `double`: 4 edit(s) in 2 file(s)\n\
+         \x20 a.py: 3 edit(s)\n\
+         \x20 util.py: 1 edit(s)\n\
+         checked after writing: pyright-langserver links all 4 reference(s) of `compute` from before to `double`"
     );
+    let checked = &out.structured.as_ref().unwrap()["checked_after_writing"];
+    assert_eq!(checked["clean"], json!(true), "{checked}");
     // The diagnostics come once, from the state before the rename.
     assert!(
         out.sections
@@ -47,19 +58,35 @@ async fn a_rename_is_checked_against_the_references_from_before() {
         "{}",
         out.full_text()
     );
-    assert!(!text.contains("new diagnostic(s)"), "{text}");
+    assert!(
+        !out.full_text().contains("new diagnostic(s)"),
+        "{}",
+        out.full_text()
+    );
     has(&p.read("a.py"), "return double(calculate)");
 
     // Renamed to the parameter's name, the call inside `twice` now calls the parameter.
-    let (_, text) = p
-        .rename_checked(
+    let out = p
+        .call(
+            "lsp_rename",
             json!({"file": "util.py", "line": 1, "symbol": "double", "new_name": "calculate"}),
         )
-        .await;
-    has(
-        &text,
-        "WARNING — checked after writing, the rename left places behind: pyright-langserver linked 4 reference(s) to `double` before and links 3 to `calculate` now. No longer linked: a.py:5.",
+        .await
+        .unwrap();
+    assert_eq!(
+        out.text.lines().last(),
+        Some(
+            "WARNING — checked after writing, the rename left places behind: pyright-langserver linked 4 reference(s) to `double` before and links 3 to `calculate` now. No longer linked: a.py:5. Fix those places (see the diagnostics) or undo the rename."
+        ),
+        "{}",
+        out.text
     );
+    let checked = &out.structured.as_ref().unwrap()["checked_after_writing"];
+    assert_eq!(checked["clean"], json!(false), "{checked}");
+    assert_eq!(checked["no_longer_linked"], json!(["a.py:5"]), "{checked}");
+    // Nothing was left to lead the next answer.
+    let next = p.ok(json!({"action": "status"})).await;
+    assert!(!next.contains("Check of the earlier rename"), "{next}");
     p.close_and_check().await;
 }
 

@@ -94,3 +94,49 @@ async fn click_definition_breaking_write_and_rename_keep_its_tests_green() {
     );
     p.close_and_check().await;
 }
+
+/// Not part of the suite (`--ignored` runs it): how long `lsp_rename` takes on click to
+/// answer, printed — the same rename back and forth, with the default answer time (the
+/// check goes on past it) and with the answer waiting for the whole check. Each rename's
+/// edits are still asserted.
+#[tokio::test]
+#[ignore = "measures; run with --ignored --nocapture"]
+async fn click_rename_answer_times() {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    for (what, extra) in [
+        ("default answer time", ""),
+        ("answer waits for the check", "rename_answer_ms = 600000\n"),
+    ] {
+        let config = CONFIG.replacen("[lsp]\n", &format!("[lsp]\n{extra}"), 1);
+        let p = copy_of(CLICK, &config).unwrap_or_else(|e| panic!("{e}"));
+        // The server has the project before the first rename is timed.
+        definition(&p, "src/click/core.py", 1344, "make_default_short_help").await;
+        let mut times = Vec::new();
+        for (from, to) in [
+            ("term_len", "display_width"),
+            ("display_width", "term_len"),
+            ("term_len", "display_width"),
+            ("display_width", "term_len"),
+        ] {
+            let started = std::time::Instant::now();
+            let (out, _) = p
+                .rename_checked(json!({"file": "src/click/_compat.py", "line": 567,
+                    "symbol": from, "new_name": to}))
+                .await;
+            times.push(started.elapsed().as_millis());
+            assert_eq!(
+                out.text.lines().next(),
+                Some(
+                    format!("renamed `{from}` at src/click/_compat.py:567 to `{to}`: 13 edit(s) in 3 file(s)")
+                        .as_str()
+                ),
+                "{}",
+                out.text
+            );
+        }
+        eprintln!("click rename, {what}: answer plus check handed over, ms: {times:?}");
+        p.close_and_check().await;
+    }
+}
