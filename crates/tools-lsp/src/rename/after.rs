@@ -124,7 +124,7 @@ impl AfterRename {
                 ),
                 None => None,
             };
-            let who = format!("{} ({})", m.client.server, m.client.language);
+            let who = crate::queries::co_servers::named(&m.client);
             let (l, j) = describe_check(
                 &self.ctx.run,
                 &who,
