@@ -260,6 +260,15 @@ pub(crate) async fn union_rename(
                 named(c)
             ))
         })?;
+        // Listed as the reader reads them (a server may answer in any order).
+        let mut added = added;
+        added.sort_by(|(u1, e1), (u2, e2)| {
+            (u1.as_str(), e1.range.start.line, e1.range.start.character).cmp(&(
+                u2.as_str(),
+                e2.range.start.line,
+                e2.range.start.character,
+            ))
+        });
         for (uri, e) in added {
             let shown = crate::client::uri_to_path(&uri)
                 .map(|f| run.workspace().display(&f))

@@ -1,13 +1,14 @@
 //! The tsserver that sees single-file components: typescript-language-server started with
 //! a component framework's TypeScript plugin (`@vue/typescript-plugin`, the TypeScript half
-//! of Vue language tools' hybrid mode; `typescript-svelte-plugin`), so one TypeScript
-//! program holds the project's `.ts` files and its `.vue` or `.svelte` components together.
+//! of Vue language tools' hybrid mode; `typescript-svelte-plugin`; `@astrojs/ts-plugin`), so
+//! one TypeScript program holds the project's `.ts` files and its `.vue`, `.svelte` or
+//! `.astro` components together.
 //!
 //! Why a second tsserver rather than the plugin in the plain one: the plugin loads the
 //! framework's compiler into tsserver (seconds of start-up), which a project without
 //! components must not pay; and a `.ts` file's own server then keeps answering exactly as
 //! before. It runs only for a project that uses the framework (a `.vue` file asked about,
-//! or a `package.json` up to the workspace root that depends on `vue` or `svelte`).
+//! or a `package.json` up to the workspace root that depends on `vue`, `svelte` or `astro`).
 //!
 //! The plugin is the one installed beside the servers (never the project's own copy: a
 //! plugin is code tsserver runs), found beside typescript-language-server or inside the
@@ -35,7 +36,7 @@ pub struct FrameworkPlugin {
     pub shipped_by: &'static [&'static str],
     /// Whether tsserver reads the component files themselves through the plugin (Vue's
     /// does: a `.vue` file is asked of it too); otherwise the plugin only lets `.ts` files
-    /// see the components (Svelte's), and a component is left to its own server.
+    /// see the components (Svelte's, Astro's), and a component is left to its own server.
     pub opens_components: bool,
     /// Whether the plugin reads the components only of a project where the framework's
     /// package is installed (`node_modules/<dependency>` from the project up), as Svelte's
@@ -62,6 +63,15 @@ pub const PLUGINS: &[FrameworkPlugin] = &[
         shipped_by: &[],
         opens_components: false,
         needs_installed: true,
+    },
+    FrameworkPlugin {
+        extension: "astro",
+        language_id: "astro",
+        package: "@astrojs/ts-plugin",
+        dependency: "astro",
+        shipped_by: &[],
+        opens_components: false,
+        needs_installed: false,
     },
 ];
 

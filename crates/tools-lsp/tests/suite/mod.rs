@@ -13,6 +13,7 @@ mod first_line_limits;
 mod first_write;
 mod go;
 mod hierarchy;
+mod mixed_astro;
 mod mixed_svelte;
 mod mixed_vue;
 mod noisy_cargo;
