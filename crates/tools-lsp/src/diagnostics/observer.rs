@@ -415,6 +415,13 @@ impl DiagnosticsOnWrite {
                         FileChangeType::DELETED
                     };
                     elsewhere.push((p.clone(), kind));
+                } else if p.exists() {
+                    // Open here too (a rename opened the project's files in the server of
+                    // another project): left at its old text, it would report the old
+                    // text's errors against the new code as this write's.
+                    if let Ok(doc) = c.sync_file(p).await {
+                        let _ = c.did_save(&doc).await;
+                    }
                 }
             }
             let _ = c.files_changed(&elsewhere).await;
