@@ -1,12 +1,13 @@
 //! A TypeScript library that already has errors, whose tests form a second project
 //! (`test/tsconfig.json`, stricter): an error in `src/legacy.ts`, an implicit `any` on a
-//! global (TS7017) and an unused local in the tests. What a write reports is held against
-//! `tsc` over both projects before and after it: every error it adds is named, none it had
-//! before is.
+//! global (TS7017) and an unused local in the tests. What a write, a preview or a rename
+//! reports is held against `tsc` over both projects before and after it: every error it
+//! adds is named, none it had before is.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use serde_json::json;
 use tools_core::testing::require_binary;
 
 use super::noisy_python::listed;
@@ -53,6 +54,15 @@ fn tsc_both(root: &Path) -> BTreeSet<String> {
         }
     }
     lines
+}
+
+/// `line` is one of `text`'s lines, whole.
+#[track_caller]
+fn has_line(text: &str, line: &str) {
+    assert!(
+        text.lines().any(|l| l == line),
+        "expected the line {line:?} in:\n{text}"
+    );
 }
 
 fn servers_installed() -> bool {
@@ -119,5 +129,83 @@ async fn first_write_during_the_first_analysis_then_ten_break_fix_cycles_name_wh
         assert!(!s.contains("Late"), "cycle {cycle} fix:\n{s}");
     }
     assert_eq!(tsc_both(&p.root()), warts());
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn a_preview_after_queries_on_the_callers_predicts_the_break_and_the_write_reports_it() {
+    if !servers_installed() {
+        return;
+    }
+    let p = Project::from_fixture("ts_noisy", CONFIG);
+    let (ok, broken, expected) = what_the_break_adds(&p);
+    // Queries on callers in both projects and on the written file open them.
+    for (file, line) in [
+        ("src/report.ts", 5),
+        ("src/stats.ts", 5),
+        ("test/total.test.ts", 6),
+        (TOTAL, 2),
+    ] {
+        p.ok(json!({"action": "hover", "file": file, "line": line, "symbol": "total"}))
+            .await;
+    }
+    p.ok(json!({"action": "references", "file": TOTAL, "line": 2, "symbol": "total"}))
+        .await;
+    let pv = p.preview(TOTAL, &broken).await;
+    assert_eq!(listed(&pv.text), expected, "{}", pv.text);
+    assert!(
+        pv.text
+            .starts_with("predicted: 4 new diagnostic(s) if this change is written:"),
+        "{}",
+        pv.text
+    );
+    // The prediction stayed out of the run's ledger: the write reports the same lines.
+    let written = p.accept(&pv.id).await.unwrap();
+    assert_eq!(listed(&written), expected, "{written}");
+    has_line(&written, "4 new diagnostic(s) after this write:");
+    // The servers are back on the disk: a preview of the fix predicts them gone.
+    let pv = p.preview(TOTAL, &ok).await;
+    assert!(
+        pv.text.starts_with(
+            "predicted: no new diagnostics if this change is written.\npredicted: 4 earlier diagnostic(s) would be gone:\n"
+        ),
+        "{}",
+        pv.text
+    );
+    p.discard(&pv.id).await;
+    p.close_and_check().await;
+}
+
+#[tokio::test]
+async fn a_rename_across_both_projects_reports_no_pre_existing_error() {
+    if !servers_installed() {
+        return;
+    }
+    let p = Project::from_fixture("ts_noisy", CONFIG);
+    assert_eq!(tsc_both(&p.root()), warts());
+    // The rename is the run's first call: the server starts for it.
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": TOTAL, "line": 2, "symbol": "total", "new_name": "sum"}),
+        )
+        .await
+        .unwrap();
+    has_line(
+        &out.text,
+        "renamed `total` at src/total.ts:2 to `sum`: 8 edit(s) in 4 file(s)",
+    );
+    assert_eq!(
+        tsc_both(&p.root()),
+        warts(),
+        "the rename changed no finding"
+    );
+    let diags = out
+        .sections
+        .iter()
+        .find(|s| s.title == "diagnostics")
+        .map(|s| s.body.clone())
+        .unwrap_or_default();
+    assert_eq!(listed(&diags), BTreeSet::new(), "{}", out.full_text());
     p.close_and_check().await;
 }
