@@ -186,6 +186,8 @@ fn family_in(
         Some(pool) => ServerSupervisor::with_pool(run, cfg, pool),
         None => ServerSupervisor::new(run, cfg),
     };
+    // A trusted workspace's own languages load while the agent reads and thinks.
+    sup.start_at_run_start();
     // Other families address code by name through the servers' document symbols.
     tools_core::SymbolSources::for_run(run)
         .register(Arc::new(ServerSymbols::new(Arc::clone(&sup))));

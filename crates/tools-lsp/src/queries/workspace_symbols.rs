@@ -20,24 +20,6 @@ use crate::queries::query;
 use crate::servers::projects::Loaded;
 use crate::servers::supervisor::ServerSupervisor;
 
-/// Servers whose `initialize` capabilities offer no `workspace/symbol` (data and markup
-/// formats: their files declare no code symbols). A search started from nothing does not
-/// start them only to be told so; one already running is still asked.
-const NO_WORKSPACE_SYMBOLS: &[&str] = &[
-    "vscode-json-language-server",
-    "yaml-language-server",
-    "tombi",
-    "vscode-css-language-server",
-    "vscode-html-language-server",
-];
-
-/// Whether `spec`'s preferred server is known to offer no workspace symbol search.
-fn offers_no_workspace_symbols(spec: &crate::servers::table::ServerSpec) -> bool {
-    spec.candidates
-        .first()
-        .is_some_and(|c| NO_WORKSPACE_SYMBOLS.contains(&c.program()))
-}
-
 /// Opens one file of every project of `client`'s language under its root (see
 /// `servers::projects`).
 pub(crate) async fn load_projects(sup: &ServerSupervisor, client: &LspClient) -> Loaded {
@@ -75,7 +57,7 @@ pub async fn workspace_symbols(
                     if scan.files.get(&spec.language).copied().unwrap_or(0) == 0 {
                         continue;
                     }
-                    if offers_no_workspace_symbols(spec) {
+                    if spec.offers_no_workspace_symbols() {
                         errors.push(format!(
                             "{} ({} files) offers no workspace symbol search",
                             spec.candidates

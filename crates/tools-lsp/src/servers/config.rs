@@ -48,6 +48,13 @@ pub struct LspConfig {
     /// Text budget of an `lsp` answer in bytes (default 4096): lists show what fits and name
     /// the `offset` of the rest.
     pub answer_bytes: usize,
+    /// Start the servers of the workspace's own code languages (a root marker at the
+    /// workspace root, files of the language, the binary found; at most three, most files
+    /// first; never a companion, an install, or the server of a data, configuration or
+    /// markup format) when a trusted run starts, side by side, instead of on the first query
+    /// (default `true`; `false` starts each server on the first call that needs it, as
+    /// untrusted runs and runs on a pool shared by sessions always do).
+    pub start_at_run_start: bool,
     /// Overrides and additions to the server table, keyed by language (`python`, `c`, …).
     pub servers: BTreeMap<String, ServerOverride>,
     /// Overrides and additions to the project-checker table, keyed by language.
@@ -76,6 +83,7 @@ impl Default for LspConfig {
             auto_install: false,
             install_timeout_ms: 300_000,
             answer_bytes: crate::answer::budget::DEFAULT_ANSWER_BYTES,
+            start_at_run_start: true,
             servers: BTreeMap::new(),
             checkers: BTreeMap::new(),
             trusted: false,

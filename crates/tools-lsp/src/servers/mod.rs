@@ -5,8 +5,8 @@
 //! project before a workspace-wide question (`projects`), whether a diagnostics-only
 //! companion is wanted (`companion_config`), what an untrusted run keeps a server from seeing
 //! (`trust_limits`), the tsserver that reads single-file components (`framework_tsserver`),
-//! per-server state folders
-//! (`state_dir`), and the supervisor that starts one client per (language, root), restarts
+//! per-server state folders (`state_dir`), the servers that start with a trusted run
+//! (`run_start`), and the supervisor that starts one client per (language, root), restarts
 //! it after a crash and shuts it down with the run (`supervisor`), or takes it from a pool
 //! of servers shared by the runs of one process (`pool`).
 //!
@@ -27,6 +27,7 @@ pub mod pool;
 pub(crate) mod projects;
 pub mod recipe;
 pub(crate) mod roots;
+mod run_start;
 pub(crate) mod state_dir;
 pub(crate) mod supervisor;
 pub(crate) mod table;

@@ -395,6 +395,12 @@ impl ServerSupervisor {
         }
         let launch = self.launch_for(loc);
         match LspClient::start(&run, launch).await {
+            // The run closed while the server started (a start with the run, closed right
+            // away): its close shut down only the servers already up, so this one goes now.
+            Ok(c) if run.is_closed() => {
+                c.shutdown().await;
+                Err(ToolError::rejected("this run is closed; start a new one"))
+            }
             Ok(c) => {
                 let mut st = match slot.state.lock() {
                     Ok(s) => s,

@@ -1,10 +1,12 @@
-//! The first query of a run, on a server still loading its project: rust-analyzer on a
+//! Servers that start with a trusted run, before any call, and not with an untrusted one;
+//! and the first query of a run on a server still loading its project: rust-analyzer on a
 //! Cargo workspace, untrusted. The query is not held for the load; an answer given before
 //! the load ends leads with a line saying the server is still indexing, with its progress —
 //! never a bare timeout, never a "no definition" that is really "not yet" — and asking
 //! again gives the exact definition.
 
 use serde_json::json;
+use tools_core::testing::require_binary;
 
 use super::{Project, project_rust::rust_analyzer_works};
 
@@ -76,4 +78,95 @@ async fn a_definition_during_rust_analyzers_load_is_exact_or_says_it_is_still_in
     }
     // Once loaded: the exact definition, with no note.
     assert_eq!(answers.last().unwrap().0, DEFINITION);
+}
+
+const PYPROJECT: &str = "[project]\nname = \"w\"\nversion = \"0.1.0\"\n";
+const MAIN: &str = "def add(a: int, b: int) -> int:\n    return a + b\n";
+
+#[tokio::test]
+async fn a_trusted_runs_own_language_starts_with_the_run_and_an_untrusted_one_waits_for_a_call() {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let files = [("pyproject.toml", PYPROJECT), ("main.py", MAIN)];
+    let config = "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
+    let untrusted = Project::with_trust(&files, config, false);
+    let trusted = Project::new(&files, config);
+    // No call to either yet: the trusted run's server comes up on its own.
+    let mut pids = Vec::new();
+    for _ in 0..600 {
+        pids = trusted.server_pids().await;
+        if !pids.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(pids.len(), 1, "the trusted run started no server by itself");
+    let status = trusted.ok(json!({"action": "status"})).await;
+    assert!(
+        status.lines().next().unwrap().starts_with(&format!(
+            "python: running pyright-langserver for root . (pid {}, up ",
+            pids[0]
+        )),
+        "{status}"
+    );
+    // By now the untrusted run would have started its own too: it has not.
+    assert!(untrusted.server_pids().await.is_empty());
+    let status = untrusted.ok(json!({"action": "status"})).await;
+    let first = status.lines().next().unwrap();
+    assert!(
+        first.starts_with("python: not started yet for root .; pyright-langserver resolves at ")
+            && first.ends_with(" and starts on the first query"),
+        "{status}"
+    );
+    // Its first call starts it.
+    let hover = untrusted
+        .ok(json!({"action": "hover", "file": "main.py", "line": 1, "symbol": "add"}))
+        .await;
+    assert_eq!(
+        hover,
+        "```python\n(function) def add(\n    a: int,\n    b: int\n) -> int\n```"
+    );
+    assert_eq!(untrusted.server_pids().await.len(), 1);
+    trusted.close_and_check().await;
+    untrusted.close_and_check().await;
+}
+
+#[tokio::test]
+async fn a_run_closed_while_its_server_starts_with_it_leaves_no_server_process() {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let files = [("pyproject.toml", PYPROJECT), ("main.py", MAIN)];
+    let config = "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
+    let p = Project::new(&files, config);
+    // The server's process is there and the start is still under way (no answer to
+    // `initialize` yet): the run closes now.
+    let mut seen = Vec::new();
+    let mut line = String::new();
+    for _ in 0..6000 {
+        let status = p.ok(json!({"action": "status"})).await;
+        line = status.lines().next().unwrap_or_default().to_string();
+        seen = p.processes_in_root();
+        if line == "python: starting for root ." && !seen.is_empty() {
+            break;
+        }
+        assert!(
+            !line.starts_with("python: running pyright-langserver for root . (pid "),
+            "the start ended before its process was seen: {line}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(line, "python: starting for root .");
+    assert!(!seen.is_empty());
+    p.run.close().await;
+    let mut left = p.processes_in_root();
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        left = p.processes_in_root();
+    }
+    assert_eq!(left, Vec::<i32>::new(), "started with the run: {seen:?}");
 }

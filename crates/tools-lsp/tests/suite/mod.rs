@@ -59,10 +59,11 @@ pub struct Project {
 
 /// A configuration that serves `.fake` files (under a `fake.toml` marker) with the fake
 /// server in `mode` (see `fixtures/fake_lsp.py`), with `lsp` as the rest of its `[lsp]`
-/// section (`key = value` lines).
+/// section (`key = value` lines). The fake server starts on the first call, not with the
+/// run: the tests count its starts and failures from that call on.
 pub fn fake_server_config(mode: &str, lsp: &str) -> String {
     format!(
-        "[lsp]\n{lsp}[lsp.servers.fake]\ncommand = [\"python3\", {:?}, {mode:?}]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
+        "[lsp]\nstart_at_run_start = false\n{lsp}[lsp.servers.fake]\ncommand = [\"python3\", {:?}, {mode:?}]\nmarkers = [\"fake.toml\"]\nextensions = [\"fake\"]\n",
         fixture("fake_lsp.py").display().to_string()
     )
 }
@@ -89,6 +90,11 @@ impl Project {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
+        Project::open_in(dir, config, trusted)
+    }
+
+    /// A run opened on `dir` as it is (its files already there when the run starts).
+    pub fn open_in(dir: tempfile::TempDir, config: &str, trusted: bool) -> Project {
         let run = Run::new(RunOptions {
             root: dir.path().into(),
             conversation_id: "test".into(),
@@ -239,6 +245,30 @@ impl Project {
             .iter()
             .filter_map(|s| s["pid"].as_i64().map(|p| p as i32))
             .collect()
+    }
+
+    /// Pids of the live processes whose working folder is the project's root (the servers
+    /// of root `.` and what they started there), from `/proc`.
+    pub fn processes_in_root(&self) -> Vec<i32> {
+        let root = self.root().canonicalize().unwrap();
+        let mut pids = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let zombie = std::fs::read_to_string(entry.path().join("stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .map(|r| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(true);
+            if !zombie && std::fs::read_link(entry.path().join("cwd")).is_ok_and(|c| c == root) {
+                pids.push(pid);
+            }
+        }
+        pids
     }
 
     /// Closes the run and checks that no server process is left.

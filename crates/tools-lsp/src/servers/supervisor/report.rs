@@ -130,6 +130,11 @@ impl ServerSupervisor {
                         ));
                         structured.push(json!({"language": lang, "root": rd, "state": "failed", "failures": crashes, "detail": last}));
                     }
+                    // A start under way (the run's own, or the first query's).
+                    None if slot.start_lock.try_lock().is_err() => {
+                        lines.push(format!("{lang}: starting for root {rd}"));
+                        structured.push(json!({"language": lang, "root": rd, "state": "starting"}));
+                    }
                     None => {}
                 }
             }

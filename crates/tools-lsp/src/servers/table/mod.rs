@@ -106,7 +106,26 @@ pub struct ServerSpec {
     pub trust: TrustNeed,
 }
 
+/// Servers whose `initialize` capabilities offer no `workspace/symbol` (data and markup
+/// formats: their files declare no code symbols). A search started from nothing does not
+/// start them only to be told so, and a run does not start them when it starts; one already
+/// running is still asked.
+const NO_WORKSPACE_SYMBOLS: &[&str] = &[
+    "vscode-json-language-server",
+    "yaml-language-server",
+    "tombi",
+    "vscode-css-language-server",
+    "vscode-html-language-server",
+];
+
 impl ServerSpec {
+    /// Whether the entry's preferred server is known to offer no workspace symbol search
+    /// (a data or markup format: its files declare no code symbols).
+    pub(crate) fn offers_no_workspace_symbols(&self) -> bool {
+        self.candidates
+            .first()
+            .is_some_and(|c| NO_WORKSPACE_SYMBOLS.contains(&c.program()))
+    }
     /// An empty entry for `language`: no candidates, markers or extensions.
     pub fn new(language: &str) -> Self {
         ServerSpec {

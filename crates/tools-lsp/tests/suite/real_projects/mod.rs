@@ -64,6 +64,14 @@ fn copy_of_folder(spec: &str, inside: &str, config: &str) -> Result<Project, Str
     Ok(p)
 }
 
+/// A run opened on a fresh copy of the project `spec`, made before the run starts (as an
+/// agent's run starts on a checkout), served with `config`.
+fn run_on_copy_of(spec: &str, config: &str) -> Result<Project, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    copy_tree(&sources(spec)?, dir.path())?;
+    Ok(Project::open_in(dir, config, true))
+}
+
 fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
     for entry in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
