@@ -120,21 +120,27 @@ impl Project {
         Project::from_fixture_with_trust(name, config, true)
     }
 
-    /// [`Project::from_fixture`] with the workspace trusted or not.
+    /// [`Project::from_fixture`] with the workspace trusted or not. The files are there
+    /// before the run opens, as a checkout is when an agent's run starts on it.
     pub fn from_fixture_with_trust(name: &str, config: &str, trusted: bool) -> Project {
         let src = fixture("projects").join(name);
         let mut files = Vec::new();
         collect_files(&src, &src, &mut files);
-        let p = Project::with_trust(&[], config, trusted);
-        let root = p.root();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
         for (rel, text) in files {
-            if let Some(base) = rel.strip_suffix(".in") {
-                p.write(base, &text.replace("@ROOT@", &root.display().to_string()));
-            } else {
-                p.write(&rel, &text);
-            }
+            let (rel, text) = match rel.strip_suffix(".in") {
+                Some(base) => (
+                    base.to_string(),
+                    text.replace("@ROOT@", &root.display().to_string()),
+                ),
+                None => (rel, text),
+            };
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
         }
-        p
+        Project::open_in(dir, config, trusted)
     }
 
     pub fn root(&self) -> PathBuf {

@@ -47,7 +47,7 @@ fn sources(spec: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// A copy of the project `spec` in a fresh temporary folder, served with `config`.
+/// A run on a copy of the project `spec` in a fresh temporary folder, served with `config`.
 fn copy_of(spec: &str, config: &str) -> Result<Project, String> {
     copy_of_folder(spec, "", config)
 }
@@ -59,16 +59,9 @@ fn copy_of_folder(spec: &str, inside: &str, config: &str) -> Result<Project, Str
     if !src.is_dir() {
         return Err(format!("{spec} has no folder {inside}"));
     }
-    let p = Project::new(&[], config);
-    copy_tree(&src, &p.root())?;
-    Ok(p)
-}
-
-/// A run opened on a fresh copy of the project `spec`, made before the run starts (as an
-/// agent's run starts on a checkout), served with `config`.
-fn run_on_copy_of(spec: &str, config: &str) -> Result<Project, String> {
+    // Copied before the run opens, as a checkout is there when an agent's run starts.
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    copy_tree(&sources(spec)?, dir.path())?;
+    copy_tree(&src, dir.path())?;
     Ok(Project::open_in(dir, config, true))
 }
 

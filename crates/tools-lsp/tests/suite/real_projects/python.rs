@@ -6,7 +6,7 @@
 use serde_json::json;
 use tools_core::testing::require_binary;
 
-use super::{copy_of, definition, has_line, run_in, run_on_copy_of};
+use super::{copy_of, definition, has_line, run_in};
 use crate::suite::section;
 
 const CLICK: &str = "pypi:click@8.1.8";
@@ -158,7 +158,7 @@ async fn click_first_correct_definition_from_the_runs_open_with_and_without_a_st
             &format!("[lsp]\nstart_at_run_start = {start}\n"),
             1,
         );
-        let p = run_on_copy_of(CLICK, &config).unwrap_or_else(|e| panic!("{e}"));
+        let p = copy_of(CLICK, &config).unwrap_or_else(|e| panic!("{e}"));
         let opened = std::time::Instant::now();
         tokio::time::sleep(std::time::Duration::from_secs(pause)).await;
         let asked = std::time::Instant::now();
