@@ -29,6 +29,12 @@ pub const LONG_FILES: &[(&str, &str)] = &[];
 pub const PUBLIC_MODULES: &[(&str, &str, &str)] = &[
     (
         "crates/tools-core/src/lib.rs",
+        "fuzzing",
+        "the fuzz targets' way through the real request path, compiled only with the \
+         `testing` feature",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
         "json_unicode",
         "the check and repair of JSON text that is not Unicode, shared by the MCP transport \
          and the kernels' protocol",

@@ -35,6 +35,8 @@ mod config;
 pub mod discovery;
 mod error;
 pub mod framing;
+#[cfg(feature = "testing")]
+pub mod fuzzing;
 mod journal;
 pub mod json_unicode;
 mod name_path;

@@ -126,7 +126,7 @@ pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
             json_kind(&args)
         )));
     }
-    serde_path_to_error::deserialize::<_, T>(args).map_err(|e| {
+    let parsed = serde_path_to_error::deserialize::<_, T>(args).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         if path == "." || path.is_empty() {
@@ -134,7 +134,12 @@ pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
         } else {
             ToolError::invalid(path, inner)
         }
-    })
+    })?;
+    #[cfg(feature = "testing")]
+    if crate::fuzzing::stopping_after_parsing() {
+        return Err(ToolError::internal(crate::fuzzing::ARGUMENTS_PARSED));
+    }
+    Ok(parsed)
 }
 
 fn json_kind(v: &Value) -> &'static str {
