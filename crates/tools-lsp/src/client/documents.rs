@@ -24,6 +24,13 @@ use super::{
 use crate::error::{LspError, Result};
 
 impl LspClient {
+    /// Whether `path` is one of the files this server reads (by its extension): another
+    /// server's file (a `.svelte` component beside the `.ts` files) is never opened in it.
+    pub fn reads(&self, path: &Path) -> bool {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        self.extensions.is_empty() || self.extensions.iter().any(|e| e.eq_ignore_ascii_case(ext))
+    }
+
     fn language_id(&self, path: &Path) -> String {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         super::language_id(&self.language_ids, ext, &self.language)

@@ -57,6 +57,8 @@ pub struct Launch {
     /// File extension → `languageId` sent in `didOpen` (ASCII case ignored); an extension
     /// not listed is sent as `language`.
     pub language_ids: Vec<(String, String)>,
+    /// The file extensions the server reads (ASCII case ignored); empty: any.
+    pub extensions: Vec<String>,
     /// The resolved program.
     pub program: PathBuf,
     /// Its arguments.
@@ -243,6 +245,7 @@ pub struct LspClient {
     index_wait: Duration,
     max_open: usize,
     language_ids: Vec<(String, String)>,
+    extensions: Vec<String>,
     opened_once: AtomicBool,
     external: Option<Mutex<ExternalChanges>>,
     check_after_save: AtomicBool,

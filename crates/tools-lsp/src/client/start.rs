@@ -198,6 +198,7 @@ impl LspClient {
             index_wait: launch.index_wait,
             max_open: launch.max_open_documents.max(1),
             language_ids: launch.language_ids,
+            extensions: launch.extensions,
             opened_once: AtomicBool::new(false),
             external,
             check_after_save: AtomicBool::new(false),

@@ -186,7 +186,9 @@ pub async fn verify_rename(
     let Some(origin_edits) = edits_for(edit, &before.origin.uri) else {
         return Err("the server's edit moves files".into());
     };
-    for p in written.iter().filter(|p| p.exists()) {
+    // Only its own files: a file of another server's language opened in it (a `.svelte`
+    // component in tsserver) would be read as its language and report nonsense.
+    for p in written.iter().filter(|p| p.exists() && client.reads(p)) {
         client
             .sync_file(p)
             .await

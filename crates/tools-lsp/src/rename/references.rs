@@ -7,7 +7,9 @@
 //! all-or-nothing edit; one whose text is something else (an alias such as
 //! `import area as surface_of`, which keeps working) is left alone, without a warning. A
 //! reference that cannot be covered (outside the workspace, in a file that cannot be read)
-//! refuses the whole rename, naming the file and line.
+//! refuses the whole rename, naming the file and line. When references are added, an
+//! import the server renamed by aliasing it (`old as new`) takes the plain new name, since
+//! the export is renamed too.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -244,9 +246,98 @@ pub fn cover_references(
             disp,
         ));
     }
+    // A server that renames a use by aliasing its import (svelte-language-server answers
+    // `import { old as new }` from a component) left the export alone; with the export
+    // renamed too, the alias would import a name that is gone: it becomes the plain name.
+    if !added.is_empty() {
+        unalias(edit, &format!("{old_name} as {new_name}"), new_name);
+    }
+    // Listed as the reader reads them (a server may answer in any order).
+    added.sort_by(|(u1, e1, _), (u2, e2, _)| {
+        (u1.as_str(), e1.range.start.line, e1.range.start.character).cmp(&(
+            u2.as_str(),
+            e2.range.start.line,
+            e2.range.start.character,
+        ))
+    });
     for (uri, te, disp) in added {
         add_edit(edit, uri, te);
         out.added.push(disp);
     }
     Ok(out)
+}
+
+/// Every text edit of `edit` that writes exactly `alias` writes `plain` instead.
+fn unalias(edit: &mut WorkspaceEdit, alias: &str, plain: &str) {
+    let fix = |t: &mut TextEdit| {
+        if t.new_text == alias {
+            t.new_text = plain.to_string();
+        }
+    };
+    let fix_doc = |d: &mut TextDocumentEdit| {
+        for e in &mut d.edits {
+            match e {
+                OneOf::Left(t) => fix(t),
+                OneOf::Right(a) => fix(&mut a.text_edit),
+            }
+        }
+    };
+    for edits in edit.changes.iter_mut().flat_map(|c| c.values_mut()) {
+        edits.iter_mut().for_each(fix);
+    }
+    match &mut edit.document_changes {
+        Some(DocumentChanges::Edits(v)) => v.iter_mut().for_each(fix_doc),
+        Some(DocumentChanges::Operations(ops)) => {
+            for op in ops {
+                if let DocumentChangeOperation::Edit(d) = op {
+                    fix_doc(d);
+                }
+            }
+        }
+        None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_aliased_import_takes_the_plain_name_and_other_edits_stay() {
+        let te = |line: u32, text: &str| TextEdit {
+            range: Range::new(
+                lsp_types::Position::new(line, 11),
+                lsp_types::Position::new(line, 20),
+            ),
+            new_text: text.into(),
+        };
+        let uri: Uri = "file:///w/src/lib/Clicker.svelte".parse().unwrap();
+        let mut edit = WorkspaceEdit {
+            changes: Some(HashMap::from([(
+                uri.clone(),
+                vec![te(1, "makeTally as makeCounter"), te(3, "makeCounter")],
+            )])),
+            ..WorkspaceEdit::default()
+        };
+        unalias(&mut edit, "makeTally as makeCounter", "makeCounter");
+        assert_eq!(
+            edit.changes.unwrap()[&uri],
+            vec![te(1, "makeCounter"), te(3, "makeCounter")]
+        );
+        let mut docs = WorkspaceEdit {
+            document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier {
+                    uri: uri.clone(),
+                    version: Some(2),
+                },
+                edits: vec![OneOf::Left(te(1, "a as b"))],
+            }])),
+            ..WorkspaceEdit::default()
+        };
+        unalias(&mut docs, "a as b", "b");
+        let Some(DocumentChanges::Edits(v)) = docs.document_changes else {
+            panic!("document changes lost");
+        };
+        assert_eq!(v[0].edits, vec![OneOf::Left(te(1, "b"))]);
+    }
 }

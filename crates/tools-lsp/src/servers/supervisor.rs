@@ -430,6 +430,7 @@ impl ServerSupervisor {
         Launch {
             language: loc.spec.language.clone(),
             language_ids: loc.spec.language_ids.clone(),
+            extensions: loc.spec.extensions.clone(),
             program: loc.program.clone(),
             args: crate::servers::java_runtime::expand_args(
                 &crate::servers::state_dir::expand_args(

@@ -5,7 +5,7 @@
 //! references from the `.ts` definition naming the component's uses by path:line; a
 //! definition and references from the component (the Astro server's) reaching the `.ts`
 //! files; a rename that edits the `.ts` and `.astro` uses, after which `astro-check` (the
-//! check of `@astrojs/check`) finds no error.
+//! check of `@astrojs/check`) finds no error; and the rename back from the component.
 
 use std::path::Path;
 
@@ -124,6 +124,48 @@ async fn astro_uses_are_found_and_renamed_from_the_ts_definition() {
     );
     for (f, old) in FILES.iter().zip(&before) {
         assert_eq!(p.read(f), old.replace("makeCounter", "makeTally"), "{f}");
+    }
+    assert_eq!(
+        astro_check(&p, &check),
+        [
+            "Result (3 files): ",
+            "- 0 errors",
+            "- 0 warnings",
+            "- 0 hints"
+        ]
+    );
+
+    // And back from the component: the Astro server renames it there by aliasing the
+    // import; its references in the `.ts` files join the edit, and the import takes the
+    // plain name.
+    let (out, checked) = p
+        .rename_checked(json!({"file": "src/components/Clicker.astro", "line": 4,
+            "symbol": "makeTally", "new_name": "makeCounter"}))
+        .await;
+    assert!(!checked.contains("new diagnostic(s)"), "phantom: {checked}");
+    assert_eq!(
+        out.text
+            .lines()
+            .filter(|l| !l.starts_with("the check goes on: ")
+                && !l.starts_with("checked after writing: "))
+            .collect::<Vec<_>>(),
+        [
+            "renamed `makeTally` at src/components/Clicker.astro:4 to `makeCounter`: 5 edit(s) in 3 file(s)",
+            "  src/components/Clicker.astro: 2 edit(s)",
+            "  src/lib/counter.ts: 1 edit(s)",
+            "  src/main.ts: 2 edit(s)",
+            "3 of those edit(s) are references astro-ls reports under the old name that its rename left out, renamed in the same change: src/lib/counter.ts:1, src/main.ts:1, src/main.ts:3",
+        ],
+        "{}",
+        out.text
+    );
+    assert!(
+        checked.lines().any(|l| l
+            == "checked after writing: astro-ls links all 5 reference(s) of `makeTally` from before to `makeCounter`"),
+        "{checked}"
+    );
+    for (f, old) in FILES.iter().zip(&before) {
+        assert_eq!(&p.read(f), old, "{f}");
     }
     assert_eq!(
         astro_check(&p, &check),

@@ -5,7 +5,8 @@
 //! in the project (the plugin then reads no component, and the answer says so); references
 //! naming the component's uses by path:line once it is; a definition from the component
 //! (svelte-language-server's) landing on the `.ts` export; a rename that edits the `.ts` and
-//! `.svelte` uses, after which `svelte-check` finds no error.
+//! `.svelte` uses, after which `svelte-check` finds no error; and the rename back from the
+//! component, which reaches the `.ts` files too.
 
 use std::path::{Path, PathBuf};
 
@@ -161,6 +162,45 @@ async fn svelte_uses_are_found_and_renamed_from_the_ts_definition() {
     assert!(
         checked.len() == 1
             && checked[0].starts_with("COMPLETED ")
+            && checked[0].ends_with(" FILES 0 ERRORS 0 WARNINGS 0 FILES_WITH_PROBLEMS"),
+        "{checked:?}"
+    );
+
+    // And back from the component: svelte-language-server renames it there by aliasing
+    // the import (`makeTally as makeCounter`); its references in the `.ts` files join the
+    // edit, and the import takes the plain name.
+    let (out, checked) = p
+        .rename_checked(json!({"file": "src/lib/Clicker.svelte", "line": 4,
+            "symbol": "makeTally", "new_name": "makeCounter"}))
+        .await;
+    assert!(!checked.contains("new diagnostic(s)"), "phantom: {checked}");
+    assert_eq!(
+        out.text
+            .lines()
+            .filter(|l| !l.starts_with("the check goes on: ")
+                && !l.starts_with("checked after writing: "))
+            .collect::<Vec<_>>(),
+        [
+            "renamed `makeTally` at src/lib/Clicker.svelte:4 to `makeCounter`: 5 edit(s) in 3 file(s)",
+            "  src/lib/Clicker.svelte: 2 edit(s)",
+            "  src/lib/counter.ts: 1 edit(s)",
+            "  src/main.ts: 2 edit(s)",
+            "3 of those edit(s) are references svelteserver reports under the old name that its rename left out, renamed in the same change: src/lib/counter.ts:1, src/main.ts:1, src/main.ts:3",
+        ],
+        "{}",
+        out.text
+    );
+    assert!(
+        checked.lines().any(|l| l
+            == "checked after writing: svelteserver links all 5 reference(s) of `makeTally` from before to `makeCounter`"),
+        "{checked}"
+    );
+    for (f, old) in FILES.iter().zip(&before) {
+        assert_eq!(&p.read(f), old, "{f}");
+    }
+    let checked = svelte_check(&p, &check);
+    assert!(
+        checked.len() == 1
             && checked[0].ends_with(" FILES 0 ERRORS 0 WARNINGS 0 FILES_WITH_PROBLEMS"),
         "{checked:?}"
     );
