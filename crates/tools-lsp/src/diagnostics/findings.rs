@@ -51,6 +51,8 @@ pub(crate) struct Findings {
     pub new: Vec<Finding>,
     /// Diagnostics that went away.
     pub gone: Vec<Finding>,
+    /// Diagnostics no longer reported while the change's new errors stand (not fixed).
+    pub hidden: Vec<Finding>,
 }
 
 impl Findings {
@@ -82,6 +84,10 @@ impl Findings {
             }
             for d in &ch.gone {
                 self.gone
+                    .push(finding(&ch.path, tag(render_gone(r, &ch.path, d))));
+            }
+            for d in &ch.hidden {
+                self.hidden
                     .push(finding(&ch.path, tag(render_gone(r, &ch.path, d))));
             }
         }

@@ -39,6 +39,9 @@ pub struct DiagnosticsLedger {
     /// What each file had when the run first saw it, occurrences per key: what the project
     /// already had wrong before any change of this run.
     first_seen: HashMap<PathBuf, HashMap<LedgerKey, usize>>,
+    /// What a change hid (no longer reported while its new errors stood), occurrences per
+    /// key: old, not new, when it comes back.
+    hidden: HashMap<PathBuf, HashMap<LedgerKey, usize>>,
 }
 
 /// The ledger's verdict on one file's fresh diagnostics.
@@ -97,6 +100,31 @@ impl DiagnosticsLedger {
             .and_then(|k| k.get(key))
             .copied()
             .unwrap_or(0)
+    }
+
+    /// Records `diags` as hidden in `path`: no longer reported while a change's new errors
+    /// stand, not fixed.
+    pub fn hide(&mut self, path: &Path, diags: &[Diagnostic]) {
+        let keys = self.hidden.entry(path.to_path_buf()).or_default();
+        for d in diags.iter().filter(|d| counts(d)) {
+            *keys.entry(ledger_key(d)).or_default() += 1;
+        }
+    }
+
+    /// How many occurrences of `key` are hidden in `path`.
+    pub fn hidden_count(&self, path: &Path, key: &LedgerKey) -> usize {
+        self.hidden
+            .get(path)
+            .and_then(|k| k.get(key))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// One hidden occurrence of `key` in `path` came back.
+    pub fn unhide(&mut self, path: &Path, key: &LedgerKey) {
+        if let Some(n) = self.hidden.get_mut(path).and_then(|k| k.get_mut(key)) {
+            *n = n.saturating_sub(1);
+        }
     }
 
     /// Takes `path`'s fresh diagnostics: returns those whose key was never reported (and

@@ -477,6 +477,7 @@ impl DiagnosticsOnWrite {
         }
         if findings.new.is_empty()
             && findings.gone.is_empty()
+            && findings.hidden.is_empty()
             && notes.is_empty()
             && late_blocks.is_empty()
         {

@@ -1,7 +1,8 @@
 //! The one rendering of what a change found, for a write's result and for a preview's:
 //! the bounds that were hit first (what follows is incomplete, and they say what to call),
-//! then the new diagnostics, then the gone ones, the late arrivals of earlier writes and
-//! the other notes; and the structured form beside the text.
+//! then the new diagnostics, then the gone ones, one line counting the hidden ones (no longer
+//! reported while the new errors stand, see the `state_diff` module), the late arrivals of earlier writes
+//! and the other notes; and the structured form beside the text.
 //!
 //! New diagnostics are all listed when they fit the cap ([`ON_WRITE_CAP`] lines). Past it,
 //! a big break is summarised: how many in each affected file, the written file's package
@@ -53,6 +54,18 @@ impl Change {
             Change::Preview => format!("predicted: {gone} earlier diagnostic(s) would be gone:"),
         }
     }
+    /// The one line about what the change hid: a count, not a list (they are not fixed,
+    /// and not worth the agent's attention until the code builds again).
+    fn hidden_line(self, hidden: usize) -> String {
+        match self {
+            Change::Write(_) => format!(
+                "{hidden} earlier diagnostic(s) not reported while the new errors stand (hidden, not fixed)."
+            ),
+            Change::Preview => format!(
+                "predicted: {hidden} earlier diagnostic(s) would not be reported while the new errors stand (hidden, not fixed)."
+            ),
+        }
+    }
     /// The closing line of a cut list: what to call for the rest.
     fn more(self, rest: usize, next: usize) -> String {
         match self {
@@ -89,7 +102,7 @@ pub(crate) struct Report {
     /// The answer's text.
     pub text: String,
     /// The structured form: `new` (capped as the text), `total_new`, `files` (per-file
-    /// counts in the order shown), `gone`, `gone_list`.
+    /// counts in the order shown), `gone`, `gone_list`, `hidden`, `hidden_list`.
     pub json: Value,
     /// Every new diagnostic's line, in the order shown (the pages of a summary).
     pub ordered: Vec<String>,
@@ -106,7 +119,7 @@ pub(crate) fn render_report(parts: Parts<'_>) -> Report {
         settled,
         display,
     } = parts;
-    let Findings { new, gone } = findings;
+    let Findings { new, gone, hidden } = findings;
     let total = new.len();
     let (bounds, rest): (Vec<&String>, Vec<&String>) = notes.iter().partition(|n| is_bound_note(n));
     let mut body: Vec<String> = bounds.into_iter().cloned().collect();
@@ -128,6 +141,9 @@ pub(crate) fn render_report(parts: Parts<'_>) -> Report {
         body.extend(capped.shown.iter().cloned());
         body.extend(capped.more_line());
     }
+    if !hidden.is_empty() {
+        body.push(change.hidden_line(hidden.len()));
+    }
     body.extend(late_blocks);
     body.extend(rest.into_iter().cloned());
     let json = json!({
@@ -136,6 +152,8 @@ pub(crate) fn render_report(parts: Parts<'_>) -> Report {
         "files": files,
         "gone": gone_count,
         "gone_list": gone.iter().take(ON_WRITE_CAP).map(|f| f.json.clone()).collect::<Vec<_>>(),
+        "hidden": hidden.len(),
+        "hidden_list": hidden.iter().take(ON_WRITE_CAP).map(|f| f.json.clone()).collect::<Vec<_>>(),
     });
     Report {
         text: body.join("\n"),

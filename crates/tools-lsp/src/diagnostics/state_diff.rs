@@ -13,6 +13,13 @@
 //! (it started for this write, or was still busy), the file is a *baseline*: its
 //! diagnostics are recorded, never reported as new. A file the write touched is never a
 //! baseline: its own diagnostics are the point.
+//!
+//! A warning that disappears from a file the change did not touch while the change brings
+//! new errors is *hidden*, not gone: checkers stop reporting some findings while the code does not
+//! build (gopls drops its vet analyzers for a package with type errors, rustc skips its
+//! lint passes — `dead_code` among them — for a crate that does not compile), so nothing
+//! says they were fixed. The ledger keeps them, and when they come back they are old, not
+//! new.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -31,6 +38,9 @@ pub struct FileChange {
     pub new: Vec<Diagnostic>,
     /// Diagnostics the file had before and no longer has (positions as they were).
     pub gone: Vec<Diagnostic>,
+    /// Diagnostics the file had before and the server no longer reports while the change's
+    /// new errors stand, in a file the change did not touch (positions as they were).
+    pub hidden: Vec<Diagnostic>,
 }
 
 /// A server's diagnostics by file, as published (or pulled).
@@ -108,7 +118,7 @@ pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<Fil
             // file's package does not build, like gopls's vet analyzers, reports it again
             // once it builds: it is old).
             Some(_) if !is_touched => back_is_not_new(
-                ledger,
+                &mut *ledger,
                 path,
                 before_items,
                 added_occurrences(before_items, now),
@@ -130,16 +140,36 @@ pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<Fil
                 path: path.to_path_buf(),
                 new,
                 gone,
+                hidden: Vec::new(),
             });
+        }
+    }
+    // New errors anywhere: the warnings that went from the files the change did not touch
+    // are hidden. An error that goes is gone: checkers keep reporting errors.
+    let breaks = out.iter().flat_map(|c| &c.new).any(is_error);
+    if breaks {
+        for ch in out
+            .iter_mut()
+            .filter(|c| !touched.contains(&c.path) && !deleted.contains(&c.path))
+        {
+            let (gone, hidden) = std::mem::take(&mut ch.gone).into_iter().partition(is_error);
+            ch.gone = gone;
+            ch.hidden = hidden;
+            ledger.hide(&ch.path, &ch.hidden);
         }
     }
     out
 }
 
+fn is_error(d: &Diagnostic) -> bool {
+    d.severity == Some(lsp_types::DiagnosticSeverity::ERROR)
+}
+
 /// `added` without the occurrences that only bring `path` back to what it had when the
-/// run first saw it: of each key, as many as it had then beyond what it had `before`.
+/// run first saw it (of each key, as many as it had then beyond what it had `before`), or to
+/// what an earlier change hid (those are taken back from the ledger's hidden ones).
 fn back_is_not_new(
-    ledger: &DiagnosticsLedger,
+    ledger: &mut DiagnosticsLedger,
     path: &Path,
     before: &[Diagnostic],
     added: Vec<Diagnostic>,
@@ -152,7 +182,10 @@ fn back_is_not_new(
                 .iter()
                 .filter(|b| counts(b) && ledger_key(b) == key)
                 .count();
-            ledger.first_seen_count(path, &key).saturating_sub(had)
+            ledger
+                .first_seen_count(path, &key)
+                .saturating_sub(had)
+                .max(ledger.hidden_count(path, &key))
         });
     }
     added
@@ -160,6 +193,7 @@ fn back_is_not_new(
         .filter(|d| match back.get_mut(&ledger_key(d)) {
             Some(n) if *n > 0 => {
                 *n -= 1;
+                ledger.unhide(path, &ledger_key(d));
                 false
             }
             _ => true,
@@ -265,16 +299,26 @@ mod tests {
             baseline: &[],
             before_settled: true,
         };
-        let vet = || d(17, "format %d has arg of wrong type string");
+        let vet = || {
+            let mut v = d(17, "format %d has arg of wrong type string");
+            v.severity = Some(DiagnosticSeverity::WARNING);
+            v
+        };
         let start = st(&[("/w/report.go", 1, vec![vet()])]);
         // The break: report.go gets an error and its vet finding is no longer reported.
         let broken = st(&[("/w/report.go", 2, vec![d(11, "not enough arguments")])]);
         let ch = diff_states(&mut l, t(&start, &broken));
         assert_eq!(ch[0].new[0].message, "not enough arguments");
+        // Hidden while the new error stands, not gone.
+        assert!(ch[0].gone.is_empty(), "{:?}", ch[0].gone);
+        assert_eq!(ch[0].hidden, vec![vet()]);
         // The fix: the error goes and the finding the file had from the start is back.
         let fixed = st(&[("/w/report.go", 3, vec![vet()])]);
         let ch = diff_states(&mut l, t(&broken, &fixed));
         assert!(ch[0].new.is_empty(), "{:?}", ch[0].new);
+        // Without new errors, what goes is gone.
+        assert_eq!(ch[0].gone[0].message, "not enough arguments");
+        assert!(ch[0].hidden.is_empty());
         // A second break is news again; a second vet finding beyond the first is new.
         let ch = diff_states(&mut l, t(&fixed, &broken));
         assert_eq!(ch[0].new[0].message, "not enough arguments");
@@ -297,6 +341,58 @@ mod tests {
             ch[0].new[0].message,
             "format %d has arg of wrong type string"
         );
+    }
+
+    #[test]
+    fn a_finding_a_write_brought_that_a_later_break_hides_is_old_when_it_comes_back() {
+        let mut l = DiagnosticsLedger::default();
+        let t = |before, after| Transition {
+            before,
+            after,
+            touched: &[],
+            deleted: &[],
+            baseline: &[],
+            before_settled: true,
+        };
+        let mut lint = d(3, "function `helper` is never used");
+        lint.severity = Some(DiagnosticSeverity::WARNING);
+        let clean = st(&[("/w/util.rs", 1, vec![])]);
+        // An earlier write brought the lint (new then).
+        let linted = st(&[("/w/util.rs", 2, vec![lint.clone()])]);
+        assert_eq!(diff_states(&mut l, t(&clean, &linted))[0].new.len(), 1);
+        // A break elsewhere stops the lint pass: an error in user.rs, the lint hidden.
+        let broken = st(&[
+            ("/w/util.rs", 3, vec![]),
+            (
+                "/w/user.rs",
+                3,
+                vec![d(1, "this function takes 2 arguments")],
+            ),
+        ]);
+        let ch = diff_states(&mut l, t(&linted, &broken));
+        let util = ch
+            .iter()
+            .find(|c| c.path == Path::new("/w/util.rs"))
+            .unwrap();
+        assert_eq!((util.gone.len(), util.hidden.len()), (0, 1));
+        // The fix: the error is gone, the lint is back and not new.
+        let fixed = st(&[("/w/util.rs", 4, vec![lint]), ("/w/user.rs", 4, vec![])]);
+        let ch = diff_states(&mut l, t(&broken, &fixed));
+        assert!(ch.iter().all(|c| c.new.is_empty()), "{ch:?}");
+        let user = ch
+            .iter()
+            .find(|c| c.path == Path::new("/w/user.rs"))
+            .unwrap();
+        assert_eq!(user.gone.len(), 1);
+        // An error that goes from a file the change did not touch is gone, even while the
+        // change brings new errors elsewhere: checkers keep reporting errors.
+        let old = st(&[("/w/a.rs", 5, vec![d(1, "expected 1 argument")])]);
+        let moved = st(&[
+            ("/w/a.rs", 6, vec![]),
+            ("/w/b.rs", 6, vec![d(2, "expected 2 arguments")]),
+        ]);
+        let ch = diff_states(&mut l, t(&old, &moved));
+        assert_eq!((ch[0].gone.len(), ch[0].hidden.len()), (1, 0), "{ch:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod failures;
 mod first_line_limits;
 mod first_write;
 mod go;
+mod hidden_findings;
 mod hierarchy;
 mod mixed_astro;
 mod mixed_svelte;
