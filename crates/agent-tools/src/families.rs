@@ -74,6 +74,7 @@ pub(crate) fn wire(
         // reporting `touched` gets. On a pool, the servers are shared with its other runs.
         let family = match &opts.lsp_pool {
             Some(pool) => tools_lsp::family_with_pool(run, Arc::clone(pool))?,
+            None if opts.servers_on_demand => tools_lsp::family_on_demand(run)?,
             None => tools_lsp::family(run)?,
         };
         if let Some(family) = family {
@@ -121,5 +122,80 @@ impl tools_core::Approver for DenyAll {
         tools_core::Approval::Denied(
             "this build has no permission cards (feature `ask` is off), so write and exec calls are refused".into(),
         )
+    }
+}
+
+#[cfg(all(test, feature = "lsp"))]
+mod tests {
+    use tools_core::{Config, Surface};
+
+    use crate::{Toolbox, ToolboxOptions, UserConfig};
+
+    /// The first line of `lsp status` in `toolbox`.
+    async fn status_line(toolbox: &Toolbox) -> String {
+        let out = match toolbox
+            .call(
+                Surface::FULL,
+                "lsp",
+                serde_json::json!({"action": "status"}),
+            )
+            .await
+        {
+            Ok(out) => out,
+            Err(e) => panic!("lsp status failed: {e}"),
+        };
+        out.text.lines().next().unwrap_or_default().to_string()
+    }
+
+    #[tokio::test]
+    async fn a_run_for_one_command_starts_its_servers_only_on_demand() {
+        if tools_core::testing::require_binary("pyright", "pyright-langserver").is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[project]\nname = \"w\"\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("main.py"),
+            "def add(a: int) -> int:\n    return a\n",
+        )
+        .unwrap();
+        let open = |on_demand: bool| {
+            let mut opts = ToolboxOptions::new(dir.path());
+            opts.config = Some(
+                Config::parse(
+                    "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
+                )
+                .unwrap(),
+            );
+            opts.user_config = Some(UserConfig::default());
+            opts.trusted = true;
+            opts.servers_on_demand = on_demand;
+            Toolbox::open(opts)
+        };
+        let session = open(false).await.unwrap();
+        let one_shot = open(true).await.unwrap();
+        // The session's run starts pyright by itself…
+        let mut line = String::new();
+        for _ in 0..600 {
+            line = status_line(&session).await;
+            if line == "python: running pyright-langserver for root ." {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(line, "python: running pyright-langserver for root .");
+        // …the one-shot command's run, opened at the same time, has not.
+        let line = status_line(&one_shot).await;
+        assert!(
+            line.starts_with("python: not started yet for root .; pyright-langserver resolves at ")
+                && line.ends_with(" and starts on the first query"),
+            "{line}"
+        );
+        session.close().await;
+        one_shot.close().await;
     }
 }

@@ -83,6 +83,10 @@ pub struct ToolboxOptions {
     /// own. `serve` opens every session on one pool.
     #[cfg(feature = "lsp")]
     pub lsp_pool: Option<Arc<tools_lsp::LspPool>>,
+    /// Start language servers only when a call needs one, even where a trusted run would
+    /// start the workspace's servers as it opens (`[lsp] start_at_run_start`): for a run
+    /// that answers one call and closes (the command line's `call`, `tools`, `doctor`).
+    pub servers_on_demand: bool,
 }
 
 /// What the approver does for write and exec calls (`--approve ask|auto|deny`).
@@ -117,6 +121,7 @@ impl ToolboxOptions {
             user_config: None,
             #[cfg(feature = "lsp")]
             lsp_pool: None,
+            servers_on_demand: false,
         }
     }
 }

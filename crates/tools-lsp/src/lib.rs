@@ -161,7 +161,14 @@ impl ToolFamily for LspFamily {
 /// The family for `run`, configured from its `[lsp]` section. `Ok(None)` when the section
 /// says `enabled = false`; a malformed section is an error naming the field.
 pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
-    family_in(run, None)
+    family_in(run, None, true)
+}
+
+/// [`family`] whose servers start only when a call needs one, whatever `[lsp]
+/// start_at_run_start` says: for a run that answers one call and closes (the command line's
+/// `call`, `tools`, `doctor`), where a server started with the run would only be stopped.
+pub fn family_on_demand(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
+    family_in(run, None, false)
 }
 
 /// [`family`] with its servers taken from `pool`: every run built on one pool shares one
@@ -171,12 +178,13 @@ pub fn family_with_pool(
     run: &Arc<Run>,
     pool: Arc<LspPool>,
 ) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
-    family_in(run, Some(pool))
+    family_in(run, Some(pool), false)
 }
 
 fn family_in(
     run: &Arc<Run>,
     pool: Option<Arc<LspPool>>,
+    start_with_run: bool,
 ) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
     let cfg = LspConfig::for_run(run)?;
     if !cfg.enabled {
@@ -187,7 +195,9 @@ fn family_in(
         None => ServerSupervisor::new(run, cfg),
     };
     // A trusted workspace's own languages load while the agent reads and thinks.
-    sup.start_at_run_start();
+    if start_with_run {
+        sup.start_at_run_start();
+    }
     // Other families address code by name through the servers' document symbols.
     tools_core::SymbolSources::for_run(run)
         .register(Arc::new(ServerSymbols::new(Arc::clone(&sup))));

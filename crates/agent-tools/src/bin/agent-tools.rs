@@ -148,10 +148,11 @@ fn options(run: &RunArgs) -> Result<ToolboxOptions, ToolError> {
 }
 
 /// Options for the one-shot commands: questions are drawn on the controlling terminal (a
-/// call without one fails at once).
+/// call without one fails at once); a language server starts only for a call that needs it.
 fn cli_options(run: &RunArgs) -> Result<ToolboxOptions, ToolError> {
     let mut opts = options(run)?;
     opts.ask_tty = true;
+    opts.servers_on_demand = true;
     Ok(opts)
 }
 
