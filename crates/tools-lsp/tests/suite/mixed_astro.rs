@@ -135,6 +135,14 @@ async fn astro_uses_are_found_and_renamed_from_the_ts_definition() {
         ]
     );
 
+    // The component's own server reads the renamed export too.
+    let d = p
+        .ok(json!({"action": "diagnostics", "file": "src/components/Clicker.astro"}))
+        .await;
+    assert_eq!(
+        d.trim_end(),
+        "no diagnostics in src/components/Clicker.astro (astro-ls)"
+    );
     // And back from the component: the Astro server renames it there by aliasing the
     // import; its references in the `.ts` files join the edit, and the import takes the
     // plain name.

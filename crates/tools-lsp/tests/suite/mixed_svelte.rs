@@ -166,6 +166,14 @@ async fn svelte_uses_are_found_and_renamed_from_the_ts_definition() {
         "{checked:?}"
     );
 
+    // The component's own server reads the renamed export too.
+    let d = p
+        .ok(json!({"action": "diagnostics", "file": "src/lib/Clicker.svelte"}))
+        .await;
+    assert_eq!(
+        d.trim_end(),
+        "no diagnostics in src/lib/Clicker.svelte (svelteserver)"
+    );
     // And back from the component: svelte-language-server renames it there by aliasing
     // the import (`makeTally as makeCounter`); its references in the `.ts` files join the
     // edit, and the import takes the plain name.
