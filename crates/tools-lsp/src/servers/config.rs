@@ -30,7 +30,7 @@ pub struct LspConfig {
     /// `lsp_rename`: how long after the call's start the answer waits for the rename's check
     /// (its diagnostics, its references under the new name) before it answers with the
     /// applied edits and leaves the check running; the check's findings then lead the next
-    /// answer (default 300 ms).
+    /// answer (default 200 ms).
     pub rename_answer_ms: u64,
     /// `diagnostics` with `"*"`: how long the project checker may run (default 300 000 ms).
     pub checker_timeout_ms: u64,
@@ -76,7 +76,7 @@ impl Default for LspConfig {
             diagnostics_wait_ms: 5_000,
             diagnostics_quiet_ms: 200,
             dependents_cap: 20,
-            rename_answer_ms: 300,
+            rename_answer_ms: 200,
             checker_timeout_ms: 300_000,
             max_restarts: 3,
             max_open_documents: 64,
