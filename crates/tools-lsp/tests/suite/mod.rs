@@ -58,6 +58,16 @@ pub struct Project {
     pub reg: Arc<Registry>,
 }
 
+/// `config` with `[lsp] start_at_run_start = false`: for cases whose first call is the one
+/// that starts the server (a trusted run would start it as it opens). `config` begins with
+/// its `[lsp]` section, if it has one.
+pub fn started_by_the_first_call(config: &str) -> String {
+    match config.strip_prefix("[lsp]\n") {
+        Some(rest) => format!("[lsp]\nstart_at_run_start = false\n{rest}"),
+        None => format!("[lsp]\nstart_at_run_start = false\n{config}"),
+    }
+}
+
 /// A configuration that serves `.fake` files (under a `fake.toml` marker) with the fake
 /// server in `mode` (see `fixtures/fake_lsp.py`), with `lsp` as the rest of its `[lsp]`
 /// section (`key = value` lines). The fake server starts on the first call, not with the

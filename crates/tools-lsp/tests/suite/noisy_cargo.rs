@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tools_core::testing::require_binary;
 
 use super::noisy_python::listed;
-use super::{Project, has, section};
+use super::{Project, has, section, started_by_the_first_call};
 
 // rust-analyzer's checks build in the project's own tree, never in a build directory the
 // environment names (another project's).
@@ -181,7 +181,7 @@ async fn first_write_during_the_first_analysis_calls_nothing_old_new_and_says_wh
     if !rust_analyzer_works() {
         return;
     }
-    let p = Project::from_fixture("cargo_noisy", CONFIG);
+    let p = Project::from_fixture("cargo_noisy", &started_by_the_first_call(CONFIG));
     let (ok, broken, added, back) = what_the_break_changes(&p);
     assert_eq!(back.len(), 2, "{back:#?}");
     let expected = the_break(&added);
@@ -301,7 +301,7 @@ async fn a_rename_of_a_trait_method_across_crates_reports_no_pre_existing_error(
     if !rust_analyzer_works() {
         return;
     }
-    let p = Project::from_fixture("cargo_noisy", CONFIG);
+    let p = Project::from_fixture("cargo_noisy", &started_by_the_first_call(CONFIG));
     let before = cargo_check(&p.root());
     assert_eq!(before, warts());
     // The rename is the run's first call: the server starts for it. `area` is declared in

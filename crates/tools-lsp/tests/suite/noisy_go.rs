@@ -12,7 +12,7 @@ use serde_json::json;
 use tools_core::testing::require_binary;
 
 use super::noisy_python::listed;
-use super::{Project, has, section};
+use super::{Project, has, section, started_by_the_first_call};
 
 const CONFIG: &str = "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n";
 const TOTAL: &str = "ledger/total.go";
@@ -167,7 +167,7 @@ async fn first_write_during_the_first_analysis_then_ten_break_fix_cycles_name_wh
     if !tools_installed() {
         return;
     }
-    let p = Project::from_fixture("go_noisy", CONFIG);
+    let p = Project::from_fixture("go_noisy", &started_by_the_first_call(CONFIG));
     let (ok, broken, expected, sites) = what_the_break_adds(&p);
     // Cycle 0's break is the run's first call: gopls starts for it and loads the module.
     for cycle in 0..10 {
@@ -240,7 +240,7 @@ async fn a_rename_across_packages_reports_no_pre_existing_error() {
     if !tools_installed() {
         return;
     }
-    let p = Project::from_fixture("go_noisy", CONFIG);
+    let p = Project::from_fixture("go_noisy", &started_by_the_first_call(CONFIG));
     let root = p.root();
     let (before, sites_before) = warts(&root);
     // The rename is the run's first call: the server starts for it.

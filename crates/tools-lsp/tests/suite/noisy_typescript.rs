@@ -11,7 +11,7 @@ use serde_json::json;
 use tools_core::testing::require_binary;
 
 use super::noisy_python::listed;
-use super::{Project, section};
+use super::{Project, section, started_by_the_first_call};
 
 const CONFIG: &str = "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n";
 const TOTAL: &str = "src/total.ts";
@@ -107,7 +107,7 @@ async fn first_write_during_the_first_analysis_then_ten_break_fix_cycles_name_wh
     if !servers_installed() {
         return;
     }
-    let p = Project::from_fixture("ts_noisy", CONFIG);
+    let p = Project::from_fixture("ts_noisy", &started_by_the_first_call(CONFIG));
     assert_eq!(tsc_both(&p.root()), warts());
     let (ok, broken, expected) = what_the_break_adds(&p);
     // Cycle 0's break is the run's first call: the server starts for it, and the callers
@@ -181,7 +181,7 @@ async fn a_rename_across_both_projects_reports_no_pre_existing_error() {
     if !servers_installed() {
         return;
     }
-    let p = Project::from_fixture("ts_noisy", CONFIG);
+    let p = Project::from_fixture("ts_noisy", &started_by_the_first_call(CONFIG));
     assert_eq!(tsc_both(&p.root()), warts());
     // The rename is the run's first call: the server starts for it.
     // The check may go on after the answer: its findings come with the next call's.
