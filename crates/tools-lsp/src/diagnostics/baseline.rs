@@ -75,7 +75,6 @@ pub(crate) async fn state_before(
     let before_write = open_before_write(client, paths, pre_images, first_analysis).await;
     expect.extend(before_write.opened.iter().cloned());
     let mut importers = open_importers(sup, client, paths).await;
-    importers.extend(open_users(sup, client, paths, &before_write).await);
     for dep in &importers.opened {
         expect.push(dep.clone());
     }
@@ -129,7 +128,31 @@ pub(crate) async fn state_before(
             deadline: Instant::now() + wait,
         },
     };
-    let pre_settled = settle(client, &pre).await;
+    let mut pre_settled = settle(client, &pre).await;
+    // The users of what the write changed are asked once the server has settled: the
+    // progress a server reports for answering (pyright's "Finding references") would
+    // otherwise hold the state before for a quiet window after our own question. Only the
+    // files opened for them are waited for then, within the same bound.
+    let since_users = client.publish_seq();
+    let users = open_users(sup, client, paths, &before_write).await;
+    if pre_settled.is_ok() && !users.opened.is_empty() {
+        pre_settled = settle(
+            client,
+            &SettleGoal {
+                publishes: users.opened.clone(),
+                likely: Vec::new(),
+                since_seq: since_users,
+                changed_at: None,
+                saved: None,
+                complete: false,
+                quiet: cfg.diagnostics_quiet(),
+                first_analysis,
+                deadline: pre.deadline,
+            },
+        )
+        .await;
+    }
+    importers.extend(users);
     // A server whose first analysis did not end in time, or that could only be shown the
     // written text, has no state from before this change: what it reports about files
     // nobody changed is a baseline.
