@@ -14,14 +14,10 @@ use serde_json::json;
 use tools_core::testing::require_binary;
 
 use super::Project;
-use super::mixed_vue::{from_head, places};
+use super::mixed_components::{Component, round_trip};
+use super::mixed_vue::places;
 
 const CONFIG: &str = "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n";
-const FILES: &[&str] = &[
-    "src/lib/Clicker.svelte",
-    "src/lib/counter.ts",
-    "src/main.ts",
-];
 
 /// The `svelte` package installed beside `svelte-check`, linked into the project as its
 /// dependency (the plugin and svelte-check read Svelte's compiler and types from there).
@@ -67,12 +63,10 @@ async fn svelte_uses_are_found_and_renamed_from_the_ts_definition() {
         return;
     };
     let p = Project::from_fixture("svelte_app", CONFIG);
-    let before: Vec<String> = FILES.iter().map(|f| p.read(f)).collect();
     let refs_args = json!({"action": "references", "file": "src/lib/counter.ts", "line": 1, "symbol": "makeCounter"});
-    let head = "5 reference(s) of `makeCounter` at src/lib/counter.ts:1:\n";
 
     // Without `svelte` in node_modules the plugin reads no component: the answer says so.
-    let refs = p.ok(refs_args.clone()).await;
+    let refs = p.ok(refs_args).await;
     let three = "3 reference(s) of `makeCounter` at src/lib/counter.ts:1:\n";
     let at = refs
         .find(three)
@@ -95,122 +89,21 @@ async fn svelte_uses_are_found_and_renamed_from_the_ts_definition() {
     );
 
     link_svelte(&p, &check);
-    let refs = p.ok(refs_args).await;
-    let refs = from_head(&refs, head);
-    let all = [
-        "src/lib/Clicker.svelte:2",
-        "src/lib/Clicker.svelte:4",
-        "src/lib/counter.ts:1",
-        "src/main.ts:1",
-        "src/main.ts:3",
-    ];
-    assert_eq!(places(refs), all, "{refs}");
-
-    let def = p
-        .ok(json!({"action": "definition", "file": "src/lib/Clicker.svelte", "line": 4, "symbol": "makeCounter"}))
-        .await;
-    let def = from_head(
-        &def,
-        "1 definition(s) of `makeCounter` at src/lib/Clicker.svelte:4:\n",
-    );
-    assert_eq!(places(def), ["src/lib/counter.ts:1"], "{def}");
-    let refs = p
-        .ok(json!({"action": "references", "file": "src/lib/Clicker.svelte", "line": 4, "symbol": "makeCounter"}))
-        .await;
-    let refs = from_head(
-        &refs,
-        "5 reference(s) of `makeCounter` at src/lib/Clicker.svelte:4:\n",
-    );
-    assert_eq!(places(refs), all, "{refs}");
-
-    // The check may go on after the answer: its findings come with the next call's.
-    let (out, checked) = p
-        .rename_checked(json!({"file": "src/lib/counter.ts", "line": 1,
-            "symbol": "makeCounter", "new_name": "makeTally"}))
-        .await;
-    assert!(!checked.contains("new diagnostic(s)"), "phantom: {checked}");
-    assert_eq!(
-        out.text
-            .lines()
-            .filter(|l| !l.starts_with("the check goes on: ")
-                && !l.starts_with("checked after writing: "))
-            .collect::<Vec<_>>(),
-        [
-            "renamed `makeCounter` at src/lib/counter.ts:1 to `makeTally`: 5 edit(s) in 3 file(s)",
-            "  src/lib/Clicker.svelte: 2 edit(s)",
-            "  src/lib/counter.ts: 1 edit(s)",
-            "  src/main.ts: 2 edit(s)",
-            "2 of those edit(s) come from typescript-language-server (typescript+svelte), which reads files typescript-language-server does not: src/lib/Clicker.svelte:2, src/lib/Clicker.svelte:4",
-        ],
-        "{}",
-        out.text
-    );
-    let lines: Vec<&str> = checked.lines().collect();
-    assert!(
-        lines.windows(2).any(|w| w
-            == [
-                "checked after writing: typescript-language-server links all 3 reference(s) of `makeCounter` from before to `makeTally`",
-                "checked after writing: typescript-language-server (typescript+svelte) links all 5 reference(s) of `makeCounter` from before to `makeTally`",
-            ]),
-        "{checked}"
-    );
-    for (f, old) in FILES.iter().zip(&before) {
-        assert_eq!(p.read(f), old.replace("makeCounter", "makeTally"), "{f}");
-    }
-    // The file count is the project's and Svelte's own types: only the problems matter.
-    let checked = svelte_check(&p, &check);
-    assert!(
-        checked.len() == 1
-            && checked[0].starts_with("COMPLETED ")
-            && checked[0].ends_with(" FILES 0 ERRORS 0 WARNINGS 0 FILES_WITH_PROBLEMS"),
-        "{checked:?}"
-    );
-
-    // The component's own server reads the renamed export too.
-    let d = p
-        .ok(json!({"action": "diagnostics", "file": "src/lib/Clicker.svelte"}))
-        .await;
-    assert_eq!(
-        d.trim_end(),
-        "no diagnostics in src/lib/Clicker.svelte (svelteserver)"
-    );
-    // And back from the component: svelte-language-server renames it there by aliasing
-    // the import (`makeTally as makeCounter`); its references in the `.ts` files join the
-    // edit, and the import takes the plain name.
-    let (out, checked) = p
-        .rename_checked(json!({"file": "src/lib/Clicker.svelte", "line": 4,
-            "symbol": "makeTally", "new_name": "makeCounter"}))
-        .await;
-    assert!(!checked.contains("new diagnostic(s)"), "phantom: {checked}");
-    assert_eq!(
-        out.text
-            .lines()
-            .filter(|l| !l.starts_with("the check goes on: ")
-                && !l.starts_with("checked after writing: "))
-            .collect::<Vec<_>>(),
-        [
-            "renamed `makeTally` at src/lib/Clicker.svelte:4 to `makeCounter`: 5 edit(s) in 3 file(s)",
-            "  src/lib/Clicker.svelte: 2 edit(s)",
-            "  src/lib/counter.ts: 1 edit(s)",
-            "  src/main.ts: 2 edit(s)",
-            "3 of those edit(s) are references svelteserver reports under the old name that its rename left out, renamed in the same change: src/lib/counter.ts:1, src/main.ts:1, src/main.ts:3",
-        ],
-        "{}",
-        out.text
-    );
-    assert!(
-        checked.lines().any(|l| l
-            == "checked after writing: svelteserver links all 5 reference(s) of `makeTally` from before to `makeCounter`"),
-        "{checked}"
-    );
-    for (f, old) in FILES.iter().zip(&before) {
-        assert_eq!(&p.read(f), old, "{f}");
-    }
-    let checked = svelte_check(&p, &check);
-    assert!(
-        checked.len() == 1
-            && checked[0].ends_with(" FILES 0 ERRORS 0 WARNINGS 0 FILES_WITH_PROBLEMS"),
-        "{checked:?}"
-    );
+    let component = Component {
+        path: "src/lib/Clicker.svelte",
+        co_server: "typescript-language-server (typescript+svelte)",
+        server: "svelteserver",
+    };
+    round_trip(&p, &component, |p| {
+        // The file count is the project's and Svelte's own types: only the problems matter.
+        let checked = svelte_check(p, &check);
+        assert!(
+            checked.len() == 1
+                && checked[0].starts_with("COMPLETED ")
+                && checked[0].ends_with(" FILES 0 ERRORS 0 WARNINGS 0 FILES_WITH_PROBLEMS"),
+            "{checked:?}"
+        );
+    })
+    .await;
     p.close_and_check().await;
 }

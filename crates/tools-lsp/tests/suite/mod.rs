@@ -15,6 +15,7 @@ mod go;
 mod hidden_findings;
 mod hierarchy;
 mod mixed_astro;
+mod mixed_components;
 mod mixed_svelte;
 mod mixed_vue;
 mod noisy_cargo;
