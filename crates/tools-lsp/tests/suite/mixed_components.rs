@@ -81,7 +81,7 @@ pub(super) async fn round_trip(p: &Project, c: &Component<'_>, project_clean: im
         .await;
     assert!(!checked.contains("new diagnostic(s)"), "phantom: {checked}");
     let component_edits = format!("  {}: 2 edit(s)", c.path);
-    let mut listed = vec![
+    let mut listed = [
         component_edits.as_str(),
         "  src/lib/counter.ts: 1 edit(s)",
         "  src/main.ts: 2 edit(s)",
