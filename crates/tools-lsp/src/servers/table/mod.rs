@@ -104,18 +104,23 @@ pub struct ServerSpec {
     pub workspace_fallback: bool,
     /// What an untrusted run changes.
     pub trust: TrustNeed,
+    /// The entry serves its files only inside a project it recognises: one of its markers
+    /// sits in the file's folder or above it (Angular's server takes the `.html` templates
+    /// of an Angular project; other `.html` files go to the next entry that serves them).
+    pub project_only: bool,
 }
 
 /// Servers whose `initialize` capabilities offer no `workspace/symbol` (data and markup
-/// formats: their files declare no code symbols). A search started from nothing does not
-/// start them only to be told so, and a run does not start them when it starts; one already
-/// running is still asked.
+/// formats, whose files declare no code symbols, and Angular's template server). A search
+/// started from nothing does not start them only to be told so, and a run does not start them
+/// when it starts; one already running is still asked.
 const NO_WORKSPACE_SYMBOLS: &[&str] = &[
     "vscode-json-language-server",
     "yaml-language-server",
     "tombi",
     "vscode-css-language-server",
     "vscode-html-language-server",
+    "ngserver",
 ];
 
 impl ServerSpec {
@@ -141,6 +146,7 @@ impl ServerSpec {
             companion: false,
             workspace_fallback: false,
             trust: TrustNeed::ReadsOnly,
+            project_only: false,
         }
     }
 
@@ -172,7 +178,14 @@ impl ServerSpec {
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|name| self.file_names.iter().any(|n| n == name));
-        by_ext || by_name
+        (by_ext || by_name) && (!self.project_only || self.in_own_project(file))
+    }
+
+    /// Whether one of the entry's markers sits in `file`'s folder or above it.
+    fn in_own_project(&self, file: &std::path::Path) -> bool {
+        file.ancestors()
+            .skip(1)
+            .any(|d| self.markers.iter().any(|m| d.join(m).exists()))
     }
 
     /// The LSP `languageId` of files with extension `ext` (the group name when the entry
@@ -228,6 +241,10 @@ impl ServerSpec {
     }
     fn anywhere(mut self) -> Self {
         self.workspace_fallback = true;
+        self
+    }
+    fn project_only(mut self) -> Self {
+        self.project_only = true;
         self
     }
     fn trust(mut self, need: TrustNeed) -> Self {

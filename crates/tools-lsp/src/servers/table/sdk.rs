@@ -1,6 +1,6 @@
 //! Libraries some servers load at run time, found where they were installed beside the
-//! servers rather than in the project: TypeScript (tsserver, the Vue and Astro servers) and
-//! eslint's library (the eslint server).
+//! servers rather than in the project: TypeScript (tsserver, the Vue and Astro servers),
+//! eslint's library (the eslint server) and Angular's language service (ngserver).
 
 use std::path::PathBuf;
 
@@ -60,5 +60,31 @@ pub(super) fn fill_eslint_node_path(spec: &mut ServerSpec) {
         && spec.settings.is_object()
     {
         spec.settings["nodePath"] = serde_json::json!(modules.display().to_string());
+    }
+}
+
+/// Angular's server with no probe locations of its own is pointed at the folder it was
+/// installed in, where npm put the TypeScript and `@angular/language-service` it loads
+/// (`--tsProbeLocations`, `--ngProbeLocations`: folders the packages are resolved from).
+pub(super) fn fill_angular_probes(spec: &mut ServerSpec) {
+    let Some(candidate) = spec.candidates.first_mut() else {
+        return;
+    };
+    if candidate.program() != "ngserver"
+        || candidate
+            .command
+            .iter()
+            .any(|a| a == "--tsProbeLocations" || a == "--ngProbeLocations")
+    {
+        return;
+    }
+    // `…/node_modules/@angular/language-server/bin/ngserver` → `…/@angular/language-server`
+    let Some(pkg) = real("ngserver").and_then(|p| p.parent()?.parent().map(PathBuf::from)) else {
+        return;
+    };
+    let dir = pkg.display().to_string();
+    for flag in ["--tsProbeLocations", "--ngProbeLocations"] {
+        candidate.command.push(flag.to_string());
+        candidate.command.push(dir.clone());
     }
 }

@@ -157,6 +157,14 @@ fn a_pinned_tsserver_keeps_the_other_initialization_options() {
 /// file's languageId, whether the first candidate has an install recipe).
 const ENTRIES: &[(&str, &str, &str, &str, &str, bool)] = &[
     (
+        "angular",
+        "ngserver",
+        "angular.json",
+        "src/app/app.component.html",
+        "html",
+        true,
+    ),
+    (
         "astro",
         "astro-ls",
         "astro.config.mjs",
@@ -431,10 +439,25 @@ fn every_builtin_entry_has_its_markers_language_ids_command_and_recipe() {
         assert!(!spec.companion, "{lang}");
         assert_eq!(spec.candidates[0].program(), program, "{lang}");
         assert!(spec.markers.iter().any(|m| m == marker), "{lang}: {marker}");
-        let path = std::path::Path::new(file);
+        // An entry that serves only inside its own project is asked about a file of one.
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join(marker), "{}").unwrap();
+        let inside = project.path().join(file);
+        let path = if spec.project_only {
+            inside.as_path()
+        } else {
+            std::path::Path::new(file)
+        };
         assert!(spec.serves(path), "{lang} serves {file}");
         let primary = t.iter().filter(|s| s.serves(path)).count();
-        assert_eq!(primary, 1, "{file} has one primary server");
+        if spec.project_only {
+            // Inside its project it comes first; the general server of the extension
+            // serves the file everywhere else.
+            let first = crate::servers::discover::spec_for(&t, path).unwrap();
+            assert_eq!(first.language, lang, "{file} goes to {lang} in its project");
+        } else {
+            assert_eq!(primary, 1, "{file} has one primary server");
+        }
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or(file);
         assert_eq!(language_id(ext, lang), id, "{lang}: languageId of {file}");
         let recipe = &spec.candidates[0].install;
@@ -554,4 +577,39 @@ fn clangd_serves_every_file_type_clang_knows_by_extension() {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap();
         assert_eq!(language_id(ext, "c"), id, "{file}");
     }
+}
+
+#[test]
+fn angular_takes_the_html_of_an_angular_project_and_no_other() {
+    let t = server_table(&trusted());
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("package.json"), "{}").unwrap();
+    let page = plain.path().join("index.html");
+    assert_eq!(
+        crate::servers::discover::spec_for(&t, &page)
+            .unwrap()
+            .language,
+        "html"
+    );
+    let ng = tempfile::tempdir().unwrap();
+    std::fs::write(ng.path().join("angular.json"), "{}").unwrap();
+    let template = ng.path().join("src/app/app.component.html");
+    assert_eq!(
+        crate::servers::discover::spec_for(&t, &template)
+            .unwrap()
+            .language,
+        "angular"
+    );
+    // A project without `angular.json` that depends on Angular is one too.
+    let dep = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dep.path().join("node_modules/@angular/core")).unwrap();
+    let template = dep.path().join("src/app.html");
+    assert_eq!(
+        crate::servers::discover::spec_for(&t, &template)
+            .unwrap()
+            .language,
+        "angular"
+    );
+    let angular = entry(&t, "angular");
+    assert_eq!(angular.language_id("html"), "html");
 }

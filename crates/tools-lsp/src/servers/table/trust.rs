@@ -35,6 +35,9 @@ pub(super) fn apply(table: &mut BTreeMap<String, ServerSpec>, trusted: bool) {
     if let Some(eslint) = table.get_mut("eslint") {
         super::sdk::fill_eslint_node_path(eslint);
     }
+    if let Some(angular) = table.get_mut("angular") {
+        super::sdk::fill_angular_probes(angular);
+    }
     // The Vue and Astro servers need a TypeScript to start at all; an untrusted run always
     // gets the one outside the project, a trusted run keeps what its configuration named.
     if let Some(lib) = tsserver.as_deref().and_then(Path::parent) {

@@ -1,5 +1,5 @@
 //! The web: TypeScript/JavaScript (with eslint as a companion), the component frameworks
-//! (Vue, Svelte, Astro), HTML, CSS, Sass, JSON, GraphQL and Prisma.
+//! (Vue, Svelte, Astro, Angular's templates), HTML, CSS, Sass, JSON, GraphQL and Prisma.
 
 use serde_json::json;
 
@@ -111,6 +111,19 @@ pub(super) fn entries() -> Vec<ServerSpec> {
             )
             .markers(&["astro.config.mjs", "astro.config.ts", "astro.config.js", "package.json"])
             .extensions(&["astro"]),
+        // Angular's server answers in the `.html` templates of an Angular project (one
+        // with `angular.json` or its own `@angular/core`); plain HTML elsewhere stays with
+        // the HTML server. It loads TypeScript and Angular's language service from the
+        // folders named by its probe-location flags, filled in from where it was installed.
+        ServerSpec::new("angular")
+            .candidate(
+                &["ngserver", "--stdio"],
+                npm("@angular/language-server", "21.2.13"),
+            )
+            .markers(&["angular.json", "node_modules/@angular/core"])
+            .extensions(&["html"])
+            .ids(&[("html", "html")])
+            .project_only(),
         ServerSpec::new("html")
             .candidate(
                 &["vscode-html-language-server", "--stdio"],

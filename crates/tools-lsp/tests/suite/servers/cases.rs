@@ -250,6 +250,26 @@ pub fn cases() -> Vec<Case> {
                 "web/index.html:4:38 warning [unknownProperties] Unknown property: 'colr'",
             ),
         },
+        // Angular's server on a component template of an Angular project (`angular.json`,
+        // and the project's own `@angular/core`, linked in by the drive).
+        Case {
+            component: "angular-language-server",
+            binaries: &["ngserver"],
+            servers: &["ngserver"],
+            config: "",
+            file: "web/angular/src/app/shape.component.html",
+            hover: q(1, "title", "(property) ShapeComponent.title: string"),
+            definition: q(
+                1,
+                "title",
+                "web/angular/src/app/shape.component.ts:9:3  title = 'Shapes';",
+            ),
+            diagnostic: breaks(
+                "{{ sides }}",
+                "{{ side }}",
+                "web/angular/src/app/shape.component.html:2:7 error [2551] Property 'side' does not exist on type 'ShapeComponent'. Did you mean 'sides'?",
+            ),
+        },
         // Tailwind CSS's server on a page of a Tailwind 4 project (its stylesheet imports
         // `tailwindcss`; the server builds it with the Tailwind it bundles).
         Case {

@@ -59,6 +59,9 @@ pub async fn drive(case: &Case) -> Verdict {
         (_, Check::Expect(_)) => CONFIG,
     };
     let p = Project::from_fixture("polyglot", &format!("{base}{}", case.config));
+    if case.binaries.contains(&"ngserver") {
+        link_angular_core(&p);
+    }
     let mut verdict = Verdict {
         checks: Vec::new(),
         problems: Vec::new(),
@@ -80,6 +83,25 @@ pub async fn drive(case: &Case) -> Verdict {
     verdict.judge("fix", fix);
     p.close_and_check().await;
     verdict
+}
+
+/// The Angular project's own `@angular/core`: the one installed beside `ngserver`, linked
+/// into the project's `node_modules` as its dependency (the templates' types come from it).
+fn link_angular_core(p: &Project) {
+    let program = tools_core::testing::which("ngserver").expect("ngserver on PATH");
+    let real = program.canonicalize().unwrap();
+    let modules = real
+        .ancestors()
+        .find(|d| d.file_name().is_some_and(|n| n == "node_modules"))
+        .unwrap();
+    let core = modules.join("@angular/core");
+    assert!(
+        core.join("package.json").is_file(),
+        "no @angular/core beside {real:?}"
+    );
+    let dest = p.root().join("web/angular/node_modules/@angular");
+    std::fs::create_dir_all(&dest).unwrap();
+    std::os::unix::fs::symlink(&core, dest.join("core")).unwrap();
 }
 
 /// Asks `action` about `q`; the answer must hold `q.answer_line` as a whole line.
