@@ -121,6 +121,9 @@ struct Shared {
     progress_begun: AtomicU64,
     /// rust-analyzer's `experimental/serverStatus`: `None` until the server sends one.
     quiescent: Mutex<Option<bool>>,
+    /// Whether the server's first load of the project is over: work it begins later (an
+    /// analysis after a change) does not hold queries.
+    loaded: AtomicBool,
     /// When the server last published, reported progress or changed status.
     last_event: Mutex<Instant>,
     /// When we last told the server something (a document or file change, a save): it is
@@ -148,12 +151,42 @@ impl Shared {
             progress_seen: AtomicBool::new(false),
             progress_begun: AtomicU64::new(0),
             quiescent: Mutex::new(None),
+            loaded: AtomicBool::new(false),
             last_event: Mutex::new(Instant::now()),
             last_told: Mutex::new(Instant::now()),
             last_disk_news: Mutex::new(None),
             shutting_down: AtomicBool::new(false),
             settings,
             folders,
+        }
+    }
+
+    /// Whether the server reports loading the project now: work-done progress under way
+    /// that is neither background indexing nor a check, or rust-analyzer's status not
+    /// quiescent while no background work explains it.
+    fn loading_reported(&self) -> bool {
+        let board = &self.board;
+        let quiescent = self.quiescent.lock().ok().and_then(|q| *q);
+        board.any(progress::WorkKind::Loading)
+            || (quiescent == Some(false)
+                && !board.any(progress::WorkKind::Indexing)
+                && !board.any(progress::WorkKind::Checking))
+    }
+
+    /// Records that the first load is over once work has begun and none of it loads the
+    /// project any more (nor is a token announced a moment ago still to begin).
+    fn note_loaded_if_over(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.loaded.load(SeqCst) || self.progress_begun.load(SeqCst) == 0 {
+            return;
+        }
+        let announced = self.announced.lock().is_ok_and(|a| {
+            a.values()
+                .any(|at| at.elapsed() < ANNOUNCED_PROGRESS_LIFETIME)
+        });
+        if !announced && !self.loading_reported() {
+            tracing::debug!(server = %self.server, "first load of the project over");
+            self.loaded.store(true, SeqCst);
         }
     }
 

@@ -1,8 +1,8 @@
 //! Whether a server is still working: its work-done progress, rust-analyzer's
 //! `experimental/serverStatus`, and the bounded waits before answers. A query waits only
-//! while the server is *loading* the project (it would answer nothing or the wrong thing);
-//! background indexing and checks go on behind it, and the answer says when it may be
-//! incomplete. Writes and renames wait for the whole first analysis (`wait_ready`): their
+//! while the server is on its first *load* of the project (it would answer nothing or the
+//! wrong thing); background indexing, checks and the analyses after changes go on behind
+//! it, and the answer says when it may be incomplete. Writes and renames wait for the whole first analysis (`wait_ready`): their
 //! "before" must be settled.
 
 use std::sync::atomic::Ordering;
@@ -19,16 +19,21 @@ impl LspClient {
         a.progress_active || a.quiescent == Some(false)
     }
 
-    /// Whether the server is still loading the project, so a query would get an empty or
-    /// wrong answer: work-done progress under way that is neither background indexing nor a
-    /// check, or rust-analyzer's status not quiescent while no background work explains it.
+    /// Whether the server is still on its first load of the project, so a query would get an
+    /// empty or wrong answer: work-done progress under way that is neither background
+    /// indexing nor a check, or rust-analyzer's status not quiescent while no background
+    /// work explains it. Once that load is over, work the server begins later (pyright's
+    /// analysis after a change) holds nothing: the server answers requests in order, from
+    /// the documents as last synced.
     pub fn loading(&self) -> bool {
-        let board = &self.shared.board;
-        let quiescent = self.shared.quiescent.lock().ok().and_then(|q| *q);
-        board.any(WorkKind::Loading)
-            || (quiescent == Some(false)
-                && !board.any(WorkKind::Indexing)
-                && !board.any(WorkKind::Checking))
+        if self.shared.loaded.load(Ordering::SeqCst) {
+            return false;
+        }
+        if self.shared.loading_reported() {
+            return true;
+        }
+        self.shared.note_loaded_if_over();
+        false
     }
 
     /// Whether an answer given now may be incomplete: the server is loading the project or
@@ -63,6 +68,7 @@ impl LspClient {
     /// Records that the server was seen settled after its first analysis.
     pub fn note_first_analysis_done(&self) {
         self.first_analysis_done.store(true, Ordering::SeqCst);
+        self.shared.note_loaded_if_over();
     }
 
     /// What the server is doing now.

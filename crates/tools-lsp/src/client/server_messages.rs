@@ -184,6 +184,7 @@ fn record_progress(params: Value, shared: &Shared) {
                 WorkDoneProgress::Report(_) => {}
             }
         }
+        shared.note_loaded_if_over();
     }
     shared.bump();
 }
@@ -198,6 +199,7 @@ fn record_status(params: &Value, shared: &Shared) {
     if let Ok(mut q) = shared.quiescent.lock() {
         *q = Some(quiescent);
     }
+    shared.note_loaded_if_over();
     shared.bump();
 }
 
@@ -214,5 +216,43 @@ mod tests {
         );
         assert_eq!(lookup_setting(&s, Some("gopls")), Value::Null);
         assert_eq!(lookup_setting(&Value::Null, Some("x")), Value::Null);
+    }
+
+    fn progress(token: &str, kind: &str, title: &str) -> Value {
+        let value = match kind {
+            "begin" => json!({"kind": "begin", "title": title}),
+            _ => json!({"kind": kind}),
+        };
+        json!({"token": token, "value": value})
+    }
+
+    #[test]
+    fn work_begun_after_the_first_load_does_not_make_it_a_load_again() {
+        let shared = Shared::new("pyright".into(), Value::Null, Value::Null);
+        let loaded = || shared.loaded.load(Ordering::SeqCst);
+        record_progress(progress("a", "begin", ""), &shared);
+        assert!(shared.loading_reported());
+        assert!(!loaded());
+        record_progress(progress("a", "end", ""), &shared);
+        assert!(loaded());
+        // An analysis after a change: reported, but the first load stays over.
+        record_progress(progress("b", "begin", ""), &shared);
+        assert!(shared.loading_reported());
+        assert!(loaded());
+    }
+
+    #[test]
+    fn rust_analyzers_load_is_over_only_once_it_says_it_is_quiescent() {
+        let shared = Shared::new("rust-analyzer".into(), Value::Null, Value::Null);
+        let loaded = || shared.loaded.load(Ordering::SeqCst);
+        record_status(&json!({"quiescent": false}), &shared);
+        record_progress(
+            progress("rustAnalyzer/Fetching", "begin", "Fetching"),
+            &shared,
+        );
+        record_progress(progress("rustAnalyzer/Fetching", "end", ""), &shared);
+        assert!(!loaded(), "between two steps of the load");
+        record_status(&json!({"quiescent": true}), &shared);
+        assert!(loaded());
     }
 }

@@ -98,7 +98,13 @@ pub async fn synced(
     client: &LspClient,
     path: &std::path::Path,
 ) -> Result<DocState, ToolError> {
+    let waited = std::time::Instant::now();
     client.wait_answerable().await;
+    tracing::debug!(
+        server = %client.server,
+        ms = waited.elapsed().as_millis() as u64,
+        "query waited for the project's first load"
+    );
     client.flush_external(&[]).await?;
     if !client.is_open(path).await {
         let _ = crate::diagnostics::dependents::open_importers(sup, client, &[path.to_path_buf()])
