@@ -148,14 +148,24 @@ impl LspClient {
         }
     }
 
+    /// Whether the server answers a query about an open document correctly before it has
+    /// analysed that document (its first publish is not a sign the answer would change):
+    /// pyright and basedpyright resolve names on demand from the file and its imports.
+    pub fn answers_before_analysis(&self) -> bool {
+        self.server.starts_with("pyright") || self.server.starts_with("basedpyright")
+    }
+
     /// After the first document is opened, servers often begin loading the project
     /// (typescript-language-server reports it only then): wait briefly for that progress
     /// to show up, then for it to end, and (push servers) for the first publish for that
     /// document, the sign it was analysed: tsserver answers a definition with the import
     /// line until then. Once per server, bounded by the indexing wait (at most 8 s). Only
     /// the loading is waited for: indexing and checks go on behind.
+    /// Servers that answer from the open file alone are not held: pyright and basedpyright
+    /// evaluate what a query needs on demand, and their first publish comes only after
+    /// checking the whole file (seconds on a large one).
     pub async fn settle_after_first_open(&self, doc: &DocState) {
-        if self.opened_once.swap(true, Ordering::SeqCst) {
+        if self.opened_once.swap(true, Ordering::SeqCst) || self.answers_before_analysis() {
             return;
         }
         // Until the server shows progress or publishes for this document (whichever is
