@@ -1,6 +1,6 @@
 //! The `lsp` tool (`lsp_tool`): language-server queries by file, line and symbol. A query
 //! is prepared once — the file synced, the position found from a symbol on a line (`query`)
-//! — then answered: definitions and references, hover (`hover`), a file's outline
+//! — then answered: definitions and references (`locate`), hover (`hover`), a file's outline
 //! (`outline`, cut to its shape when big: `outline_shape`), call and type hierarchies (`hierarchy`), workspace symbols
 //! (`workspace_symbols`), answers merged from every server of a file (`co_servers`), the servers' status (`status_view`), and diagnostics through
 //! `diagnostics` and `checkers`.
@@ -12,6 +12,7 @@
 pub(crate) mod co_servers;
 pub(crate) mod hierarchy;
 pub(crate) mod hover;
+pub(crate) mod locate;
 pub(crate) mod lsp_tool;
 pub(crate) mod outline;
 pub(crate) mod outline_shape;
