@@ -94,7 +94,7 @@ impl ServerSupervisor {
             .collect()
     }
 
-    /// Starts [`ServerSupervisor::run_start_servers`] side by side in the background, when
+    /// Starts the servers `run_start_servers` picks side by side in the background, when
     /// the run is trusted, its servers are its own (not a shared pool's) and
     /// `start_at_run_start` is on. A start that fails is left for
     /// the first query to report (it tries again and says why).
