@@ -26,6 +26,8 @@ pub fn entry_languages(entry: &DoctorEntry) -> Option<Vec<&'static str>> {
             // One server group answers for several languages.
             "c" => &["c", "cpp"],
             "typescript" => &["typescript", "tsx", "javascript"],
+            // Angular's server takes the `.html` templates of Angular projects.
+            "angular" => &["html"],
             // Diagnostics-only companions beside the primary server.
             "ruff" => &["python"],
             "eslint" => &["typescript", "tsx", "javascript"],

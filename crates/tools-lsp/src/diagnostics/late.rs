@@ -26,7 +26,8 @@ pub(crate) struct PendingWrite {
     /// The state its result was computed from.
     pub after: DiagnosticState,
     /// With the server's first analysis unfinished before the write, the files it
-    /// touched: late arrivals in every other file are baseline, not the write's.
+    /// touched that the server had reported findings on before it: late arrivals in
+    /// every other file are baseline, not the write's.
     pub only_touched: Option<Vec<PathBuf>>,
     /// What its settle was still waiting for: the next change's state before waits for it.
     pub goal: SettleGoal,

@@ -328,7 +328,17 @@ impl DiagnosticsOnWrite {
                     label,
                     pid: client.pid(),
                     after: after.clone(),
-                    only_touched: first_analysis_unfinished.then(|| paths.clone()),
+                    // While the first analysis runs, a written file whose state before
+                    // is empty is as unknown as the rest (pyright publishes an empty
+                    // list for every file before it checks it): its first real report
+                    // holds what it had wrong before the write too.
+                    only_touched: first_analysis_unfinished.then(|| {
+                        paths
+                            .iter()
+                            .filter(|p| before.get(*p).is_some_and(|s| !s.items.is_empty()))
+                            .cloned()
+                            .collect()
+                    }),
                     goal,
                     before_settled,
                 },
