@@ -144,3 +144,42 @@ fn run_in(
         ))
     }
 }
+
+/// Prints, for `spec` served with `config`, the time from the run's open to the first
+/// answer to the definition request `args` that holds the line `want`: with its server
+/// started with the run and without, the first query asked at once or after 3 s (an agent
+/// reading files first). The definition is still asserted; the times never are.
+async fn time_first_correct_definition(
+    spec: &str,
+    config: &str,
+    args: serde_json::Value,
+    want: &str,
+) {
+    for (start, pause) in [(true, 0), (false, 0), (false, 3), (true, 3)] {
+        let config = config.replacen(
+            "[lsp]\n",
+            &format!("[lsp]\nstart_at_run_start = {start}\n"),
+            1,
+        );
+        let p = copy_of(spec, &config).unwrap_or_else(|e| panic!("{e}"));
+        let opened = std::time::Instant::now();
+        tokio::time::sleep(std::time::Duration::from_secs(pause)).await;
+        let asked = std::time::Instant::now();
+        let mut asks = 0;
+        loop {
+            asks += 1;
+            let out = p.ok(args.clone()).await;
+            if out.lines().any(|l| l == want) {
+                break;
+            }
+            assert!(asks < 600, "no correct definition: {out}");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        eprintln!(
+            "{spec}, start_at_run_start = {start}, first query {pause} s after the open: first correct definition {:.2} s after the open ({:.2} s after the first query, {asks} ask(s))",
+            opened.elapsed().as_secs_f64(),
+            asked.elapsed().as_secs_f64()
+        );
+        p.close_and_check().await;
+    }
+}

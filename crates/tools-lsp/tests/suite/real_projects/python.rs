@@ -6,7 +6,7 @@
 use serde_json::json;
 use tools_core::testing::require_binary;
 
-use super::{copy_of, definition, has_line, run_in};
+use super::{copy_of, definition, has_line, run_in, time_first_correct_definition};
 use crate::suite::section;
 
 const CLICK: &str = "pypi:click@8.1.8";
@@ -151,32 +151,11 @@ async fn click_first_correct_definition_from_the_runs_open_with_and_without_a_st
     if require_binary("pyright", "pyright-langserver").is_none() {
         return;
     }
-    let want = "src/click/utils.py:56:5  def make_default_short_help(help: str, max_length: int = 45) -> str:";
-    for (start, pause) in [(true, 0), (false, 0), (false, 3), (true, 3)] {
-        let config = CONFIG.replacen(
-            "[lsp]\n",
-            &format!("[lsp]\nstart_at_run_start = {start}\n"),
-            1,
-        );
-        let p = copy_of(CLICK, &config).unwrap_or_else(|e| panic!("{e}"));
-        let opened = std::time::Instant::now();
-        tokio::time::sleep(std::time::Duration::from_secs(pause)).await;
-        let asked = std::time::Instant::now();
-        let mut asks = 0;
-        loop {
-            asks += 1;
-            let out = definition(&p, "src/click/core.py", 1344, "make_default_short_help").await;
-            if out.lines().any(|l| l == want) {
-                break;
-            }
-            assert!(asks < 600, "no correct definition: {out}");
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        eprintln!(
-            "click, start_at_run_start = {start}, first query {pause} s after the open: first correct definition {:.2} s after the open ({:.2} s after the first query, {asks} ask(s))",
-            opened.elapsed().as_secs_f64(),
-            asked.elapsed().as_secs_f64()
-        );
-        p.close_and_check().await;
-    }
+    time_first_correct_definition(
+        CLICK,
+        CONFIG,
+        json!({"action": "definition", "file": "src/click/core.py", "line": 1344, "symbol": "make_default_short_help"}),
+        "src/click/utils.py:56:5  def make_default_short_help(help: str, max_length: int = 45) -> str:",
+    )
+    .await;
 }

@@ -6,7 +6,7 @@
 use serde_json::json;
 use tools_core::testing::require_binary;
 
-use super::{copy_of, has_line, run_in};
+use super::{copy_of, has_line, run_in, time_first_correct_definition};
 use crate::suite::section;
 
 const MIME: &str = "crates:mime@0.3.17";
@@ -120,34 +120,11 @@ async fn mime_first_correct_definition_from_the_runs_open_with_and_without_a_sta
     if require_binary("rust-analyzer", "rust-analyzer").is_none() {
         return;
     }
-    let want = "src/parse.rs:111:8  pub fn parse(s: &str) -> Result<Mime, ParseError> {";
-    for (start, pause) in [(true, 0), (false, 0), (false, 3), (true, 3)] {
-        let config = CONFIG.replacen(
-            "[lsp]\n",
-            &format!("[lsp]\nstart_at_run_start = {start}\n"),
-            1,
-        );
-        let p = copy_of(MIME, &config).unwrap_or_else(|e| panic!("{e}"));
-        let opened = std::time::Instant::now();
-        tokio::time::sleep(std::time::Duration::from_secs(pause)).await;
-        let asked = std::time::Instant::now();
-        let mut asks = 0;
-        loop {
-            asks += 1;
-            let out = p
-                .ok(json!({"action": "definition", "file": "src/lib.rs", "line": 429, "symbol": "parse", "occurrence": 2}))
-                .await;
-            if out.lines().any(|l| l == want) {
-                break;
-            }
-            assert!(asks < 600, "no correct definition: {out}");
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        eprintln!(
-            "mime, start_at_run_start = {start}, first query {pause} s after the open: first correct definition {:.2} s after the open ({:.2} s after the first query, {asks} ask(s))",
-            opened.elapsed().as_secs_f64(),
-            asked.elapsed().as_secs_f64()
-        );
-        p.close_and_check().await;
-    }
+    time_first_correct_definition(
+        MIME,
+        CONFIG,
+        json!({"action": "definition", "file": "src/lib.rs", "line": 429, "symbol": "parse", "occurrence": 2}),
+        "src/parse.rs:111:8  pub fn parse(s: &str) -> Result<Mime, ParseError> {",
+    )
+    .await;
 }
