@@ -25,11 +25,9 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from serve_support import serve  # noqa: E402
 
-# The soak looks for what a session or a call leaves behind. glibc's malloc keeps one arena
-# per thread that was ever busy at once and hands little of it back, so the server's RSS
-# after the soak also measures the busiest moment's thread count, not a leak; two arenas
-# (the served process inherits this) keep that part small.
-os.environ.setdefault("MALLOC_ARENA_MAX", "2")
+# The server runs with glibc's default arenas, as users run it: what the sessions freed is
+# handed back once they have closed (`serve` trims the allocator when it is quiet), so RSS
+# after the soak measures what is still held, not the busiest moment's arenas.
 
 SESSIONS = 10
 # Every DEBUG_EVERY-th session also debugs a program each round (debugpy).
@@ -161,12 +159,19 @@ async def open_and_close(url, tally: Tally, count: int):
 
 
 async def settle(pid: int, base: dict[str, int], limit: float = 60.0) -> dict[str, int]:
-    """The figures once they are back within bounds, or after `limit` seconds."""
-    deadline = time.monotonic() + limit
+    """The figures once they are back within bounds, or after `limit` seconds; says how long
+    that took and, when it took a while, the RSS on the way."""
+    started = time.monotonic()
+    deadline = started + limit
     now = figures(pid)
+    rss = [now["rss_kib"]]
     while time.monotonic() < deadline and not within(base, now):
         await anyio.sleep(1)
         now = figures(pid)
+        rss.append(now["rss_kib"])
+    waited = time.monotonic() - started
+    trail = f" (RSS KiB each second: {rss})" if len(rss) > 1 else ""
+    print(f"figures after the soak taken {waited:.0f} s after its last call{trail}", flush=True)
     return now
 
 

@@ -6,7 +6,9 @@
 //! did not come back within 10% of the baseline. `cargo xtask test` runs the short mode
 //! (30 s of mixed calls, then the 1,000 sessions).
 
-use std::process::Command;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 
 use crate::{Result, cargo, repo, run, target_dir, tool_path, venv_bin};
 
@@ -33,12 +35,41 @@ pub fn short() -> Result {
     run_soak("0.5")
 }
 
+/// Lines of the soak's own report repeated in the error when it fails: a failure's reason
+/// (the figures, the failed calls) then reaches the end of a long CI log.
+const REPORT_LINES_KEPT: usize = 40;
+
 fn run_soak(minutes: &str) -> Result {
     let mut cmd = Command::new(venv_bin().join("python"));
     cmd.current_dir(repo())
         .arg("tests/soak/soak.py")
         .args(["--minutes", minutes])
         .env("PATH", tool_path())
-        .env("AGENT_TOOLS_BIN", target_dir().join("debug/agent-tools"));
-    run(&mut cmd)
+        .env("AGENT_TOOLS_BIN", target_dir().join("debug/agent-tools"))
+        .stdout(Stdio::piped());
+    eprintln!("xtask: running {cmd:?}");
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    let mut kept = VecDeque::with_capacity(REPORT_LINES_KEPT);
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(std::io::Result::ok) {
+            println!("{line}");
+            if kept.len() == REPORT_LINES_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(line);
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| format!("waiting for {cmd:?}: {e}"))?;
+    if status.success() {
+        return Ok(());
+    }
+    let report: Vec<String> = kept.into_iter().collect();
+    Err(format!(
+        "the soak failed ({status}); its last lines:\n{}",
+        report.join("\n")
+    ))
 }

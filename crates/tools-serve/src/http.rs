@@ -24,6 +24,7 @@ use tools_mcp::{Caller, ParkedCalls};
 use crate::auth::{Authenticator, Principal, Refusal, SCOPES, surface_rank};
 use crate::checkout::WorkspaceCheckout;
 use crate::idle::{Activity, Answering, BusyBody};
+use crate::memory::FreedMemory;
 use crate::metrics::{Gauges, Metrics};
 use crate::origin::{self, OriginPolicy};
 use crate::session::{OpenRuns, SessionHandler};
@@ -78,6 +79,8 @@ pub(crate) struct AppState {
     metrics_public: bool,
     /// Requests being answered, for the drain on stop.
     answering: Arc<Answering>,
+    /// Whether closed sessions left memory to hand back (see `memory`).
+    freed: FreedMemory,
     /// Cancelled when a stop begins: new requests are refused from then on while those
     /// under way finish (up to the grace period).
     pub(crate) draining: CancellationToken,
@@ -190,6 +193,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         metrics,
         metrics_public: opts.metrics_public,
         answering: Arc::new(Answering::default()),
+        freed: FreedMemory::default(),
         draining: CancellationToken::new(),
         cut_drain: CancellationToken::new(),
         cancel,
@@ -224,6 +228,7 @@ impl AppState {
     async fn close_session(&self, id: &str) {
         let _ = self.sessions.close_session(&id.to_string().into()).await;
         self.activity.forget(id);
+        self.freed.session_closed();
         if let Ok(mut owners) = self.owners.lock() {
             owners.remove(id);
         }
@@ -290,7 +295,8 @@ impl AppState {
     }
 }
 
-/// Closes the sessions that sat idle past the timeout, until the server stops.
+/// Closes the sessions that sat idle past the timeout, and hands back what closed sessions
+/// freed once nothing is being answered, until the server stops.
 async fn reap_idle(state: Arc<AppState>, timeout: Duration) {
     let tick = (timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
     loop {
@@ -301,6 +307,9 @@ async fn reap_idle(state: Arc<AppState>, timeout: Duration) {
         for id in state.activity.idle(timeout) {
             tracing::info!(session = id, "closing an idle session");
             state.close_session(&id).await;
+        }
+        if state.freed.return_if_quiet(state.answering.count()) {
+            tracing::debug!("returned the memory closed sessions freed");
         }
     }
 }
@@ -527,6 +536,7 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         let mut response = service.handle(request).await.map(Body::new);
         if method == Method::DELETE {
             state.activity.forget(&id);
+            state.freed.session_closed();
             if let Ok(mut owners) = state.owners.lock() {
                 owners.remove(&id);
             }

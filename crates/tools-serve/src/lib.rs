@@ -48,6 +48,7 @@ mod checkout;
 mod http;
 mod idle;
 mod jwks_url;
+mod memory;
 mod metrics;
 mod origin;
 mod session;
