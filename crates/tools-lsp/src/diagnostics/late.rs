@@ -29,7 +29,9 @@ pub(crate) struct PendingWrite {
     /// touched that the server had reported findings on before it: late arrivals in
     /// every other file are baseline, not the write's.
     pub only_touched: Option<Vec<PathBuf>>,
-    /// What its settle was still waiting for: the next change's state before waits for it.
+    /// What its settle was still waiting for — with the files found depending on the
+    /// written ones sure to be published again where the server republishes them all —:
+    /// the next change's state before waits for it.
     pub goal: SettleGoal,
     /// Whether its own state before was settled: a server that did not settle before it
     /// either (hung, or buried in work) is not waited for at length again.

@@ -26,10 +26,13 @@
 //! still doing, and the write is remembered so its late arrivals can be attributed to it:
 //! the next write to that server — and any preview before it — takes its state before only
 //! once the server has settled on the earlier write, waited for as long as a first analysis
-//! (`index_wait_ms`), so what the earlier write caused is named as that write's even when
-//! the next write undoes it, and never enters a preview's prediction (a preview shows it
-//! as that write's and leaves it pending: the write that follows names it again; see the
-//! `late` module).
+//! (`index_wait_ms`): its written files published, and the files found depending on them
+//! (found for it, or for an earlier write of the same file when its own look-up was cut
+//! short) published again where the server republishes every dependent (pyright, which
+//! re-checks them after the written file, later than a bound cut short), so what the
+//! earlier write caused is named as that write's even when the next write undoes it, and
+//! never enters a preview's prediction (a preview shows it as that write's and leaves it
+//! pending: the write that follows names it again; see the `late` module).
 //! (Once per stretch of unsettled writes: a server that did not settle before the earlier
 //! write either gets the usual bound.)
 //! A bound that was hit always leads the answer, with what to call for the rest.
@@ -78,6 +81,9 @@ pub struct DiagnosticsOnWrite {
     pages: WriteLists,
     /// A check a writing tool left running; it leads the next write's result.
     deferred: DeferredCheck,
+    /// The open files found depending on a written file, per server process and file (see
+    /// [`DiagnosticsOnWrite::dependents_of`]).
+    dependents: Mutex<HashMap<(i32, PathBuf), Vec<PathBuf>>>,
 }
 
 /// A file's modification time and length (`None` when absent).
@@ -117,6 +123,7 @@ impl DiagnosticsOnWrite {
             observed_by_tool: Mutex::new(HashMap::new()),
             pages: WriteLists::default(),
             deferred: DeferredCheck::default(),
+            dependents: Mutex::new(HashMap::new()),
         }
     }
 
@@ -181,6 +188,59 @@ impl DiagnosticsOnWrite {
             Ok(l) => l,
             Err(p) => p.into_inner(),
         }
+    }
+
+    fn known_dependents(&self) -> std::sync::MutexGuard<'_, HashMap<(i32, PathBuf), Vec<PathBuf>>> {
+        match self.dependents.lock() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// The open files depending on `paths` for `client`: `found` for this write (its open
+    /// importers, the users of what it changed), and those found for an earlier write of
+    /// the same file that are still open — a look-up cut short by a tight bound (the
+    /// server's references take longer) still knows them. Remembered per written file, from
+    /// writes of one file only (a look-up over several does not say which file each
+    /// dependent depends on), at most `dependents_cap` per file; a written file is nobody's
+    /// remembered dependent any more (the write may have dropped its import).
+    async fn dependents_of(
+        &self,
+        client: &LspClient,
+        paths: &[PathBuf],
+        found: Vec<PathBuf>,
+    ) -> Vec<PathBuf> {
+        let pid = client.pid();
+        let cap = self.sup.config().dependents_cap;
+        let remembered: Vec<PathBuf> = {
+            let mut known = self.known_dependents();
+            for deps in known.values_mut() {
+                deps.retain(|d| !paths.contains(d));
+            }
+            if let [only] = paths {
+                let deps = known.entry((pid, only.clone())).or_default();
+                for f in &found {
+                    if !deps.contains(f) {
+                        deps.push(f.clone());
+                    }
+                }
+                let over = deps.len().saturating_sub(cap);
+                deps.drain(..over);
+            }
+            paths
+                .iter()
+                .filter_map(|p| known.get(&(pid, p.clone())))
+                .flatten()
+                .cloned()
+                .collect()
+        };
+        let mut all = found;
+        for d in remembered {
+            if !all.contains(&d) && !paths.contains(&d) && client.is_open(&d).await {
+                all.push(d);
+            }
+        }
+        all
     }
 
     fn pending_map(&self) -> std::sync::MutexGuard<'_, HashMap<(String, PathBuf), PendingWrite>> {
@@ -280,7 +340,8 @@ impl DiagnosticsOnWrite {
         }
         // A server that diagnoses open documents re-checks the open importers after the
         // change and republishes them: wait for those too (likely, not certain).
-        for dep in &open_importers {
+        let dependents = self.dependents_of(&client, &paths, open_importers).await;
+        for dep in &dependents {
             if let Some(v) = client.open_version(dep).await {
                 likely.push((dep.clone(), v));
             }
@@ -339,7 +400,7 @@ impl DiagnosticsOnWrite {
                             .cloned()
                             .collect()
                     }),
-                    goal,
+                    goal: for_later(&client, goal, &dependents),
                     before_settled,
                 },
             );
@@ -517,4 +578,20 @@ impl DiagnosticsOnWrite {
         structured["notes"] = json!(notes);
         vec![Section::new("diagnostics", report.text).with_structured(structured)]
     }
+}
+
+/// What a later change waits for of a write whose own settle was cut short: its `goal`, with
+/// the open `dependents` of the written files sure to be published again (not merely
+/// likely) where the server republishes every file depending on a changed one — however
+/// long after the write's bound that comes, within the later change's own bound.
+fn for_later(client: &LspClient, mut goal: SettleGoal, dependents: &[PathBuf]) -> SettleGoal {
+    if crate::diagnostics::republish::republishes_dependents(client) {
+        let (sure, likely): (Vec<_>, Vec<_>) = goal
+            .likely
+            .into_iter()
+            .partition(|(p, _)| dependents.contains(p));
+        goal.publishes.extend(sure);
+        goal.likely = likely;
+    }
+    goal
 }

@@ -18,6 +18,12 @@
 //!   includers (found by the `dependents` scan, which follows headers) as likely, and that
 //!   is the whole list.
 //!
+//! - **pyright** and **basedpyright** re-check every file that imports a changed one and
+//!   publish each file they re-check (every check is a new diagnostics version, published
+//!   even when nothing in it changed): the open files found depending on a written one are
+//!   sure to be published again, sooner or later — later than the bound of a write cut
+//!   short, so the next change waits for them (see [`republishes_dependents`]).
+//!
 //! Any other server keeps the list its caller made.
 
 use std::path::{Path, PathBuf};
@@ -52,6 +58,13 @@ pub fn publishes_only_nonempty(client: &LspClient) -> bool {
 /// includers only (clangd).
 pub fn rebuilds_open_includers(client: &LspClient) -> bool {
     client.server.starts_with("clangd")
+}
+
+/// Whether `client` re-checks and publishes again every file that imports a changed one,
+/// whatever the change did to it (pyright, basedpyright).
+pub fn republishes_dependents(client: &LspClient) -> bool {
+    let s = client.server.as_str();
+    s.starts_with("pyright") || s.starts_with("basedpyright")
 }
 
 /// Makes `publishes` (sure to come) and `likely` (may come) exact for a change just sent
