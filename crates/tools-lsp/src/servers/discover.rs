@@ -109,9 +109,13 @@ pub fn find_root(file: &Path, markers: &[String], workspace: &Path) -> Option<Pa
     None
 }
 
-/// The server spec handling `file`, by extension.
-pub fn spec_for<'a>(table: &'a [ServerSpec], file: &Path) -> Option<&'a ServerSpec> {
-    table.iter().find(|s| s.serves(file))
+/// The server spec handling `file` in `workspace`, by extension.
+pub fn spec_for<'a>(
+    table: &'a [ServerSpec],
+    file: &Path,
+    workspace: &Path,
+) -> Option<&'a ServerSpec> {
+    table.iter().find(|s| s.serves(file, workspace))
 }
 
 /// The extensions of `language` in the run's server table.
@@ -159,7 +163,7 @@ pub fn scan_workspace(table: &[ServerSpec], workspace: &Path) -> WorkspaceScan {
             }
         }
         if entry.file_type().is_some_and(|t| t.is_file())
-            && let Some(spec) = spec_for(table, path)
+            && let Some(spec) = spec_for(table, path, workspace)
         {
             *scan.files.entry(spec.language.clone()).or_default() += 1;
         }

@@ -34,7 +34,7 @@ impl ServerSupervisor {
         if !self.config().auto_install {
             return None;
         }
-        let spec = crate::servers::discover::spec_for(self.table(), file)?;
+        let spec = crate::servers::discover::spec_for(self.table(), file, self.workspace())?;
         crate::servers::roots::server_root(&spec.language, &spec.markers, file, self.workspace())?;
         let recipe = spec.candidates.iter().find_map(|c| c.install.clone())?;
         let run = self.open_run()?;
@@ -78,7 +78,8 @@ impl ServerSupervisor {
         if !self.config().auto_install {
             return Err(missing);
         }
-        let Some(spec) = crate::servers::discover::spec_for(self.table(), file) else {
+        let Some(spec) = crate::servers::discover::spec_for(self.table(), file, self.workspace())
+        else {
             return Err(missing);
         };
         let has_root = crate::servers::roots::server_root(

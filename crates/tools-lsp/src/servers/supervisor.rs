@@ -190,7 +190,7 @@ impl ServerSupervisor {
     /// The error says exactly which half is missing (or both).
     pub fn locate(&self, file: &Path) -> Result<Located, ToolError> {
         let display = tools_core::display_relative(&self.workspace, file);
-        let Some(spec) = discover::spec_for(&self.table, file) else {
+        let Some(spec) = discover::spec_for(&self.table, file, &self.workspace) else {
             let ext = file
                 .extension()
                 .map(|e| format!("`.{}` files", e.to_string_lossy()))
@@ -281,7 +281,7 @@ impl ServerSupervisor {
         let search = self.cfg.program_search(&self.workspace);
         let mut out = Vec::new();
         for spec in self.table.iter().filter(|s| {
-            s.assists(file)
+            s.assists(file, &self.workspace)
                 && crate::servers::companion_config::companion_wanted(
                     &self.cfg,
                     &s.language,

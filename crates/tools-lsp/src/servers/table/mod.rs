@@ -156,20 +156,21 @@ impl ServerSpec {
         !self.companion && self.extensions.iter().any(|e| e.eq_ignore_ascii_case(ext))
     }
 
-    /// Whether this entry is the primary server for `file`, by extension or whole name.
-    pub fn serves(&self, file: &std::path::Path) -> bool {
+    /// Whether this entry is the primary server for `file` in `workspace`, by extension or
+    /// whole name.
+    pub fn serves(&self, file: &std::path::Path, workspace: &std::path::Path) -> bool {
         if self.companion {
             return false;
         }
-        self.matches(file)
+        self.matches(file, workspace)
     }
 
-    /// Whether this entry is a diagnostics-only companion for `file`.
-    pub fn assists(&self, file: &std::path::Path) -> bool {
-        self.companion && self.matches(file)
+    /// Whether this entry is a diagnostics-only companion for `file` in `workspace`.
+    pub fn assists(&self, file: &std::path::Path, workspace: &std::path::Path) -> bool {
+        self.companion && self.matches(file, workspace)
     }
 
-    fn matches(&self, file: &std::path::Path) -> bool {
+    fn matches(&self, file: &std::path::Path, workspace: &std::path::Path) -> bool {
         let by_ext = file
             .extension()
             .and_then(|e| e.to_str())
@@ -178,13 +179,16 @@ impl ServerSpec {
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|name| self.file_names.iter().any(|n| n == name));
-        (by_ext || by_name) && (!self.project_only || self.in_own_project(file))
+        (by_ext || by_name) && (!self.project_only || self.in_own_project(file, workspace))
     }
 
-    /// Whether one of the entry's markers sits in `file`'s folder or above it.
-    fn in_own_project(&self, file: &std::path::Path) -> bool {
+    /// Whether one of the entry's markers sits in `file`'s folder or above it, up to
+    /// `workspace` (a marker above the workspace is not the workspace's: a checkout inside
+    /// an Angular project's folder is not an Angular project).
+    fn in_own_project(&self, file: &std::path::Path, workspace: &std::path::Path) -> bool {
         file.ancestors()
             .skip(1)
+            .take_while(|d| d.starts_with(workspace))
             .any(|d| self.markers.iter().any(|m| d.join(m).exists()))
     }
 

@@ -448,12 +448,13 @@ fn every_builtin_entry_has_its_markers_language_ids_command_and_recipe() {
         } else {
             std::path::Path::new(file)
         };
-        assert!(spec.serves(path), "{lang} serves {file}");
-        let primary = t.iter().filter(|s| s.serves(path)).count();
+        let ws = project.path();
+        assert!(spec.serves(path, ws), "{lang} serves {file}");
+        let primary = t.iter().filter(|s| s.serves(path, ws)).count();
         if spec.project_only {
             // Inside its project it comes first; the general server of the extension
             // serves the file everywhere else.
-            let first = crate::servers::discover::spec_for(&t, path).unwrap();
+            let first = crate::servers::discover::spec_for(&t, path, ws).unwrap();
             assert_eq!(first.language, lang, "{file} goes to {lang} in its project");
         } else {
             assert_eq!(primary, 1, "{file} has one primary server");
@@ -479,8 +480,9 @@ fn every_builtin_entry_has_its_markers_language_ids_command_and_recipe() {
         assert_eq!(spec.candidates[0].program(), program);
         assert!(spec.candidates[0].install.is_some(), "{name}");
         let path = std::path::Path::new(file);
-        assert!(spec.assists(path) && !spec.serves(path), "{name}");
-        assert!(entry(&t, primary).serves(path), "{primary}");
+        let ws = std::path::Path::new("");
+        assert!(spec.assists(path, ws) && !spec.serves(path, ws), "{name}");
+        assert!(entry(&t, primary).serves(path, ws), "{primary}");
     }
 }
 
@@ -570,7 +572,7 @@ fn clangd_serves_every_file_type_clang_knows_by_extension() {
         let path = std::path::Path::new(file);
         let servers: Vec<&str> = t
             .iter()
-            .filter(|s| s.serves(path))
+            .filter(|s| s.serves(path, std::path::Path::new("")))
             .map(|s| s.language.as_str())
             .collect();
         assert_eq!(servers, ["c"], "{file}");
@@ -586,7 +588,7 @@ fn angular_takes_the_html_of_an_angular_project_and_no_other() {
     std::fs::write(plain.path().join("package.json"), "{}").unwrap();
     let page = plain.path().join("index.html");
     assert_eq!(
-        crate::servers::discover::spec_for(&t, &page)
+        crate::servers::discover::spec_for(&t, &page, plain.path())
             .unwrap()
             .language,
         "html"
@@ -595,7 +597,7 @@ fn angular_takes_the_html_of_an_angular_project_and_no_other() {
     std::fs::write(ng.path().join("angular.json"), "{}").unwrap();
     let template = ng.path().join("src/app/app.component.html");
     assert_eq!(
-        crate::servers::discover::spec_for(&t, &template)
+        crate::servers::discover::spec_for(&t, &template, ng.path())
             .unwrap()
             .language,
         "angular"
@@ -605,10 +607,20 @@ fn angular_takes_the_html_of_an_angular_project_and_no_other() {
     std::fs::create_dir_all(dep.path().join("node_modules/@angular/core")).unwrap();
     let template = dep.path().join("src/app.html");
     assert_eq!(
-        crate::servers::discover::spec_for(&t, &template)
+        crate::servers::discover::spec_for(&t, &template, dep.path())
             .unwrap()
             .language,
         "angular"
+    );
+    // A checkout inside an Angular project's folder is not an Angular project: markers
+    // above the workspace do not count.
+    let inner = ng.path().join("vendor/site");
+    let page = inner.join("index.html");
+    assert_eq!(
+        crate::servers::discover::spec_for(&t, &page, &inner)
+            .unwrap()
+            .language,
+        "html"
     );
     let angular = entry(&t, "angular");
     assert_eq!(angular.language_id("html"), "html");
