@@ -124,6 +124,10 @@ struct Shared {
     /// Whether the server's first load of the project is over: work it begins later (an
     /// analysis after a change) does not hold queries.
     loaded: AtomicBool,
+    /// Whether pyright (or basedpyright) has said it found its project's source files: until
+    /// then its program holds only the open documents, and a references search answers
+    /// from those alone.
+    files_found: AtomicBool,
     /// When the server last published, reported progress or changed status.
     last_event: Mutex<Instant>,
     /// When we last told the server something (a document or file change, a save): it is
@@ -152,6 +156,7 @@ impl Shared {
             progress_begun: AtomicU64::new(0),
             quiescent: Mutex::new(None),
             loaded: AtomicBool::new(false),
+            files_found: AtomicBool::new(false),
             last_event: Mutex::new(Instant::now()),
             last_told: Mutex::new(Instant::now()),
             last_disk_news: Mutex::new(None),

@@ -155,6 +155,26 @@ impl LspClient {
         self.server.starts_with("pyright") || self.server.starts_with("basedpyright")
     }
 
+    /// For pyright and basedpyright: waits (bounded by the indexing wait, at most 10 s)
+    /// until the server has found its project's source files. Until then its program holds
+    /// only the open documents, and a workspace-wide question (references, a rename) would
+    /// be answered from those alone. Other servers are not held.
+    pub async fn wait_project_files_found(&self) {
+        if !self.answers_before_analysis() {
+            return;
+        }
+        let bound = self.index_wait.min(Duration::from_secs(10));
+        let mut rx = self.shared.events.subscribe();
+        let _ = tokio::time::timeout(bound, async {
+            while !self.shared.files_found.load(Ordering::SeqCst) && self.is_alive() {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+
     /// After the first document is opened, servers often begin loading the project
     /// (typescript-language-server reports it only then): wait briefly for that progress
     /// to show up, then for it to end, and (push servers) for the first publish for that

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use lsp_types::notification::{Notification, Progress, PublishDiagnostics};
+use lsp_types::notification::{LogMessage, Notification, Progress, PublishDiagnostics};
 use lsp_types::request::{Request, WorkDoneProgressCreate};
 use lsp_types::{
     NumberOrString, ProgressParams, ProgressParamsValue, PublishDiagnosticsParams,
@@ -53,6 +53,7 @@ pub(super) fn handle_message(msg: &Value, shared: &Shared) -> Option<Value> {
         PublishDiagnostics::METHOD => record_publish(params, shared),
         SERVER_STATUS => record_status(&params, shared),
         Progress::METHOD => record_progress(params, shared),
+        LogMessage::METHOD => record_log(&params, shared),
         _ => {}
     }
     None
@@ -122,6 +123,26 @@ pub(super) fn lookup_setting(settings: &Value, section: Option<&str>) -> Value {
         }
     }
     cur.clone()
+}
+
+/// Notes what a log line says of the server's state: pyright and basedpyright log
+/// `Found N source files` (or that they found none) once they know the project's files.
+fn record_log(params: &Value, shared: &Shared) {
+    let Some(message) = params.get("message").and_then(Value::as_str) else {
+        return;
+    };
+    if says_source_files_found(message) && !shared.files_found.swap(true, Ordering::SeqCst) {
+        shared.bump();
+    }
+}
+
+/// Whether a pyright log line reports the end of its search for the project's files.
+fn says_source_files_found(message: &str) -> bool {
+    let line = message.trim();
+    (line.starts_with("Found ")
+        && (line.ends_with(" source files") || line.ends_with(" source file")))
+        || line.starts_with("No source files found")
+        || line.starts_with("No include entries specified")
 }
 
 fn record_publish(params: Value, shared: &Shared) {
@@ -206,6 +227,17 @@ fn record_status(params: &Value, shared: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pyrights_end_of_the_file_search_is_recognised() {
+        assert!(says_source_files_found("Found 19 source files"));
+        assert!(says_source_files_found("Found 1 source file"));
+        assert!(says_source_files_found("No source files found."));
+        assert!(!says_source_files_found("Searching for source files"));
+        assert!(!says_source_files_found(
+            "Found 19 source files in 3 folders?"
+        ));
+    }
 
     #[test]
     fn settings_lookup_by_dotted_section() {

@@ -269,6 +269,7 @@ pub async fn open_users(
         .await;
     }
     let mut users: Vec<PathBuf> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     for target in targets {
         let Some(doc) = client.open_doc_state(target).await else {
             continue;
@@ -284,9 +285,35 @@ pub async fn open_users(
         };
         let items = changed_items(&symbols, changed);
         tracing::debug!(server = %client.server, file = %target.display(), ?items, "items the write changed");
+        names.extend(items.iter().map(|i| i.name.clone()));
         for user in files_using(client, target, &items, sup.workspace(), cap, deadline).await {
             if !targets.contains(&user) && !users.contains(&user) {
                 users.push(user);
+            }
+        }
+    }
+    // Files the server's configuration leaves out of its program (the tests beside a
+    // narrowed pyright program) that import a changed item from a written or using file.
+    names.sort();
+    names.dedup();
+    let extensions: Vec<String> = sup
+        .table()
+        .iter()
+        .find(|s| s.language == client.language && !s.companion)
+        .map(|s| s.extensions.clone())
+        .unwrap_or_default();
+    let mut modules = targets.to_vec();
+    modules.extend(users.iter().cloned());
+    for name in &names {
+        if tokio::time::Instant::now() >= deadline {
+            break;
+        }
+        let found =
+            crate::servers::python_program::importing_files(client, &extensions, name, &modules)
+                .await;
+        for (path, _) in found {
+            if !targets.contains(&path) && !users.contains(&path) {
+                users.push(path);
             }
         }
     }

@@ -437,6 +437,12 @@ async fn locations_answer(
         Box::pin(async move { ask_locations(action, q, &root).await.map(|(_, l)| l) })
     })
     .await;
+    let locs = match action {
+        LspAction::References => {
+            crate::queries::outside_importers::with_uses_outside(sup, p, locs).await
+        }
+        _ => locs,
+    };
     let c = &p.client;
     let mut r = Renderer::new(root, c.encoding);
     let here = here(&r, p);

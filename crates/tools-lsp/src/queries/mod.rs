@@ -2,7 +2,8 @@
 //! is prepared once — the file synced, the position found from a symbol on a line (`query`)
 //! — then answered: definitions and references (`locate`), hover (`hover`), a file's outline
 //! (`outline`, cut to its shape when big: `outline_shape`), call and type hierarchies (`hierarchy`), workspace symbols
-//! (`workspace_symbols`), answers merged from every server of a file (`co_servers`), the servers' status (`status_view`), and diagnostics through
+//! (`workspace_symbols`), answers merged from every server of a file (`co_servers`), importers outside a narrowed
+//! pyright program (`outside_importers`), the servers' status (`status_view`), and diagnostics through
 //! `diagnostics` and `checkers`.
 //!
 //! It promises read-only answers sized to the answer budget, first entries first, each cut
@@ -16,6 +17,7 @@ pub(crate) mod locate;
 pub(crate) mod lsp_tool;
 pub(crate) mod outline;
 pub(crate) mod outline_shape;
+pub(crate) mod outside_importers;
 pub(crate) mod query;
 pub(crate) mod status_view;
 pub(crate) mod workspace_symbols;

@@ -3,7 +3,8 @@
 //! new name is checked before any server is asked (`new_name`); references the
 //! server reports under the old name that its edit misses are added or the rename is refused
 //! (`references`); after the write the references under the new name are compared with
-//! those from before (`check`) — both run as one task after the write
+//! those from before (`check`); importers in files a narrowed pyright program leaves out
+//! are renamed with it (`outside`) — both run as one task after the write
 //! (`after`), which the answer waits for only until it is due; `preview: true` stages the rename instead of writing it and
 //! answers with the diagnostics it would bring (`preview`).
 //!
@@ -13,6 +14,7 @@
 mod after;
 mod check;
 mod new_name;
+mod outside;
 mod plan;
 mod preview;
 mod references;

@@ -64,7 +64,7 @@ pub(crate) fn text_at(text: &str, r: &Range, enc: Encoding) -> String {
 
 /// The text edits of `edit` by URI (resource operations make it `None`: a rename that
 /// moves files is left as the server planned it).
-fn edits_by_uri(edit: &WorkspaceEdit) -> Option<HashMap<String, Vec<Range>>> {
+pub(crate) fn edits_by_uri(edit: &WorkspaceEdit) -> Option<HashMap<String, Vec<Range>>> {
     let mut out: HashMap<String, Vec<Range>> = HashMap::new();
     let mut push = |uri: &Uri, ranges: Vec<Range>| {
         out.entry(uri.as_str().to_string())
@@ -103,7 +103,7 @@ fn range_of(e: &OneOf<TextEdit, lsp_types::AnnotatedTextEdit>) -> Range {
     }
 }
 
-fn add_edit(edit: &mut WorkspaceEdit, uri: Uri, te: TextEdit) {
+pub(crate) fn add_edit(edit: &mut WorkspaceEdit, uri: Uri, te: TextEdit) {
     match &mut edit.document_changes {
         Some(DocumentChanges::Edits(v)) => {
             if let Some(e) = v.iter_mut().find(|e| e.text_document.uri == uri) {

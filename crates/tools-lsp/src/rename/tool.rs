@@ -104,10 +104,13 @@ fn no_rename_provider(c: &LspClient) -> String {
 /// servers rename only in open documents or in the part of the project loaded so far.
 async fn open_language_files(client: &LspClient, run: &Run) {
     // A server that checks every file of its workspace (pyright and basedpyright in
-    // workspace mode) has the whole project loaded already: opening it all would only
-    // make it analyse each file again before the rename is asked. It misses only the files
-    // whose names are not UTF-8 (it cannot spell them), so those alone are opened: their
-    // references then reach the edit, which the plan refuses rather than leave them behind.
+    // workspace mode) has the whole project loaded already, once it has found its files:
+    // opening it all would only make it analyse each file again before the rename is asked.
+    // It misses the files its configuration leaves out of its program (their importers are
+    // found after the rename: `outside_importers`) and the files whose names are not UTF-8
+    // (it cannot spell them), which are opened: their references then reach the edit, which
+    // the plan refuses rather than leave them behind.
+    client.wait_project_files_found().await;
     let whole_workspace = loads_whole_workspace(client);
     let Some(spec) = crate::servers::discover::spec_for_language(&client.language, run) else {
         return;
@@ -346,6 +349,24 @@ impl LspRenameTool {
             )?;
             co_before.push(more.before);
         }
+        // Importers in files the server's configuration leaves out of its program (the
+        // tests beside `include = ["src/pkg"]`) are renamed with it.
+        let old_name = extra
+            .before
+            .as_ref()
+            .map(|b| b.old_name.clone())
+            .or_else(|| {
+                crate::queries::outside_importers::last_identifier(&a.symbol).map(str::to_string)
+            })
+            .unwrap_or_default();
+        let outside = crate::rename::outside::rename_outside_importers(
+            run,
+            c,
+            &old_name,
+            &a.new_name,
+            &mut edit,
+        )
+        .await;
         let plan = plan_edit(run, c, &edit).await?;
         if plan.finals.is_empty() {
             return Err(ToolError::rejected(format!(
@@ -388,6 +409,23 @@ impl LspRenameTool {
                 extra.added.len(),
                 c.server,
                 extra.added.join(", ")
+            ));
+        }
+        if !outside.renamed.is_empty() {
+            listing.push(format!(
+                "{} of those edit(s) are in files the configuration of {} leaves out of its program, found through their imports: {}",
+                outside.renamed.len(),
+                c.server,
+                outside.renamed.join(", ")
+            ));
+        }
+        if !outside.aliased.is_empty() {
+            listing.push(format!(
+                "{} import(s) outside its program keep the old name as an alias (`{} as {old_name}`), as {} gave no uses to rename there: {}",
+                outside.aliased.len(),
+                a.new_name,
+                c.server,
+                outside.aliased.join(", ")
             ));
         }
         if !co.added.is_empty() {

@@ -2,7 +2,8 @@
 //! `[lsp]` configuration that overrides and extends it (`table`, `config`), install recipes
 //! and their acquisition into the user's cache (`recipe`, `acquire`, `first_need`), finding
 //! a file's language and its project root (`discover`, `roots`), opening one file of every
-//! project before a workspace-wide question (`projects`), whether a diagnostics-only
+//! project before a workspace-wide question (`projects`) and the Python files a narrowed
+//! pyright program leaves out (`python_program`), whether a diagnostics-only
 //! companion is wanted (`companion_config`), what an untrusted run keeps a server from seeing
 //! (`trust_limits`), the tsserver that reads single-file components (`framework_tsserver`),
 //! per-server state folders (`state_dir`), the servers that start with a trusted run
@@ -25,6 +26,7 @@ pub(crate) mod framework_tsserver;
 pub(crate) mod java_runtime;
 pub mod pool;
 pub(crate) mod projects;
+pub(crate) mod python_program;
 pub mod recipe;
 pub(crate) mod roots;
 mod run_start;

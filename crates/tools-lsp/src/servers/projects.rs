@@ -184,7 +184,10 @@ impl Loaded {
 
 /// Opens one file of every project of `client`'s language under its root that has none open
 /// yet, then waits (bounded by the server's indexing wait) for the server to load them.
+/// pyright and basedpyright have one program per root: they are waited for until they know
+/// its files.
 pub async fn load_projects(client: &LspClient, extensions: &[String]) -> Loaded {
+    client.wait_project_files_found().await;
     let root = client.root.clone();
     let language = client.language.clone();
     let ext = extensions.to_vec();

@@ -27,7 +27,7 @@ use crate::servers::discover::find_root;
 /// Largest manifest read while looking for a workspace (bigger ones are skipped).
 const MANIFEST_CAP: u64 = 1 << 20;
 
-fn read_small(p: &Path) -> Option<String> {
+pub(crate) fn read_small(p: &Path) -> Option<String> {
     let meta = std::fs::metadata(p).ok()?;
     if !meta.is_file() || meta.len() > MANIFEST_CAP {
         return None;
@@ -96,7 +96,7 @@ fn is_js_workspace(dir: &Path) -> bool {
 
 /// `tsconfig.json` allows comments and trailing commas; drop the comments (outside
 /// strings) and the trailing commas so a strict JSON parser accepts it.
-fn strip_json_comments(text: &str) -> String {
+pub(crate) fn strip_json_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     let mut in_str = false;

@@ -18,6 +18,7 @@ mod mixed_astro;
 mod mixed_components;
 mod mixed_svelte;
 mod mixed_vue;
+mod narrowed_python;
 mod noisy_cargo;
 mod noisy_go;
 mod noisy_python;
