@@ -403,40 +403,42 @@ impl LspRenameTool {
             listing.push(format!("  {disp}: {what}"));
             files.push(json!({"path": disp, "change": what, "lines": lines}));
         }
-        if !extra.added.is_empty() {
-            listing.push(format!(
-                "{} of those edit(s) are references {} reports under the old name that its rename left out, renamed in the same change: {}",
-                extra.added.len(),
-                c.server,
-                extra.added.join(", ")
-            ));
-        }
-        if !outside.renamed.is_empty() {
-            listing.push(format!(
-                "{} of those edit(s) are in files the configuration of {} leaves out of its program, found through their imports: {}",
-                outside.renamed.len(),
-                c.server,
-                outside.renamed.join(", ")
-            ));
-        }
-        if !outside.aliased.is_empty() {
-            listing.push(format!(
-                "{} import(s) outside its program keep the old name as an alias (`{} as {old_name}`), as {} gave no uses to rename there: {}",
-                outside.aliased.len(),
-                a.new_name,
-                c.server,
-                outside.aliased.join(", ")
-            ));
-        }
-        if !co.added.is_empty() {
-            listing.push(format!(
-                "{} of those edit(s) come from {}, which reads files {} does not: {}",
-                co.added.len(),
+        // Where edits came from besides the server's own rename: each source one line,
+        // `count what: places`.
+        let mut note_places = |places: &[String], what: String| {
+            if !places.is_empty() {
+                listing.push(format!("{} {what}: {}", places.len(), places.join(", ")));
+            }
+        };
+        note_places(
+            &extra.added,
+            format!(
+                "of those edit(s) are references {} reports under the old name that its rename left out, renamed in the same change",
+                c.server
+            ),
+        );
+        note_places(
+            &outside.renamed,
+            format!(
+                "of those edit(s) are in files the configuration of {} leaves out of its program, found through their imports",
+                c.server
+            ),
+        );
+        note_places(
+            &outside.aliased,
+            format!(
+                "import(s) outside its program keep the old name as an alias (`{} as {old_name}`), as {} gave no uses to rename there",
+                a.new_name, c.server
+            ),
+        );
+        note_places(
+            &co.added,
+            format!(
+                "of those edit(s) come from {}, which reads files {} does not",
                 co.servers.join(", "),
-                c.server,
-                co.added.join(", ")
-            ));
-        }
+                c.server
+            ),
+        );
         let touched: Vec<PathBuf> = plan.finals.keys().cloned().collect();
         // The check (the write's diagnostics, the references under the new name) runs as
         // its own task: the answer waits for it only until it is due, and a check still

@@ -221,10 +221,11 @@ pub async fn load_projects(client: &LspClient, extensions: &[String]) -> Loaded 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn write(root: &Path, rel: &str, text: &str) {
+    /// Writes `text` to `rel` under `root`, making its folders.
+    pub(crate) fn write(root: &Path, rel: &str, text: &str) {
         let p = root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();

@@ -404,12 +404,7 @@ fn module_is(module: &str, importer: &Path, target: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(root: &Path, rel: &str, text: &str) {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
+    use crate::servers::projects::tests::write;
 
     fn py() -> Vec<String> {
         vec!["py".into(), "pyi".into()]
