@@ -131,6 +131,23 @@ pub(crate) fn add_edit(edit: &mut WorkspaceEdit, uri: Uri, te: TextEdit) {
     }
 }
 
+/// The places `edit` changes, as locations: the references from before of a server whose
+/// rename edits exactly its references (`None` when the edit moves files).
+pub fn locations_of(edit: &WorkspaceEdit) -> Option<Vec<Location>> {
+    let by_uri = edits_by_uri(edit)?;
+    let mut out = Vec::new();
+    for (uri, ranges) in by_uri {
+        let Ok(uri) = uri.parse::<Uri>() else {
+            continue;
+        };
+        out.extend(ranges.into_iter().map(|range| Location {
+            uri: uri.clone(),
+            range,
+        }));
+    }
+    Some(out)
+}
+
 /// The server's references of the symbol at `p` (declaration included), `None` when it
 /// gives none or has no references at all. Asked beside the rename itself, so the server
 /// answers both in one go.

@@ -145,6 +145,13 @@ async fn open_language_files(client: &LspClient, run: &Run) {
     }
 }
 
+/// Whether `client`'s rename edits exactly the places its references request lists, found
+/// by the same search (pyright and basedpyright): its references from before the rename are
+/// then the edit's own places, and are not asked for separately.
+fn renames_its_references(client: &LspClient) -> bool {
+    client.answers_before_analysis()
+}
+
 /// Whether `client` checks every file of its workspace, open or not (the table sets
 /// pyright's and basedpyright's `diagnosticMode` to `workspace`).
 fn loads_whole_workspace(client: &LspClient) -> bool {
@@ -270,7 +277,12 @@ impl LspRenameTool {
                 }
             },
             ask_while_catching_up(c, busy_until, || c.request::<Rename>(params.clone())),
-            crate::rename::references::ask_references(c, &p),
+            async {
+                match renames_its_references(c) {
+                    true => None,
+                    false => crate::rename::references::ask_references(c, &p).await,
+                }
+            },
         );
         match prepared {
             None
@@ -323,6 +335,12 @@ impl LspRenameTool {
             Err(e) => return Err(e.into()),
         };
         lap("prepareRename, rename and references answered");
+        // A server whose rename edits exactly its references has them in the edit already:
+        // asking for them again would only double its search.
+        let refs = match renames_its_references(c) {
+            true => crate::rename::references::locations_of(&edit),
+            false => refs,
+        };
         let extra =
             crate::rename::references::cover_references(run, c, &p, &a.new_name, &mut edit, refs)?;
         // Uses in files only another server reads (`.vue` components) join the same edit.
