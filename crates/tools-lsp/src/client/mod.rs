@@ -290,6 +290,8 @@ pub struct LspClient {
     /// Whether the server has been seen settled once since its start: until then its first
     /// analysis (workspace load, indexing) may still be on its way.
     first_analysis_done: AtomicBool,
+    /// Whether the run's start started it (`start_at_run_start`), not a call that needed it.
+    started_with_the_run: AtomicBool,
     /// Held by whoever changes what the server sees and then waits for its settled state
     /// (a write's observation, a preview): two of them must never interleave.
     observation: Arc<tokio::sync::Mutex<()>>,

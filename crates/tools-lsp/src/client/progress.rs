@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::SystemTime;
 
 use lsp_types::WorkDoneProgress;
 
@@ -14,6 +15,13 @@ impl super::LspClient {
     /// when it reports none.
     pub fn indexing_progress(&self) -> Option<String> {
         self.shared.board.describe()
+    }
+
+    /// When the server's first project check (rust-analyzer's `cargo check`) reported its
+    /// end, `None` before that: a check reads the disk, so a file written before then may
+    /// have been read by it at its written text.
+    pub fn first_check_ended(&self) -> Option<SystemTime> {
+        self.shared.board.first_check_ended()
     }
 
     /// Whether a progress token the server created (in the last
@@ -71,6 +79,8 @@ struct Work {
 #[derive(Debug, Default)]
 pub(crate) struct ProgressBoard {
     works: Mutex<HashMap<String, Work>>,
+    /// When the first check reported its end.
+    first_check_ended: Mutex<Option<SystemTime>>,
 }
 
 impl ProgressBoard {
@@ -105,9 +115,19 @@ impl ProgressBoard {
                 }
             }
             WorkDoneProgress::End(_) => {
-                works.remove(token);
+                let ended = works.remove(token);
+                if ended.is_some_and(|w| w.kind == Some(WorkKind::Checking))
+                    && let Ok(mut first) = self.first_check_ended.lock()
+                {
+                    first.get_or_insert_with(SystemTime::now);
+                }
             }
         }
+    }
+
+    /// When the first check reported its end, if one has.
+    pub(crate) fn first_check_ended(&self) -> Option<SystemTime> {
+        self.first_check_ended.lock().ok().and_then(|f| *f)
     }
 
     /// Whether work of `kind` is under way.
@@ -252,5 +272,34 @@ mod tests {
             board.describe().as_deref(),
             Some("Roots Scanned 41% (7/17)")
         );
+    }
+
+    #[test]
+    fn the_first_check_to_end_is_remembered_and_loading_is_not_a_check() {
+        let board = ProgressBoard::default();
+        let begin = |token: &str, title: &str| {
+            board.record(
+                token,
+                &WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                    title: title.into(),
+                    ..Default::default()
+                }),
+            );
+        };
+        let end = |token: &str| {
+            board.record(
+                token,
+                &WorkDoneProgress::End(WorkDoneProgressEnd::default()),
+            );
+        };
+        begin("rustAnalyzer/Fetching", "Fetching");
+        end("rustAnalyzer/Fetching");
+        begin("rust-analyzer/flycheck/0", "cargo check");
+        assert_eq!(board.first_check_ended(), None);
+        end("rust-analyzer/flycheck/0");
+        let first = board.first_check_ended().expect("the check ended");
+        begin("rust-analyzer/flycheck/0", "cargo check");
+        end("rust-analyzer/flycheck/0");
+        assert_eq!(board.first_check_ended(), Some(first));
     }
 }

@@ -65,6 +65,16 @@ impl LspClient {
         self.first_analysis_done.load(Ordering::SeqCst)
     }
 
+    /// Records that the run's start started the server, not a call that needed it.
+    pub fn note_started_with_the_run(&self) {
+        self.started_with_the_run.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the run's start started the server (see `start_at_run_start`).
+    pub fn started_with_the_run(&self) -> bool {
+        self.started_with_the_run.load(Ordering::SeqCst)
+    }
+
     /// Records that the server was seen settled after its first analysis.
     pub fn note_first_analysis_done(&self) {
         self.first_analysis_done.store(true, Ordering::SeqCst);

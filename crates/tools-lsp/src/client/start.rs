@@ -203,6 +203,7 @@ impl LspClient {
             external,
             check_after_save: AtomicBool::new(false),
             first_analysis_done: AtomicBool::new(false),
+            started_with_the_run: AtomicBool::new(false),
             observation: Arc::new(tokio::sync::Mutex::new(())),
             previewing: watch::channel(false).0,
             view: Arc::new(tokio::sync::RwLock::new(())),

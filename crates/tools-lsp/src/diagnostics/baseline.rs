@@ -157,10 +157,13 @@ pub(crate) async fn state_before(
     // written text, has no state from before this change: what it reports about files
     // nobody changed is a baseline.
     // A server that checks the project from the disk once it has loaded it (rust-analyzer's
-    // first `cargo check`) and was started after the write reached the disk checked the
+    // first `cargo check`) whose first check had not ended when the write reached the disk
+    // — started for the write, with the run, or by a query a moment before — checked the
     // written text: the editor's old text does not reach that check.
-    let checked_written_disk =
-        first_analysis && checks_on_save(client) && started_after_write(client, paths, pre_images);
+    let started_for_it = started_after_write(client, paths, pre_images);
+    let checked_written_disk = first_analysis
+        && checks_on_save(client)
+        && first_check_read_written(client, paths, pre_images);
     let first_analysis_unfinished =
         first_analysis && (pre_settled.is_err() || !before_write.complete || checked_written_disk);
     let settled = pre_settled.is_ok() && !first_analysis_unfinished;
@@ -188,8 +191,13 @@ pub(crate) async fn state_before(
         },
     }
     if pre_settled.is_ok() && first_analysis_unfinished {
+        let how = no_state_before_why(
+            client.started_with_the_run(),
+            started_for_it,
+            checked_written_disk,
+        );
         notes.push(format!(
-            "{NO_STATE_BEFORE} — {} started for it and read the written text from the disk: the diagnostics \
+            "{NO_STATE_BEFORE} — {} {how}: the diagnostics \
              of files this change did not touch were taken as they are, not judged; ask `lsp` action `diagnostics` for a caller",
             client.server
         ));
@@ -231,6 +239,46 @@ fn started_after_write(
             && std::fs::metadata(p)
                 .and_then(|m| m.modified())
                 .is_ok_and(|at| at <= started)
+    })
+}
+
+/// Why a server on its first analysis has no state from before a change, after
+/// [`NO_STATE_BEFORE`] and its name: how it was started (with the run, for this change, or
+/// earlier by a query) and how it came to read the written text — its first check of the
+/// project, still to end when the text reached the disk, or the written file itself, whose
+/// text from before was not known to show it first.
+fn no_state_before_why(with_the_run: bool, for_it: bool, by_its_check: bool) -> &'static str {
+    match (with_the_run, for_it, by_its_check) {
+        (true, _, true) => {
+            "started with the run, and its first check, not over when the written text reached the disk, read that text"
+        }
+        (true, _, false) => {
+            "started with the run, and still on its first analysis read the written text from the disk"
+        }
+        (false, true, _) => "started for it and read the written text from the disk",
+        (false, false, true) => {
+            "was still on its first check of the project when the written text reached the disk, and that check read it"
+        }
+        (false, false, false) => {
+            "was still on its first analysis and read the written text from the disk"
+        }
+    }
+}
+
+/// Whether the first check of `client` (a server that checks the project from the disk)
+/// may have read one of `paths` at its written text: the file differs from its pre-image
+/// and reached the disk before that check ended, or the check has not ended yet.
+fn first_check_read_written(
+    client: &LspClient,
+    paths: &[PathBuf],
+    pre_images: &HashMap<PathBuf, PreImage>,
+) -> bool {
+    let ended = client.first_check_ended();
+    paths.iter().any(|p| {
+        written(p, pre_images.get(p))
+            && std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .is_ok_and(|at| ended.is_none_or(|end| at <= end))
     })
 }
 

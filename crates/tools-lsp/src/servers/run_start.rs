@@ -118,7 +118,7 @@ impl ServerSupervisor {
             let starts = servers.iter().map(|loc| {
                 let sup = Arc::clone(&sup);
                 async move {
-                    match sup.client_at(loc).await {
+                    match sup.client_at_run_start(loc).await {
                         Ok(c) => tracing::info!(
                             "{} started with the run for {} (pid {})",
                             c.server,

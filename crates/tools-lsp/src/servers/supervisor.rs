@@ -335,6 +335,25 @@ impl ServerSupervisor {
 
     /// The running server for a located project, started if needed.
     pub async fn client_at(&self, loc: &Located) -> Result<Arc<LspClient>, ToolError> {
+        self.client_started_by(loc, false).await
+    }
+
+    /// [`ServerSupervisor::client_at`] for the run's start: a server this call starts is
+    /// marked as started with the run.
+    pub(crate) async fn client_at_run_start(
+        &self,
+        loc: &Located,
+    ) -> Result<Arc<LspClient>, ToolError> {
+        self.client_started_by(loc, true).await
+    }
+
+    /// The running server for `loc`, started if needed (by the run's start when
+    /// `run_start`).
+    async fn client_started_by(
+        &self,
+        loc: &Located,
+        run_start: bool,
+    ) -> Result<Arc<LspClient>, ToolError> {
         let run = self
             .run
             .upgrade()
@@ -402,6 +421,9 @@ impl ServerSupervisor {
                 Err(ToolError::rejected("this run is closed; start a new one"))
             }
             Ok(c) => {
+                if run_start {
+                    c.note_started_with_the_run();
+                }
                 let mut st = match slot.state.lock() {
                     Ok(s) => s,
                     Err(p) => p.into_inner(),

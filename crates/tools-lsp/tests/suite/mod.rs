@@ -136,24 +136,7 @@ impl Project {
     /// [`Project::from_fixture`] with the workspace trusted or not. The files are there
     /// before the run opens, as a checkout is when an agent's run starts on it.
     pub fn from_fixture_with_trust(name: &str, config: &str, trusted: bool) -> Project {
-        let src = fixture("projects").join(name);
-        let mut files = Vec::new();
-        collect_files(&src, &src, &mut files);
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        for (rel, text) in files {
-            let (rel, text) = match rel.strip_suffix(".in") {
-                Some(base) => (
-                    base.to_string(),
-                    text.replace("@ROOT@", &root.display().to_string()),
-                ),
-                None => (rel, text),
-            };
-            let path = root.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        Project::open_in(dir, config, trusted)
+        Project::open_in(fixture_copy(name), config, trusted)
     }
 
     pub fn root(&self) -> PathBuf {
@@ -266,6 +249,19 @@ impl Project {
             .collect()
     }
 
+    /// Waits until a server the run's start started is up (listed with its pid by
+    /// `status`), bounded by a minute: a call made then finds it up and on its first
+    /// analysis, not started by that call.
+    pub async fn wait_for_a_server_started_with_the_run(&self) {
+        for _ in 0..6000 {
+            if !self.server_pids().await.is_empty() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("no server started with the run within a minute");
+    }
+
     /// Pids of the live processes whose working folder is the project's root (the servers
     /// of root `.` and what they started there), from `/proc`.
     pub fn processes_in_root(&self) -> Vec<i32> {
@@ -373,6 +369,29 @@ impl Project {
             .find(|s| s.title == "diagnostics")
             .map(|s| s.body.clone())
     }
+}
+
+/// A copy of the multi-file project `tests/fixtures/projects/<name>` in a fresh temporary
+/// folder, as [`Project::from_fixture`] opens it (no run on it yet).
+pub fn fixture_copy(name: &str) -> tempfile::TempDir {
+    let src = fixture("projects").join(name);
+    let mut files = Vec::new();
+    collect_files(&src, &src, &mut files);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for (rel, text) in files {
+        let (rel, text) = match rel.strip_suffix(".in") {
+            Some(base) => (
+                base.to_string(),
+                text.replace("@ROOT@", &root.display().to_string()),
+            ),
+            None => (rel, text),
+        };
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
 }
 
 fn collect_files(base: &Path, dir: &Path, out: &mut Vec<(String, String)>) {

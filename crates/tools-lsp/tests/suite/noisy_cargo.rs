@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tools_core::testing::require_binary;
 
 use super::noisy_python::listed;
-use super::{Project, has, section, started_by_the_first_call};
+use super::{Project, fixture_copy, has, section, started_by_the_first_call};
 
 // rust-analyzer's checks build in the project's own tree, never in a build directory the
 // environment names (another project's).
@@ -228,6 +228,91 @@ async fn first_write_during_the_first_analysis_calls_nothing_old_new_and_says_wh
     p.write_tool(SHAPES, &ok).await;
     assert_eq!(cargo_check(&p.root()), warts());
     p.close_and_check().await;
+}
+
+/// A run whose rust-analyzer starts as the run opens (the default), with the break as the
+/// run's first call, made at once: rust-analyzer's first `cargo check` is still to come or
+/// under way when the written text reaches the disk, and reads it.
+#[tokio::test]
+async fn first_write_while_rust_analyzer_started_with_the_run_loads_calls_nothing_old_new() {
+    if !rust_analyzer_works() {
+        return;
+    }
+    // What the break changes is taken on a copy no server watches: the run's own tree is
+    // never touched before its first call.
+    let probe = Project::from_fixture("cargo_noisy", &started_by_the_first_call(CONFIG));
+    let (ok, broken, added, back) = what_the_break_changes(&probe);
+    // The run's tree has the lock file the checker made, as a checkout has it.
+    let lock = probe.read("Cargo.lock");
+    probe.close_and_check().await;
+    let expected = the_break(&added);
+    let rest = ": the diagnostics of files this change did not touch were taken as they are, \
+                not judged; ask `lsp` action `diagnostics` for a caller";
+    let with_the_run = format!(
+        "no state before this change — rust-analyzer started with the run, and its first check, \
+         not over when the written text reached the disk, read that text{rest}"
+    );
+    let for_it = format!(
+        "no state before this change — rust-analyzer started for it and read the written text \
+         from the disk{rest}"
+    );
+    // The break made at once (it reaches the supervisor before the run's start and starts
+    // rust-analyzer itself), or once the rust-analyzer the run's start started is up.
+    for up_first in [false, true] {
+        let dir = fixture_copy("cargo_noisy");
+        std::fs::write(dir.path().join("Cargo.lock"), &lock).unwrap();
+        let p = Project::open_in(dir, CONFIG, true);
+        if up_first {
+            p.wait_for_a_server_started_with_the_run().await;
+        }
+        let s = section(p.write_tool(SHAPES, &broken).await);
+        let first = s.lines().next().unwrap_or_default();
+        // Its first check had not ended when the written text reached the disk: nothing it
+        // says of a file the write did not touch is called new. (Had it ended — a machine
+        // slow to make the write — the state before is that check's, and the break is
+        // named whole.)
+        // The run's start may also win the race to start it for a break made at once.
+        assert!(!(up_first && first == for_it), "{s}");
+        let no_state_before = first == with_the_run || first == for_it;
+        if no_state_before {
+            for line in shown(&s) {
+                assert!(expected.contains(&line), "{line} predates the write:\n{s}");
+            }
+        } else {
+            assert_eq!(shown(&s), expected, "up first: {up_first}:\n{s}");
+            has_line(&s, SILENCED);
+        }
+        // From the first fix on, each write names exactly what cargo adds over the tree
+        // before it: the first fix the warnings the break silenced when the run never saw
+        // them before the break.
+        for cycle in 0..3 {
+            let s = section(p.write_tool(SHAPES, &ok).await);
+            let back = if cycle == 0 && no_state_before {
+                back.clone()
+            } else {
+                BTreeSet::new()
+            };
+            assert_eq!(
+                shown(&s),
+                back,
+                "up first: {up_first}, cycle {cycle} fix:\n{s}"
+            );
+            has_line(&s, "9 earlier diagnostic(s) are gone after this write:");
+            assert!(
+                !s.contains("no state before"),
+                "up first: {up_first}, cycle {cycle} fix:\n{s}"
+            );
+            let s = section(p.write_tool(SHAPES, &broken).await);
+            assert_eq!(
+                shown(&s),
+                expected,
+                "up first: {up_first}, cycle {cycle} break:\n{s}"
+            );
+            has_line(&s, SILENCED);
+        }
+        p.write_tool(SHAPES, &ok).await;
+        p.close_and_check().await;
+    }
 }
 
 #[tokio::test]
