@@ -189,6 +189,50 @@ async fn first_write_during_the_first_analysis_then_ten_break_fix_cycles_name_wh
     p.close_and_check().await;
 }
 
+/// The break and fix cycles of a run whose gopls starts as the run opens (the default): the
+/// break is the run's first call, made at once, while gopls is still loading the module and
+/// before its analyzers (the printf check of `report`) have published.
+#[tokio::test]
+async fn first_write_while_gopls_started_with_the_run_loads_then_break_fix_cycles_name_what_gopls_adds()
+ {
+    if !tools_installed() {
+        return;
+    }
+    // What the break adds is taken on a copy no server watches: the run's own tree is
+    // never touched before its first call.
+    let probe = Project::from_fixture("go_noisy", &started_by_the_first_call(CONFIG));
+    let (ok, broken, expected, sites) = what_the_break_adds(&probe);
+    probe.close_and_check().await;
+    // The break made at once (it reaches the supervisor before the run's start and starts
+    // gopls itself), or once the gopls the run's start started is up and loading.
+    for up_first in [false, true] {
+        let p = Project::from_fixture("go_noisy", CONFIG);
+        if up_first {
+            p.wait_for_a_server_started_with_the_run().await;
+        }
+        for cycle in 0..5 {
+            let s = section(p.write_tool(TOTAL, &broken).await);
+            let found = shown(&s);
+            assert_eq!(found, expected, "up first: {up_first}, cycle {cycle}:\n{s}");
+            assert!(
+                s.starts_with("6 new diagnostic(s) after this write:"),
+                "up first: {up_first}, cycle {cycle}:\n{s}"
+            );
+            covers_sites(&found, &sites, &s);
+            let s = section(p.write_tool(TOTAL, &ok).await);
+            assert!(
+                s.starts_with("no new diagnostics after this write.\n6 earlier diagnostic(s) are gone after this write:"),
+                "up first: {up_first}, cycle {cycle} fix:\n{s}"
+            );
+            assert!(
+                !s.contains("Late"),
+                "up first: {up_first}, cycle {cycle} fix:\n{s}"
+            );
+        }
+        p.close_and_check().await;
+    }
+}
+
 #[tokio::test]
 async fn a_preview_after_queries_on_the_callers_predicts_the_break_and_the_write_reports_it() {
     if !tools_installed() {

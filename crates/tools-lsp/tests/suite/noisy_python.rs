@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use tools_core::testing::require_binary;
 
-use super::{Project, has, section};
+use super::{Project, has, section, started_by_the_first_call};
 
 const CONFIG: &str = "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
 
@@ -167,6 +167,57 @@ async fn ten_break_fix_cycles_on_a_noisy_package_attribute_exactly() {
         );
     }
     p.close_and_check().await;
+}
+
+/// The break and fix cycles of a run whose pyright starts as the run opens (the default):
+/// the break is the run's first call, made at once, while pyright is still on its first
+/// check of the package.
+#[tokio::test]
+async fn first_write_while_pyright_started_with_the_run_checks_then_break_fix_cycles_attribute_exactly()
+ {
+    if require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    // What the break adds is taken on a copy no server watches: the run's own tree is
+    // never touched before its first call.
+    let probe = noisy_project_with(&started_by_the_first_call(CONFIG));
+    let (ok, broken, expected) = what_the_break_adds(&probe);
+    probe.close_and_check().await;
+    assert_eq!(expected.len(), 21, "{expected:#?}");
+    // The break made at once (it reaches the supervisor before the run's start and starts
+    // pyright itself), or once the pyright the run's start started is up and checking.
+    for up_first in [false, true] {
+        let p = noisy_project();
+        if up_first {
+            p.wait_for_a_server_started_with_the_run().await;
+        }
+        for i in 0..5 {
+            let s = section(p.write_tool(CORE, &broken).await);
+            assert_eq!(
+                listed(&s),
+                expected,
+                "up first: {up_first}, cycle {i} break:\n{s}"
+            );
+            assert!(
+                s.starts_with("21 new diagnostic(s) after this write:\n"),
+                "up first: {up_first}, cycle {i} break:\n{s}"
+            );
+            assert!(
+                !s.contains("Late"),
+                "up first: {up_first}, cycle {i} break:\n{s}"
+            );
+            let s = section(p.write_tool(CORE, &ok).await);
+            assert!(
+                s.starts_with("no new diagnostics after this write.\n21 earlier diagnostic(s) are gone after this write:"),
+                "up first: {up_first}, cycle {i} fix:\n{s}"
+            );
+            assert!(
+                !s.contains("Late"),
+                "up first: {up_first}, cycle {i} fix:\n{s}"
+            );
+        }
+        p.close_and_check().await;
+    }
 }
 
 /// The late block of a write's section — the earlier write it names, that write's
