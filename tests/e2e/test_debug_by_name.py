@@ -90,6 +90,12 @@ async def test_a_conditional_breakpoint_stops_only_when_true(tmp_path):
 @needs_debugpy
 async def test_a_logpoint_prints_into_output_and_does_not_stop(tmp_path):
     project(tmp_path)
+    # debugpy sends a logpoint's line from inside the debuggee over its own connection and
+    # the program's stdout through the launcher's pipe, so a print made right after the
+    # loop can overtake the last logpoint lines: this program prints nothing of its own.
+    quiet = APP.replace('print("total", total(5))', "total(5)")
+    quiet = quiet.replace('print(Greeter().greet("ann"))', 'Greeter().greet("ann")')
+    (tmp_path / "app.py").write_text(quiet)
     async with mcp_session(tmp_path) as c:
         r = await c.call_tool(
             "debug",
@@ -101,6 +107,8 @@ async def test_a_logpoint_prints_into_output_and_does_not_stop(tmp_path):
         r = await c.call_tool("debug", {"operation": "output"})
         logged = [line for line in text(r).splitlines() if line.startswith("step ")]
         assert logged == ["step 0 acc 0", "step 1 acc 0", "step 2 acc 1", "step 3 acc 3", "step 4 acc 6"], text(r)
+        # Nothing but the logpoint's lines reached the program's output.
+        assert not [line for line in text(r).splitlines() if line.startswith(("total", "hi "))], text(r)
 
 
 MAIN = """def main():
