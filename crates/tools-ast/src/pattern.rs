@@ -354,6 +354,18 @@ fn finish(
     if lang.grammar() == SupportLang::Json {
         pattern.node = unquote_json_metavars(pattern.node);
     }
+    // A whole pattern that is one `$$$` stands for a sequence of nodes with no node around
+    // it to hold the sequence: ast-grep's matcher cannot match it (it panics), and no real
+    // code is "a sequence" on its own.
+    if let PatternNode::MetaVar {
+        meta_var: MetaVariable::Multiple | MetaVariable::MultiCapture(_),
+    } = &pattern.node
+    {
+        return Err(ToolError::invalid(
+            "pattern",
+            "the pattern is only a `$$$` sequence; a pattern must be one node: write the node that holds the sequence, e.g. `f($$$ARGS)` or `{ $$$BODY }`",
+        ));
+    }
     let mut singles = Vec::new();
     let mut multis = Vec::new();
     let mut literals: Vec<Vec<u8>> = Vec::new();
@@ -596,6 +608,32 @@ mod tests {
         assert!(!p.may_match(b"if a is not Nothing: pass"));
         let p = compile("foo($_, $_X, $$$)", lang("javascript")).unwrap();
         assert!(p.singles.is_empty() && p.multis.is_empty());
+    }
+
+    #[test]
+    fn a_pattern_that_is_only_a_sequence_is_refused_in_every_language() {
+        // The fuzzer's input: `$$$` compiled (through a wrapper) to a lone sequence that
+        // ast-grep's matcher panics on. Every language compiles it to an error or to a
+        // pattern that searches without panicking.
+        let source = "a = 1\nf(a, b)\n";
+        for lang in Lang::all() {
+            for pattern in ["$$$", "$$$ARGS"] {
+                match compile(pattern, lang) {
+                    Err(e) => {
+                        let text = e.to_string();
+                        assert!(
+                            text.starts_with("invalid arguments (`pattern`): "),
+                            "{lang}: {text}"
+                        );
+                    }
+                    Ok(p) => {
+                        let tree =
+                            crate::CompactTree::parse(source.to_string(), lang.grammar()).unwrap();
+                        let _ = crate::find_matches(&p, &tree);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
