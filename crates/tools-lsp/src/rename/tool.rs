@@ -102,7 +102,8 @@ fn no_rename_provider(c: &LspClient) -> String {
 
 /// Opens the workspace's files of the server's language under its root (bounded): some
 /// servers rename only in open documents or in the part of the project loaded so far.
-async fn open_language_files(client: &LspClient, run: &Run) {
+/// Returns how many files it opened.
+async fn open_language_files(client: &LspClient, run: &Run) -> usize {
     // A server that checks every file of its workspace (pyright and basedpyright in
     // workspace mode) has the whole project loaded already, once it has found its files:
     // opening it all would only make it analyse each file again before the rename is asked.
@@ -113,7 +114,7 @@ async fn open_language_files(client: &LspClient, run: &Run) {
     client.wait_project_files_found().await;
     let whole_workspace = loads_whole_workspace(client);
     let Some(spec) = crate::servers::discover::spec_for_language(&client.language, run) else {
-        return;
+        return 0;
     };
     let walker = ignore::WalkBuilder::new(&client.root)
         .filter_entry(|e| {
@@ -143,13 +144,21 @@ async fn open_language_files(client: &LspClient, run: &Run) {
     if !whole_workspace || n > 0 {
         client.wait_ready().await;
     }
+    n
 }
 
 /// Whether `client`'s rename edits exactly the places its references request lists, found
-/// by the same search (pyright and basedpyright): its references from before the rename are
-/// then the edit's own places, and are not asked for separately.
-fn renames_its_references(client: &LspClient) -> bool {
+/// by the same search: pyright and basedpyright checking their whole workspace, when every
+/// file that may use the symbol is in their program — no file was opened for the rename
+/// (a name they cannot spell) and no configuration narrows the program (their rename
+/// leaves out open files outside it, which their references list). Its references from
+/// before the rename are then the edit's own places, and are not asked for separately.
+fn renames_its_references(client: &LspClient, opened_for_rename: usize) -> bool {
     client.answers_before_analysis()
+        && loads_whole_workspace(client)
+        && opened_for_rename == 0
+        && crate::servers::python_program::PythonProgram::read(&client.root, &client.server)
+            .is_none()
 }
 
 /// Whether `client` checks every file of its workspace, open or not (the table sets
@@ -238,7 +247,8 @@ impl LspRenameTool {
             Some(p) => p,
         };
         lap("server ready, symbol found");
-        open_language_files(c, run).await;
+        let opened_for_rename = open_language_files(c, run).await;
+        let from_edit = renames_its_references(c, opened_for_rename);
         // Opening the project's files may have closed this one (the client keeps at most
         // `max_open_documents` open), and typescript-language-server answers nothing about
         // a closed file ("Unexpected resource"): it is opened again, last.
@@ -278,7 +288,7 @@ impl LspRenameTool {
             },
             ask_while_catching_up(c, busy_until, || c.request::<Rename>(params.clone())),
             async {
-                match renames_its_references(c) {
+                match from_edit {
                     true => None,
                     false => crate::rename::references::ask_references(c, &p).await,
                 }
@@ -337,7 +347,7 @@ impl LspRenameTool {
         lap("prepareRename, rename and references answered");
         // A server whose rename edits exactly its references has them in the edit already:
         // asking for them again would only double its search.
-        let refs = match renames_its_references(c) {
+        let refs = match from_edit {
             true => crate::rename::references::locations_of(&edit),
             false => refs,
         };
