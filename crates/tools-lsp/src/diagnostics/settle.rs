@@ -217,11 +217,13 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
             && a.progress_begun > begun
         {
             client.note_check_after_save();
-            // rust-analyzer clears the previous check's diagnostics only after reporting
-            // the check's end: give those publishes their own window (the rest of the
-            // burst, for a server that reports all its work).
+            // rust-analyzer clears the previous check's diagnostics, and may publish the
+            // check's last files, only after reporting the check's end: give those publishes
+            // their own window — the rest of the burst for a server that reports all its
+            // work, stretched to the server's own latency on this write when that is longer
+            // (a loaded machine delays its main loop's publishes past a fixed gap).
             quiet = quiet.max(if all_reported {
-                BURST_GAP
+                BURST_GAP.max(latency).min(AFTER_CHECK_QUIET)
             } else {
                 AFTER_CHECK_QUIET
             });
