@@ -42,10 +42,13 @@ impl LspClient {
         self.loading() || self.shared.board.any(WorkKind::Indexing)
     }
 
-    /// Whether the server has been seen to start a check (reported as progress) after a
-    /// save: rust-analyzer's `cargo check`, unless turned off.
+    /// Whether the server is known to check the project after a save: it has been seen to
+    /// start a check (reported as progress) after one, or it has run its first project
+    /// check (rust-analyzer's `cargo check` at start comes from the same check-on-save
+    /// setting). A write then waits for that check however late it begins on a loaded
+    /// machine, within the write's own bound.
     pub fn checks_after_save(&self) -> bool {
-        self.check_after_save.load(Ordering::SeqCst)
+        self.check_after_save.load(Ordering::SeqCst) || self.first_check_ended().is_some()
     }
 
     /// The setting at `section` (dotted, as `workspace/configuration` asks for it), `Null`
