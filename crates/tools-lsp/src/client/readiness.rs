@@ -186,6 +186,9 @@ impl LspClient {
             }
         })
         .await;
+        // Waited for once: a server that never says so (another version's wording) is not
+        // waited for again on every question.
+        self.shared.files_found.store(true, Ordering::SeqCst);
     }
 
     /// After the first document is opened, servers often begin loading the project

@@ -203,18 +203,17 @@ pub async fn outside_files(client: &LspClient, extensions: &[String], name: &str
     if !client.answers_before_analysis() || name.is_empty() {
         return Vec::new();
     }
+    // Most projects give pyright the whole root: nothing to scan, nothing to wait for.
+    let Some(program) = PythonProgram::read(&client.root, &client.server) else {
+        return Vec::new();
+    };
     client.wait_project_files_found().await;
     let root = client.root.clone();
-    let server = client.server.clone();
     let exts = extensions.to_vec();
     let name = name.to_string();
-    tokio::task::spawn_blocking(move || {
-        PythonProgram::read(&root, &server)
-            .map(|program| outside_files_naming(&root, &program, &exts, &name))
-            .unwrap_or_default()
-    })
-    .await
-    .unwrap_or_default()
+    tokio::task::spawn_blocking(move || outside_files_naming(&root, &program, &exts, &name))
+        .await
+        .unwrap_or_default()
 }
 
 /// A name imported by a `from MODULE import …` statement, as read from the text.
