@@ -296,12 +296,7 @@ pub async fn open_users(
     // narrowed pyright program) that import a changed item from a written or using file.
     names.sort();
     names.dedup();
-    let extensions: Vec<String> = sup
-        .table()
-        .iter()
-        .find(|s| s.language == client.language && !s.companion)
-        .map(|s| s.extensions.clone())
-        .unwrap_or_default();
+    let extensions = sup.extensions_of(&client.language);
     let mut modules = targets.to_vec();
     modules.extend(users.iter().cloned());
     for name in &names {

@@ -89,7 +89,7 @@ pub(crate) async fn with_uses_outside(
     let mut modules: Vec<PathBuf> = refs.iter().filter_map(|l| uri_to_path(&l.uri)).collect();
     modules.sort();
     modules.dedup();
-    let extensions = crate::queries::workspace_symbols::language_extensions(sup, &p.client);
+    let extensions = sup.extensions_of(&p.client.language);
     let importers = find(&p.client, &extensions, name, &modules).await;
     let outside: Vec<Location> = importers
         .into_iter()

@@ -20,19 +20,10 @@ use crate::queries::query;
 use crate::servers::projects::Loaded;
 use crate::servers::supervisor::ServerSupervisor;
 
-/// The file extensions of `client`'s language in the server table.
-pub(crate) fn language_extensions(sup: &ServerSupervisor, client: &LspClient) -> Vec<String> {
-    sup.table()
-        .iter()
-        .find(|s| s.language == client.language && !s.companion)
-        .map(|s| s.extensions.clone())
-        .unwrap_or_default()
-}
-
 /// Opens one file of every project of `client`'s language under its root (see
 /// `servers::projects`).
 pub(crate) async fn load_projects(sup: &ServerSupervisor, client: &LspClient) -> Loaded {
-    crate::servers::projects::load_projects(client, &language_extensions(sup, client)).await
+    crate::servers::projects::load_projects(client, &sup.extensions_of(&client.language)).await
 }
 
 /// Searches the workspace's symbols with every relevant server (the one of `file`, or those

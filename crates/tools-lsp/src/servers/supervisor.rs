@@ -165,6 +165,16 @@ impl ServerSupervisor {
         &self.table
     }
 
+    /// The file extensions of `language`'s primary entry in the table (empty when it has
+    /// none).
+    pub fn extensions_of(&self, language: &str) -> Vec<String> {
+        self.table
+            .iter()
+            .find(|s| s.language == language && !s.companion)
+            .map(|s| s.extensions.clone())
+            .unwrap_or_default()
+    }
+
     /// The primary entries a companion serves beside, by name (`python`).
     fn primaries_of(&self, companion: &ServerSpec) -> String {
         let names: Vec<&str> = self
