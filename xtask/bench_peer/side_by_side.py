@@ -13,8 +13,12 @@ alternating between runs. For each corpus and side it measures:
 - rename: the call, and whether the tree it leaves is the same as the other side's;
 - RSS of the server's process tree at the end of the run, and the size of tools/list.
 
-Usage: side_by_side.py --ours BIN --serena BIN --work DIR --click-sdist TAR [--runs N]
-(run by `cargo xtask bench peer`, which installs Serena and downloads the sources).
+The corpora: click's and requests' sdists (pyright on `src` and `tests`) and a Cargo
+workspace written here (`cargo check`).
+
+Usage: side_by_side.py --ours BIN --serena BIN --python313-dir DIR --work DIR
+[--sdist NAME=TAR ...] [--runs N] [--only NAME,...] (run by `cargo xtask bench peer`, which
+installs Serena and downloads the sdists of the corpora asked for).
 """
 
 import argparse
@@ -417,14 +421,21 @@ async def run_side(side, corpus: Corpus, scratch: str, run: int, truth: set, log
 # ---------------------------------------------------------------- corpora
 
 
-def click_corpus(sdist: str, scratch: str) -> Corpus:
-    dest = os.path.join(scratch, "click-src")
+def unpacked(sdist: str, scratch: str, name: str) -> str:
+    """The pristine tree of an sdist (its one top folder), unpacked once."""
+    dest = os.path.join(scratch, f"{name}-src")
     if not os.path.isdir(dest):
+        shutil.rmtree(dest + ".tmp", ignore_errors=True)
         with tarfile.open(sdist) as t:
             t.extractall(dest + ".tmp", filter="data")
         (inner,) = os.listdir(dest + ".tmp")
         os.rename(os.path.join(dest + ".tmp", inner), dest)
         os.rmdir(dest + ".tmp")
+    return dest
+
+
+def click_corpus(sdist: str, scratch: str) -> Corpus:
+    dest = unpacked(sdist, scratch, "click")
     utils, core = "src/click/utils.py", "src/click/core.py"
     return Corpus(
         name="click",
@@ -456,6 +467,49 @@ def click_corpus(sdist: str, scratch: str) -> Corpus:
             "symbol": "format_filename",
             "name_path": "format_filename",
             "new_name": "display_filename",
+        },
+        checker=["pyright", "--outputjson", "src", "tests"],
+        parse_checker=pyright_errors,
+    )
+
+
+def requests_corpus(sdist: str, scratch: str) -> Corpus:
+    dest = unpacked(sdist, scratch, "requests")
+    utils, models = "src/requests/utils.py", "src/requests/models.py"
+    internal, cookies = "src/requests/_internal_utils.py", "src/requests/cookies.py"
+    return Corpus(
+        name="requests",
+        root=dest,
+        definition={
+            "file": models,
+            "line": line_of(dest, models, "length = super_len(body)"),
+            "symbol": "super_len",
+            "context": "length = super_len(body)",
+            "want_file": utils,
+            "want_line": line_of(dest, utils, "def super_len("),
+        },
+        # Used in adapters.py, sessions.py, models.py and tests/test_utils.py.
+        references={
+            "file": utils,
+            "line": line_of(dest, utils, "def get_auth_from_url("),
+            "symbol": "get_auth_from_url",
+            "name_path": "get_auth_from_url",
+        },
+        # Every caller breaks, tests/test_utils.py's through the re-export in requests.utils.
+        breaking={
+            "file": internal,
+            "old": 'def to_native_string(string, encoding="ascii"):',
+            "new": 'def to_native_string(string, encoding="ascii", *, errors):',
+            "symbol": "to_native_string",
+            "name_path": "to_native_string",
+        },
+        # Called in adapters.py, auth.py and sessions.py, never from the tests.
+        rename={
+            "file": cookies,
+            "needle": "def extract_cookies_to_jar(",
+            "symbol": "extract_cookies_to_jar",
+            "name_path": "extract_cookies_to_jar",
+            "new_name": "store_cookies_in_jar",
         },
         checker=["pyright", "--outputjson", "src", "tests"],
         parse_checker=pyright_errors,
@@ -595,7 +649,7 @@ async def main() -> int:
     ap.add_argument("--serena", required=True)
     ap.add_argument("--python313-dir", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--click-sdist", required=True)
+    ap.add_argument("--sdist", action="append", default=[], metavar="NAME=TAR", help="a Python corpus's sdist")
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--only", default="", help="comma-separated corpus names")
     a = ap.parse_args()
@@ -603,9 +657,20 @@ async def main() -> int:
     log_dir = os.path.join(a.work, "logs")
     os.makedirs(scratch, exist_ok=True)
     os.makedirs(log_dir, exist_ok=True)
-    corpora = [click_corpus(a.click_sdist, scratch), cargo_corpus(scratch)]
-    if a.only:
-        corpora = [c for c in corpora if c.name in a.only.split(",")]
+    sdists = dict(s.split("=", 1) for s in a.sdist)
+    builders = {
+        "click": lambda: click_corpus(sdists["click"], scratch),
+        "requests": lambda: requests_corpus(sdists["requests"], scratch),
+        "cargo-ws": lambda: cargo_corpus(scratch),
+    }
+    only = [n for n in a.only.split(",") if n]
+    unknown = [n for n in only if n not in builders]
+    if unknown:
+        raise SystemExit(f"bench peer: no corpus named {', '.join(unknown)} (there are {', '.join(builders)})")
+    missing = [n for n in (only or builders) if n in ("click", "requests") and n not in sdists]
+    if missing:
+        raise SystemExit(f"bench peer: no sdist given for {', '.join(missing)} (--sdist NAME=TAR)")
+    corpora = [build() for name, build in builders.items() if not only or name in only]
     sides = [Ours(a.ours), Serena(a.serena, a.python313_dir)]
     results = {}
     failed = False

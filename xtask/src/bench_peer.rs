@@ -1,6 +1,7 @@
 //! `cargo xtask bench peer`: agent-tools against Serena (serena-agent from PyPI), side by
-//! side through one MCP client, on click's sdist from PyPI and a Cargo workspace whose trait
-//! is implemented in other crates. Prints the table of ratios (ours / Serena's).
+//! side through one MCP client, on the sdists of click and requests from PyPI and a Cargo
+//! workspace whose trait is implemented in other crates. Prints the table of ratios (ours /
+//! Serena's).
 //!
 //! Serena goes into a venv of its own under the target folder (`bench-peer/serena`), pinned,
 //! and runs offline (`SERENA_USAGE_REPORTING=false`, no dashboard, no log window). Its
@@ -9,7 +10,8 @@
 //! has the MCP Python SDK. `AGENT_TOOLS_BIN` names the binary to measure; otherwise a
 //! release build is made, copied out of the shared target folder first so that no other
 //! build replaces it mid-run. `BENCH_PEER_RUNS` sets the runs per corpus (default 2) and
-//! `BENCH_PEER_ONLY` a comma-separated list of corpora (`click`, `cargo-ws`).
+//! `BENCH_PEER_ONLY` a comma-separated list of corpora (`click`, `requests`, `cargo-ws`);
+//! only the sdists of the corpora run are downloaded.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,8 +20,9 @@ use crate::{Result, cargo, run, target_dir, tool_path, venv_bin};
 
 /// The Serena release measured against.
 const SERENA: &str = "serena-agent==2.1.0";
-/// The click release whose sdist is the Python corpus.
-const CLICK: &str = "8.1.8";
+/// The Python corpora: each project's name and the release whose sdist (its sources under
+/// `src/`, with its `tests/`) is measured on.
+const SDISTS: [(&str, &str); 2] = [("click", "8.1.8"), ("requests", "2.32.5")];
 
 /// Installs what the comparison needs (once) and runs it.
 pub(crate) fn bench_peer() -> Result {
@@ -34,10 +37,19 @@ pub(crate) fn bench_peer() -> Result {
     std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
     let serena = install_serena(&work)?;
     let python313 = python313_dir()?;
-    let sdist = click_sdist(&work, &serena)?;
-    let ours = our_binary(&work)?;
     let runs = std::env::var("BENCH_PEER_RUNS").unwrap_or_else(|_| "2".into());
     let only = std::env::var("BENCH_PEER_ONLY").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
+    let mut sdists = Vec::new();
+    for (name, version) in SDISTS {
+        if wanted(name) {
+            sdists.push(format!(
+                "--sdist={name}={}",
+                sdist(&work, &serena, name, version)?.display()
+            ));
+        }
+    }
+    let ours = our_binary(&work)?;
     run(Command::new(&driver_python)
         .arg(crate::repo().join("xtask/bench_peer/side_by_side.py"))
         .arg("--ours")
@@ -48,8 +60,7 @@ pub(crate) fn bench_peer() -> Result {
         .arg(&python313)
         .arg("--work")
         .arg(&work)
-        .arg("--click-sdist")
-        .arg(&sdist)
+        .args(&sdists)
         .args(["--runs", &runs, "--only", &only])
         .env("PATH", tool_path()))
 }
@@ -112,14 +123,14 @@ fn python313_dir() -> Result<PathBuf> {
     )
 }
 
-/// click's sdist, downloaded from PyPI once.
-fn click_sdist(work: &Path, serena: &Path) -> Result<PathBuf> {
+/// The sdist of `name` at `version`, downloaded from PyPI once (with Serena's pip).
+fn sdist(work: &Path, serena: &Path, name: &str, version: &str) -> Result<PathBuf> {
     let dir = work.join("src");
-    let sdist = dir.join(format!("click-{CLICK}.tar.gz"));
+    let sdist = dir.join(format!("{name}-{version}.tar.gz"));
     if !sdist.exists() {
         run(Command::new(serena.join("bin/pip"))
             .args(["download", "-q", "--no-binary", ":all:", "--no-deps"])
-            .arg(format!("click=={CLICK}"))
+            .arg(format!("{name}=={version}"))
             .arg("-d")
             .arg(&dir))?;
     }
