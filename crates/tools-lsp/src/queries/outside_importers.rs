@@ -7,7 +7,8 @@
 //! the name are read for `from MODULE import …` statements whose module is one of the files
 //! the symbol is bound in (where the rename edits, or the references lie); the server then
 //! gives each imported name's uses in that file (`documentHighlight`, which works on any
-//! open file).
+//! open file). A use through the module imported whole (`import pkg.utils` and
+//! `pkg.utils.NAME`, as click's tests call its helpers) is found in the text.
 
 use std::path::PathBuf;
 
@@ -20,10 +21,12 @@ use lsp_types::{
 use crate::client::position::{Encoding, to_lsp_character};
 use crate::client::{LspClient, uri_to_path};
 use crate::queries::query::Prepared;
-use crate::servers::python_program::{importing_files, is_ident_char};
+use crate::servers::python_imports::is_ident_char;
+use crate::servers::python_program::importing_files;
 use crate::servers::supervisor::ServerSupervisor;
 
-/// One `from MODULE import NAME` of the name, in a file outside the server's program.
+/// One way a file outside the server's program reaches the name: a `from MODULE import NAME`,
+/// or a use of it as an attribute of the module imported whole (then `import` is that use).
 #[derive(Debug, Clone)]
 pub(crate) struct OutsideImporter {
     /// The importing file.
@@ -48,11 +51,23 @@ pub(crate) async fn find(
     modules: &[PathBuf],
 ) -> Vec<OutsideImporter> {
     let mut out = Vec::new();
-    for (path, imports) in importing_files(client, extensions, name, modules).await {
+    for (path, reach) in importing_files(client, extensions, name, modules).await {
         let Ok(doc) = client.sync_file(&path).await else {
             continue;
         };
-        for i in imports {
+        // A use through the module imported whole (`pkg.utils.NAME`) names the symbol by
+        // its own text: it is its own import and its own use.
+        for at in reach.attribute_uses {
+            let range = range_at(&doc.text, at, name.len(), client.encoding);
+            out.push(OutsideImporter {
+                path: path.clone(),
+                uri: doc.uri.clone(),
+                import: range,
+                aliased: false,
+                uses: vec![range],
+            });
+        }
+        for i in reach.imports {
             let import = range_at(&doc.text, i.at, name.len(), client.encoding);
             let uses = if i.aliased {
                 Vec::new()

@@ -26,6 +26,7 @@ pub(crate) mod framework_tsserver;
 pub(crate) mod java_runtime;
 pub mod pool;
 pub(crate) mod projects;
+pub(crate) mod python_imports;
 pub(crate) mod python_program;
 pub mod recipe;
 pub(crate) mod roots;

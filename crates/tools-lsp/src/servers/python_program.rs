@@ -5,8 +5,9 @@
 //! `[tool.pyright]`, or an `exclude`): files outside are not in its program, so its
 //! references and renames never reach them — yet the tests that import the renamed name
 //! are there. This finds the files outside the program that mention a name (bounded) and
-//! reads their `from MODULE import NAME` statements (a text scan, never a resolver: the
-//! module matches a file by its path), for `queries::outside_importers` (references,
+//! reads how they reach it — `from MODULE import NAME`, or `MODULE.NAME` with the module
+//! imported whole (a text scan, never a resolver: the module matches a file by its path;
+//! see the `python_imports` module), for `queries::outside_importers` (references,
 //! renames) and `diagnostics::dependents` (the files a write may break).
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,9 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::client::LspClient;
+use crate::servers::python_imports::{
+    ImportedName, attribute_uses, imports_of, module_imports, module_is,
+};
 
 /// Most files outside the program opened for one question.
 pub const OUTSIDE_OPEN_CAP: usize = 64;
@@ -216,27 +220,26 @@ pub async fn outside_files(client: &LspClient, extensions: &[String], name: &str
         .unwrap_or_default()
 }
 
-/// A name imported by a `from MODULE import …` statement, as read from the text.
-#[derive(Debug, PartialEq, Eq)]
-pub struct ImportedName {
-    /// The module as written (`pkg.utils`, `.utils`).
-    pub module: String,
-    /// Byte offset of the name in the file.
-    pub at: usize,
-    /// Whether it is imported under another name (`NAME as other`).
-    pub aliased: bool,
+/// How a file outside the program reaches a name of one of the modules asked about.
+#[derive(Debug, Default)]
+pub struct Reach {
+    /// Its `from MODULE import NAME` statements of the name.
+    pub imports: Vec<ImportedName>,
+    /// Byte offsets of its uses of the name as an attribute of a module it imports whole
+    /// (`import pkg.utils` and `pkg.utils.NAME`, `import pkg.utils as u` and `u.NAME`).
+    pub attribute_uses: Vec<usize>,
 }
 
-/// The files outside `client`'s program that mention `name` and import it with
-/// `from MODULE import` from one of `modules` (files that bind or use it), each with those
-/// imports. Empty for servers other than pyright's family and for programs no
-/// configuration narrows.
+/// The files outside `client`'s program that mention `name` and reach it in one of
+/// `modules` (files that bind or use it): by `from MODULE import NAME`, or as an attribute
+/// of the module imported whole. Empty for servers other than pyright's family and for
+/// programs no configuration narrows.
 pub async fn importing_files(
     client: &LspClient,
     extensions: &[String],
     name: &str,
     modules: &[PathBuf],
-) -> Vec<(PathBuf, Vec<ImportedName>)> {
+) -> Vec<(PathBuf, Reach)> {
     if modules.is_empty() {
         return Vec::new();
     }
@@ -245,159 +248,32 @@ pub async fn importing_files(
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let imports: Vec<ImportedName> = imports_of(&text, name)
-            .into_iter()
-            .filter(|i| modules.iter().any(|m| module_is(&i.module, &path, m)))
-            .collect();
-        if !imports.is_empty() {
-            out.push((path, imports));
+        let reach = reach_in(&text, &path, name, modules);
+        if !reach.imports.is_empty() || !reach.attribute_uses.is_empty() {
+            out.push((path, reach));
         }
     }
     out
 }
 
-/// Whether `c` may be part of a Python identifier.
-pub fn is_ident_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-/// Every `from MODULE import …` of `name` in `text` (one line, a parenthesised list over
-/// several lines, or lines joined by a backslash), with whether it is imported `as` another
-/// name. Comments in the list are skipped; a name after `as` (a local name that happens to
-/// be `name`) is not an import of it.
-fn imports_of(text: &str, name: &str) -> Vec<ImportedName> {
-    let mut out = Vec::new();
-    let mut line_start = 0;
-    while line_start < text.len() {
-        let line_end = text[line_start..]
-            .find('\n')
-            .map_or(text.len(), |i| line_start + i);
-        let line = &text[line_start..line_end];
-        let body = line.trim_start();
-        let mut next = line_end + 1;
-        if let Some(rest) = body.strip_prefix("from ") {
-            let rest_at = line_start + (line.len() - body.len()) + "from ".len();
-            let module_text = rest.trim_start();
-            let module_at = rest_at + (rest.len() - module_text.len());
-            let module_len = module_text
-                .find(|c: char| !(is_ident_char(c) || c == '.'))
-                .unwrap_or(module_text.len());
-            let module = &module_text[..module_len];
-            let after = &text[module_at + module_len..];
-            let keyword = after.trim_start_matches([' ', '\t']);
-            let keyword_at = module_at + module_len + (after.len() - keyword.len());
-            if !module.is_empty()
-                && keyword.starts_with("import")
-                && keyword["import".len()..].starts_with([' ', '\t', '('])
-            {
-                let list_at = keyword_at + "import".len();
-                let list = &text[list_at..];
-                let (from, to) = match list.trim_start_matches([' ', '\t']).strip_prefix('(') {
-                    Some(_) => {
-                        let open = list_at + list.find('(').unwrap_or(0);
-                        let close = text[open..].find(')').map_or(text.len(), |i| open + i);
-                        (open + 1, close)
-                    }
-                    None => (list_at, statement_end(text, line_end)),
-                };
-                names_in_list(text, from, to, name, module, &mut out);
-                next = text[to..].find('\n').map_or(text.len(), |i| to + i) + 1;
-            }
-        }
-        line_start = next;
-    }
-    out
-}
-
-/// The end of a statement that begins on the line ending at `line_end`, following
-/// backslash continuations.
-fn statement_end(text: &str, mut line_end: usize) -> usize {
-    while line_end < text.len() && text[..line_end].trim_end().ends_with('\\') {
-        line_end = text[line_end + 1..]
-            .find('\n')
-            .map_or(text.len(), |i| line_end + 1 + i);
-    }
-    line_end
-}
-
-/// The imports of `name` in the import list `text[from..to]`.
-fn names_in_list(
-    text: &str,
-    from: usize,
-    to: usize,
-    name: &str,
-    module: &str,
-    out: &mut Vec<ImportedName>,
-) {
-    // The list as words, comments left out: `a as b, c`.
-    let mut words: Vec<(usize, &str)> = Vec::new();
-    let list = &text[from..to];
-    let mut chars = list.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if c == '#' {
-            while chars.peek().is_some_and(|&(_, c)| c != '\n') {
-                chars.next();
-            }
-        } else if is_ident_char(c) {
-            let mut end = i + c.len_utf8();
-            while let Some(&(j, d)) = chars.peek() {
-                if !is_ident_char(d) {
-                    break;
-                }
-                end = j + d.len_utf8();
-                chars.next();
-            }
-            words.push((from + i, &list[i..end]));
-        }
-    }
-    for (k, &(at, word)) in words.iter().enumerate() {
-        let after_as = k > 0 && words[k - 1].1 == "as";
-        if word == name && !after_as {
-            out.push(ImportedName {
-                module: module.to_string(),
-                at,
-                aliased: words.get(k + 1).is_some_and(|w| w.1 == "as"),
-            });
-        }
-    }
-}
-
-/// Whether `module` as written in `importer` (`pkg.utils`, `.utils`, `..`) names the file
-/// `target` (`…/pkg/utils.py`, `…/pkg/utils/__init__.py`). A relative module is resolved
-/// from the importer's folder; an absolute one matches the end of the target's path, so
-/// it holds whichever source root (`src/`, the checkout) the package lives under.
-fn module_is(module: &str, importer: &Path, target: &Path) -> bool {
-    let stem = match target.file_stem().and_then(|s| s.to_str()) {
-        Some("__init__") => target.parent().map(Path::to_path_buf),
-        Some(_) => Some(target.with_extension("")),
-        None => None,
-    };
-    let Some(stem) = stem else {
-        return false;
-    };
-    let dots = module.len() - module.trim_start_matches('.').len();
-    let rest = &module[dots..];
-    let parts: Vec<&str> = rest.split('.').filter(|p| !p.is_empty()).collect();
-    if dots > 0 {
-        let mut base = importer.parent().map(Path::to_path_buf);
-        for _ in 1..dots {
-            base = base.and_then(|b| b.parent().map(Path::to_path_buf));
-        }
-        let Some(mut base) = base else {
-            return false;
-        };
-        for p in &parts {
-            base.push(p);
-        }
-        return base == stem;
-    }
-    let tail: Vec<&str> = stem
-        .components()
-        .rev()
-        .take(parts.len())
-        .filter_map(|c| c.as_os_str().to_str())
+/// How `text` (the file `path`) reaches `name` in one of `modules`.
+fn reach_in(text: &str, path: &Path, name: &str, modules: &[PathBuf]) -> Reach {
+    let names_a_module = |module: &str| modules.iter().any(|m| module_is(module, path, m));
+    let imports = imports_of(text, name)
+        .into_iter()
+        .filter(|i| names_a_module(&i.module))
         .collect();
-    !parts.is_empty() && tail.len() == parts.len() && tail.iter().rev().eq(parts.iter())
+    let mut attribute_uses: Vec<usize> = module_imports(text)
+        .into_iter()
+        .filter(|m| names_a_module(&m.module))
+        .flat_map(|m| attribute_uses(text, &m.bound_as, name))
+        .collect();
+    attribute_uses.sort_unstable();
+    attribute_uses.dedup();
+    Reach {
+        imports,
+        attribute_uses,
+    }
 }
 
 #[cfg(test)]
@@ -486,48 +362,21 @@ mod tests {
         assert!(!mentions(b"my_to_native", b"to_native"));
         assert!(mentions(b"my_to_native, to_native", b"to_native"));
     }
-    #[test]
-    fn imports_on_one_line_in_parentheses_and_after_a_backslash() {
-        let text = "import os\nfrom pkg.utils import (\n    other,  # to_native here is a comment\n    to_native,\n)\nfrom .x import a, to_native as native\nfrom y import \\\n    to_native\nfrom z import to_native_string, b as to_native\n";
-        let found = imports_of(text, "to_native");
-        let at = |needle: &str, nth: usize| text.match_indices(needle).nth(nth).unwrap().0;
-        assert_eq!(
-            found,
-            [
-                ImportedName {
-                    module: "pkg.utils".into(),
-                    at: at("to_native,", 0),
-                    aliased: false
-                },
-                ImportedName {
-                    module: ".x".into(),
-                    at: at("to_native as", 0),
-                    aliased: true
-                },
-                ImportedName {
-                    module: "y".into(),
-                    at: at("    to_native\n", 0) + 4,
-                    aliased: false
-                },
-            ]
-        );
-    }
 
     #[test]
-    fn modules_resolve_from_the_importer_or_by_the_end_of_the_path() {
-        let t = Path::new("/w/src/pkg/utils.py");
-        assert!(module_is("pkg.utils", Path::new("/w/tests/t.py"), t));
-        assert!(!module_is(
-            "utils",
-            Path::new("/w/tests/t.py"),
-            Path::new("/w/src/pkg/other.py")
-        ));
-        assert!(module_is(".utils", Path::new("/w/src/pkg/a.py"), t));
-        assert!(module_is("..pkg.utils", Path::new("/w/src/sub/a.py"), t));
-        assert!(!module_is(".utils", Path::new("/w/tests/a.py"), t));
-        let init = Path::new("/w/src/pkg/__init__.py");
-        assert!(module_is("pkg", Path::new("/w/tests/t.py"), init));
-        assert!(module_is(".", Path::new("/w/src/pkg/a.py"), init));
-        assert!(!module_is("kg", Path::new("/w/tests/t.py"), init));
+    fn a_file_reaches_a_name_by_importing_it_or_its_module_whole() {
+        let target = Path::new("/w/src/pkg/utils.py");
+        let path = Path::new("/w/tests/test_utils.py");
+        let text = "import pkg.utils\nimport pkg.other as o\nfrom pkg.utils import short\n\npkg.utils.short(1)\no.short(2)\n";
+        let reach = reach_in(text, path, "short", &[target.to_path_buf()]);
+        assert_eq!(
+            reach.imports,
+            [ImportedName {
+                module: "pkg.utils".into(),
+                at: text.find("short\n").unwrap(),
+                aliased: false
+            }]
+        );
+        assert_eq!(reach.attribute_uses, [text.find("short(1)").unwrap()]);
     }
 }

@@ -17,6 +17,8 @@ const CLIENT: &str =
     "from ._impl import to_native\n\n\ndef clean(v: str) -> str:\n    return to_native(v)\n";
 const TEST_UTILS: &str = "from pkg.utils import (\n    to_native,\n)\n\n\ndef test_to_native():\n    assert to_native(\" a \") == \"a\"\n";
 const TEST_ALIAS: &str = "from pkg.utils import to_native as native\n\n\ndef test_native():\n    assert native(\" b \") == \"b\"\n";
+/// Uses through the module imported whole, as click's tests call its helpers.
+const TEST_MODULE: &str = "import pkg.utils\nimport pkg.utils as u\n\n\ndef test_module():\n    assert pkg.utils.to_native(\" c \") == \"c\"\n    assert u.to_native(\" d \") == \"d\"\n";
 /// A local function of the same name: not an import of the package's, never renamed.
 const TEST_LOCAL: &str =
     "def to_native(v):\n    return v\n\n\ndef test_local():\n    assert to_native(1) == 1\n";
@@ -36,6 +38,7 @@ fn project() -> Option<Project> {
             ("tests/test_utils.py", TEST_UTILS),
             ("tests/test_alias.py", TEST_ALIAS),
             ("tests/test_local.py", TEST_LOCAL),
+            ("tests/test_module.py", TEST_MODULE),
         ],
         "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
     ))
@@ -51,12 +54,14 @@ async fn the_first_references_of_a_run_cover_the_program_and_the_importers_outsi
         .await;
     assert_eq!(
         out,
-        "7 reference(s) of `to_native` at src/pkg/_impl.py:1:\n\
+        "9 reference(s) of `to_native` at src/pkg/_impl.py:1:\n\
          src/pkg/_impl.py:1:5  def to_native(value: str) -> str:\n\
          src/pkg/client.py:1:20  from ._impl import to_native\n\
          src/pkg/client.py:5:12  return to_native(v)\n\
          src/pkg/utils.py:3:5  to_native,\n\
          tests/test_alias.py:1:23  from pkg.utils import to_native as native\n\
+         tests/test_module.py:6:22  assert pkg.utils.to_native(\" c \") == \"c\"\n\
+         tests/test_module.py:7:14  assert u.to_native(\" d \") == \"d\"\n\
          tests/test_utils.py:2:5  to_native,\n\
          tests/test_utils.py:7:12  assert to_native(\" a \") == \"a\""
     );
@@ -95,8 +100,9 @@ async fn a_rename_reaches_the_importers_a_narrowed_program_leaves_out_and_the_te
             "  src/pkg/client.py: 2 edit(s)",
             "  src/pkg/utils.py: 1 edit(s)",
             "  tests/test_alias.py: 1 edit(s)",
+            "  tests/test_module.py: 2 edit(s)",
             "  tests/test_utils.py: 2 edit(s)",
-            "3 of those edit(s) are in files the configuration of pyright-langserver leaves out of its program, found through their imports: tests/test_alias.py:1, tests/test_utils.py:2, tests/test_utils.py:7",
+            "5 of those edit(s) are in files the configuration of pyright-langserver leaves out of its program, found through their imports: tests/test_alias.py:1, tests/test_module.py:6, tests/test_module.py:7, tests/test_utils.py:2, tests/test_utils.py:7",
         ],
         "{text}"
     );
@@ -123,6 +129,10 @@ async fn a_rename_reaches_the_importers_a_narrowed_program_leaves_out_and_the_te
         p.read("tests/test_alias.py"),
         TEST_ALIAS.replace("import to_native as", "import to_text as")
     );
+    assert_eq!(
+        p.read("tests/test_module.py"),
+        TEST_MODULE.replace(".to_native(", ".to_text(")
+    );
     assert_eq!(p.read("tests/test_local.py"), TEST_LOCAL);
     // The renamed project still works: each test module imports and its test passes.
     let python = require_binary("python3", "python3").unwrap();
@@ -131,8 +141,9 @@ async fn a_rename_reaches_the_importers_a_narrowed_program_leaves_out_and_the_te
         .env("PYTHONPATH", "src:tests")
         .args([
             "-c",
-            "import test_utils, test_alias, test_local\n\
+            "import test_utils, test_alias, test_local, test_module\n\
              test_utils.test_to_native(); test_alias.test_native(); test_local.test_local()\n\
+             test_module.test_module()\n\
              print('ok')",
         ])
         .output()
@@ -157,9 +168,11 @@ async fn a_breaking_write_names_the_callers_the_narrowed_program_leaves_out() {
     assert_eq!(
         super::section(p.write_tool("src/pkg/_impl.py", &broken).await),
         format!(
-            "3 new diagnostic(s) after this write:\n\
+            "5 new diagnostic(s) after this write:\n\
              src/pkg/client.py:5:12 {missing}\n\
              tests/test_alias.py:5:12 {missing}\n\
+             tests/test_module.py:6:12 {missing}\n\
+             tests/test_module.py:7:12 {missing}\n\
              tests/test_utils.py:7:12 {missing}"
         )
     );
@@ -167,9 +180,11 @@ async fn a_breaking_write_names_the_callers_the_narrowed_program_leaves_out() {
         super::section(p.write_tool("src/pkg/_impl.py", IMPL).await),
         format!(
             "no new diagnostics after this write.\n\
-             3 earlier diagnostic(s) are gone after this write:\n  \
+             5 earlier diagnostic(s) are gone after this write:\n  \
              src/pkg/client.py:5 {missing}\n  \
              tests/test_alias.py:5 {missing}\n  \
+             tests/test_module.py:6 {missing}\n  \
+             tests/test_module.py:7 {missing}\n  \
              tests/test_utils.py:7 {missing}"
         )
     );
