@@ -33,6 +33,11 @@ pub(crate) struct Before {
     pub observers: Vec<PathBuf>,
     /// Every importer of the changed files that is open (the server re-checks them).
     pub open_importers: Vec<PathBuf>,
+    /// Every file the server names as using what the change alters, all open, when it
+    /// could tell them all (see `dependents::Importers::users_complete`) and its state
+    /// before is settled: once these and the changed files are checked, the rest of the
+    /// server's work cannot be the change's direct doing.
+    pub users: Option<Vec<PathBuf>>,
     /// What to tell the model about it.
     pub notes: Vec<String>,
 }
@@ -152,6 +157,8 @@ pub(crate) async fn state_before(
         )
         .await;
     }
+    let users_complete = users.users_complete;
+    let users_open = users.server_users.clone();
     importers.extend(users);
     // A server whose first analysis did not end in time, or that could only be shown the
     // written text, has no state from before this change: what it reports about files
@@ -220,6 +227,7 @@ pub(crate) async fn state_before(
         first_analysis_unfinished,
         observers,
         open_importers: importers.open,
+        users: (users_complete && settled).then_some(users_open),
         notes,
     }
 }

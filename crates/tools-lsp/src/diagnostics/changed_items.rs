@@ -166,6 +166,16 @@ fn nested(symbols: &[DocumentSymbol], changed: ChangedLines, out: &mut Vec<Chang
     }
 }
 
+/// The files that use or implement some changed items, as the server found them.
+#[derive(Debug, Default)]
+pub struct Users {
+    /// The files, in path order.
+    pub files: Vec<PathBuf>,
+    /// Whether they are all of them: every question was answered in time, and neither the
+    /// file cap nor the re-export cap was reached.
+    pub complete: bool,
+}
+
 /// The files (other than `file` itself) that use or implement `items`, as `client` finds
 /// them, within `workspace`, at most `cap`, asked before `deadline`.
 pub async fn files_using(
@@ -175,10 +185,11 @@ pub async fn files_using(
     workspace: &Path,
     cap: usize,
     deadline: Instant,
-) -> Vec<PathBuf> {
+) -> Users {
     let Ok(uri) = crate::client::path_to_uri(file) else {
-        return Vec::new();
+        return Users::default();
     };
+    let mut complete = true;
     let doc = TextDocumentIdentifier { uri };
     let implementations = client.caps.implementation_provider.is_some();
     let mut found: Vec<PathBuf> = Vec::new();
@@ -189,7 +200,10 @@ pub async fn files_using(
             text_document: doc.clone(),
             position: item.at,
         };
-        let mut locations = references(client, at.clone(), deadline).await;
+        let Some(mut locations) = references(client, at.clone(), deadline).await else {
+            complete = false;
+            continue;
+        };
         // A re-export (`export { f } from`, `pub use`) is a name of its own to some
         // servers (tsserver): the files that import the item through it are its
         // references, not the item's.
@@ -200,6 +214,7 @@ pub async fn files_using(
             .collect();
         for l in through {
             if re_exports >= ITEMS_CAP {
+                complete = false;
                 break;
             }
             re_exports += 1;
@@ -207,7 +222,10 @@ pub async fn files_using(
                 text_document: TextDocumentIdentifier { uri: l.uri },
                 position: l.range.start,
             };
-            locations.extend(references(client, again, deadline).await);
+            match references(client, again, deadline).await {
+                Some(more) => locations.extend(more),
+                None => complete = false,
+            }
         }
         if implementations {
             let params = GotoDefinitionParams {
@@ -215,8 +233,10 @@ pub async fn files_using(
                 work_done_progress_params: WorkDoneProgressParams::default(),
                 partial_result_params: PartialResultParams::default(),
             };
-            if let Some(Some(r)) = ask::<GotoImplementation>(client, params, deadline).await {
-                locations.extend(implementation_locations(r));
+            match ask::<GotoImplementation>(client, params, deadline).await {
+                Some(Some(r)) => locations.extend(implementation_locations(r)),
+                Some(None) => {}
+                None => complete = false,
             }
         }
         tracing::debug!(server = %client.server, item = %item.name, ?locations, "users of a changed item");
@@ -229,21 +249,25 @@ pub async fn files_using(
             }
         }
         if found.len() >= cap {
+            complete = false;
             break;
         }
     }
     found.sort();
     found.truncate(cap);
-    found
+    Users {
+        files: found,
+        complete,
+    }
 }
 
-/// The references at `at` (its declaration left out), asked before `deadline`; none when
-/// the server gives none in time.
+/// The references at `at` (its declaration left out), asked before `deadline`; `None` when
+/// the server gives no answer in time.
 async fn references(
     client: &LspClient,
     at: TextDocumentPositionParams,
     deadline: Instant,
-) -> Vec<Location> {
+) -> Option<Vec<Location>> {
     let params = ReferenceParams {
         text_document_position: at,
         context: ReferenceContext {
@@ -254,8 +278,7 @@ async fn references(
     };
     ask::<References>(client, params, deadline)
         .await
-        .flatten()
-        .unwrap_or_default()
+        .map(Option::unwrap_or_default)
 }
 
 /// Whether the reference at `l` in `path` sits on a line that exports names again

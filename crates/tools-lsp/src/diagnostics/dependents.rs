@@ -23,7 +23,7 @@ use tools_core::PreImage;
 
 use crate::client::LspClient;
 use crate::diagnostics::changed_items::{
-    changed_items, changed_lines, document_symbols, files_using,
+    ITEMS_CAP, changed_items, changed_lines, document_symbols, files_using,
 };
 use crate::servers::supervisor::ServerSupervisor;
 
@@ -165,6 +165,16 @@ pub struct Importers {
     /// Every importer found that is open now (opened earlier or just now): the server
     /// re-checks and republishes these after a change to what they import.
     pub open: Vec<PathBuf>,
+    /// Whether `open` holds every file that uses what the write changed, as far as the
+    /// server can tell: the changed items were known (each change inside a symbol the
+    /// server names), every question about their users was answered in time, and no cap
+    /// was reached. Set by [`open_users`] only.
+    pub users_complete: bool,
+    /// The files the server itself named as users of what the write changed (its
+    /// references and implementations), all open: it re-checks these after the change.
+    /// Files found by the import scan outside its program are in `open` only — the server
+    /// may resolve their imports elsewhere and never re-check them.
+    pub server_users: Vec<PathBuf>,
 }
 
 /// Opens the files importing `targets` that are not open yet, for servers that diagnose
@@ -270,23 +280,32 @@ pub async fn open_users(
     }
     let mut users: Vec<PathBuf> = Vec::new();
     let mut names: Vec<String> = Vec::new();
+    let mut complete = true;
     for target in targets {
         let Some(doc) = client.open_doc_state(target).await else {
+            complete = false;
             continue;
         };
         let Ok(new) = std::fs::read_to_string(target) else {
+            complete = false;
             continue;
         };
         let Some(changed) = changed_lines(&doc.text, &new) else {
             continue;
         };
         let Some(symbols) = document_symbols(client, target, deadline).await else {
+            complete = false;
             continue;
         };
         let items = changed_items(&symbols, changed);
         tracing::debug!(server = %client.server, file = %target.display(), ?items, "items the write changed");
+        // A change outside every symbol (an import, a statement at module level) or over
+        // more items than are asked about may affect any importer.
+        complete &= !items.is_empty() && items.len() < ITEMS_CAP;
         names.extend(items.iter().map(|i| i.name.clone()));
-        for user in files_using(client, target, &items, sup.workspace(), cap, deadline).await {
+        let found = files_using(client, target, &items, sup.workspace(), cap, deadline).await;
+        complete &= found.complete;
+        for user in found.files {
             if !targets.contains(&user) && !users.contains(&user) {
                 users.push(user);
             }
@@ -297,10 +316,12 @@ pub async fn open_users(
     names.sort();
     names.dedup();
     let extensions = sup.extensions_of(&client.language);
+    let server_users = users.clone();
     let mut modules = targets.to_vec();
     modules.extend(users.iter().cloned());
     for name in &names {
         if tokio::time::Instant::now() >= deadline {
+            complete = false;
             break;
         }
         let found =
@@ -320,8 +341,12 @@ pub async fn open_users(
         {
             out.opened.push((user.clone(), doc.version));
             out.open.push(user);
+        } else {
+            complete = false;
         }
     }
+    out.users_complete = complete;
+    out.server_users = server_users;
     out
 }
 
@@ -336,6 +361,12 @@ impl Importers {
         for p in more.open {
             if !self.open.contains(&p) {
                 self.open.push(p);
+            }
+        }
+        self.users_complete |= more.users_complete;
+        for p in more.server_users {
+            if !self.server_users.contains(&p) {
+                self.server_users.push(p);
             }
         }
     }

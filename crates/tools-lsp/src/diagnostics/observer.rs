@@ -51,7 +51,7 @@ use tools_core::{CallCtx, PreviewReport, ProposedFile, Section, WriteObserver};
 use crate::answer::format::Renderer;
 use crate::client::{LspClient, WriteClaim};
 use crate::diagnostics::ledger::DiagnosticsLedger;
-use crate::diagnostics::settle::{SettleGoal, settle};
+use crate::diagnostics::settle::{SettleGoal, settle, settle_affected};
 use crate::diagnostics::state_diff::{DiagnosticState, FileChange, Transition, diff_states};
 use crate::servers::supervisor::ServerSupervisor;
 
@@ -109,6 +109,9 @@ struct Observed {
     late: Option<(PendingWrite, DiagnosticState)>,
     /// What the server was still doing when the bound was hit.
     pending: Option<String>,
+    /// What the server was still doing when the files the write affects were checked and
+    /// the result was given without waiting for the rest.
+    rest: Option<String>,
     notes: Vec<String>,
 }
 
@@ -277,6 +280,7 @@ impl DiagnosticsOnWrite {
             first_analysis_unfinished,
             mut observers,
             open_importers,
+            users,
             notes: before_notes,
         } = state_before(
             &self.sup,
@@ -359,7 +363,34 @@ impl DiagnosticsOnWrite {
             first_analysis: false,
             deadline: Instant::now() + cfg.diagnostics_wait(),
         };
-        let pending = settle(&client, &goal).await.err();
+        // Where the server re-checks every file that depends on a changed one (pyright),
+        // the write's result is complete once the files using what it changed are checked:
+        // the rest of its pass goes on behind the answer, and what it shows is this
+        // write's late news.
+        let affected: Option<Vec<(PathBuf, i32)>> = match users {
+            Some(users)
+                if deleted.is_empty()
+                    && crate::diagnostics::republish::republishes_dependents(&client) =>
+            {
+                let mut files = Vec::new();
+                let mut all_open = true;
+                for user in users {
+                    match client.open_version(&user).await {
+                        Some(v) => files.push((user, v)),
+                        None => all_open = false,
+                    }
+                }
+                all_open.then_some(files)
+            }
+            _ => None,
+        };
+        let (pending, rest) = match &affected {
+            Some(files) => match settle_affected(&client, &goal, files).await {
+                Ok(rest) => (None, rest),
+                Err(what) => (Some(what), None),
+            },
+            None => (settle(&client, &goal).await.err(), None),
+        };
         if client.pulls_diagnostics() {
             pull_open(&client, &[]).await;
         }
@@ -376,7 +407,7 @@ impl DiagnosticsOnWrite {
                 observers.push(p);
             }
         }
-        if pending.is_some() {
+        if pending.is_some() || rest.is_some() {
             let label = paths
                 .iter()
                 .map(|p| display(&self.sup, p))
@@ -415,6 +446,7 @@ impl DiagnosticsOnWrite {
             deleted,
             late,
             pending,
+            rest,
             notes,
         }
     }
@@ -544,6 +576,11 @@ impl DiagnosticsOnWrite {
                     o.client.server
                 ));
                 pending_json.push(json!({"server": o.client.server, "waiting_for": what}));
+            }
+            // Not in the text: every file using what the write changed is checked, and what
+            // the rest of the server's pass may still show comes as this write's late news.
+            if let Some(what) = &o.rest {
+                pending_json.push(json!({"server": o.client.server, "waiting_for": what, "affected_checked": true}));
             }
         }
         if findings.new.is_empty()

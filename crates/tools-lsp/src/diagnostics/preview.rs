@@ -234,6 +234,7 @@ async fn preview_on(
             first_analysis_unfinished,
             mut observers,
             open_importers,
+            users: _,
             mut notes,
         } = state_before(
             &sup,

@@ -122,7 +122,37 @@ pub fn reports_all_work(client: &LspClient) -> bool {
 /// Waits until `client` is settled for `goal`. `Err` names what it was still waiting for
 /// when the deadline passed (or that the server exited).
 pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String> {
+    settle_until(client, goal, None).await.map(|_| ())
+}
+
+/// As [`settle`], but done early once the files a change can directly affect are checked:
+/// `goal`'s publishes and a publish of each of `affected` (the open files the server named
+/// as using what the change altered; it re-checks open dependents first), `goal`'s likely
+/// publishes too unless the server has moved on to files that are not open (pyright checks
+/// every open file before any other, so an open file it has not republished by then is no
+/// dependent of the change in its eyes), then a quiet window. The server's other work —
+/// pyright going on through every file that imports the written one — is not waited for:
+/// `Ok(Some(what))` names it. `Ok(None)` is a settled server; `Err` as for [`settle`].
+pub async fn settle_affected(
+    client: &LspClient,
+    goal: &SettleGoal,
+    affected: &[(PathBuf, i32)],
+) -> Result<Option<String>, String> {
+    settle_until(client, goal, Some(affected)).await
+}
+
+async fn settle_until(
+    client: &LspClient,
+    goal: &SettleGoal,
+    affected: Option<&[(PathBuf, i32)]>,
+) -> Result<Option<String>, String> {
     let mut rx = client.events();
+    // When every affected file was first seen checked.
+    let mut affected_checked: Option<Instant> = None;
+    let open: std::collections::HashSet<PathBuf> = match affected {
+        Some(_) => client.open_paths().await.into_iter().collect(),
+        None => Default::default(),
+    };
     let check_on_save = checks_on_save(client);
     let all_reported = reports_all_work(client) || goal.complete;
     let mut quiet = if all_reported { BURST_GAP } else { goal.quiet };
@@ -166,7 +196,7 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
                 }
             }
         }
-        let waiting: Option<String> = if let Some(p) = missing {
+        let waiting: Option<String> = if let Some(p) = &missing {
             Some(format!(
                 "the diagnostics of {}",
                 p.file_name()
@@ -236,8 +266,30 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
                 ?quiet,
                 "settled"
             );
-            return Ok(());
+            return Ok(None);
         };
+        if let Some(files) = affected
+            && missing_publish(client, goal.since_seq, &goal.publishes).is_none()
+            && missing_publish(client, goal.since_seq, files).is_none()
+            && (missing.is_none()
+                || client
+                    .published_since(goal.since_seq)
+                    .iter()
+                    .any(|(p, _)| !open.contains(p)))
+        {
+            let at = *affected_checked.get_or_insert(now);
+            let done_at = (at + quiet).max(a.last_event + quiet);
+            if now >= done_at {
+                tracing::debug!(
+                    server = %client.server,
+                    since_change = ?goal.changed_at.map(|c| c.elapsed()),
+                    still = %what,
+                    "the files the change affects are checked"
+                );
+                return Ok(Some(what));
+            }
+            wake = wake.min(done_at);
+        }
         if now >= goal.deadline {
             return Err(what);
         }
