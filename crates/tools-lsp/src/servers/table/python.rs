@@ -32,10 +32,21 @@ pub(super) fn entries() -> Vec<ServerSpec> {
         .markers(MARKERS)
         .extensions(&["py", "pyi"])
         // pyright and basedpyright diagnose every file of the workspace (not only the open
-        // ones), so a write that breaks an importer nobody opened is seen.
+        // ones), so a write that breaks an importer nobody opened is seen. Settings sent
+        // replace the servers' defaults for the whole section: the search paths their
+        // command line uses (`src/` among them, so a src-layout package's tests import the
+        // package, not an installed copy or a bundled stub) are asked for again.
         .settings(serde_json::json!({
-            "python": {"analysis": {"diagnosticMode": "workspace"}},
-            "basedpyright": {"analysis": {"diagnosticMode": "workspace"}},
+            "python": {"analysis": {
+                "diagnosticMode": "workspace",
+                "autoSearchPaths": true,
+                "useLibraryCodeForTypes": true,
+            }},
+            "basedpyright": {"analysis": {
+                "diagnosticMode": "workspace",
+                "autoSearchPaths": true,
+                "useLibraryCodeForTypes": true,
+            }},
         }))
         .checker(&["pyright"])
         .checker(&["basedpyright"])

@@ -18,6 +18,9 @@ const CONFIG: &str = "[lsp]\ndiagnostics_wait_ms = 60000\nindex_wait_ms = 60000\
 const UTILS: &str = "src/click/utils.py";
 const HELPER: &str = "def make_default_short_help(help: str, max_length: int = 45) -> str:";
 const CALLER_BROKEN: &str = "src/click/core.py:1344:20 error [reportCallIssue] Argument missing for parameter \"ellipsis\" (pyright-langserver)";
+/// click's tests sit outside pyright's program (`include = ["src/click", "tests/typing"]`)
+/// and call the helper through its module (`click.utils.make_default_short_help(...)`).
+const TEST_BROKEN: &str = "tests/test_utils.py:509:11 error [reportCallIssue] Argument missing for parameter \"ellipsis\" (pyright-langserver)";
 
 #[tokio::test]
 async fn click_definition_breaking_write_and_rename_keep_its_tests_green() {
@@ -32,8 +35,9 @@ async fn click_definition_breaking_write_and_rename_keep_its_tests_green() {
         "src/click/utils.py:56:5  def make_default_short_help(help: str, max_length: int = 45) -> str:",
     );
 
-    // A breaking write: one required parameter more; the caller in core.py is named, and
-    // writing the original back reports it gone.
+    // A breaking write: one required parameter more; the callers in core.py and in the
+    // tests (as pyright's command line names them) are named, and writing the original
+    // back reports them gone.
     let original = p.read(UTILS);
     assert!(original.contains(HELPER), "click 8.1.8's {UTILS} changed");
     let broken = original.replacen(
@@ -42,13 +46,18 @@ async fn click_definition_breaking_write_and_rename_keep_its_tests_green() {
         1,
     );
     let s = section(p.write_tool(UTILS, &broken).await);
-    has_line(&s, "1 new diagnostic(s) after this write:");
+    has_line(&s, "2 new diagnostic(s) after this write:");
     has_line(&s, CALLER_BROKEN);
+    has_line(&s, TEST_BROKEN);
     let s = section(p.write_tool(UTILS, &original).await);
-    has_line(&s, "1 earlier diagnostic(s) are gone after this write:");
+    has_line(&s, "2 earlier diagnostic(s) are gone after this write:");
     has_line(
         &s,
         "  src/click/core.py:1344 error [reportCallIssue] Argument missing for parameter \"ellipsis\" (pyright-langserver)",
+    );
+    has_line(
+        &s,
+        "  tests/test_utils.py:509 error [reportCallIssue] Argument missing for parameter \"ellipsis\" (pyright-langserver)",
     );
 
     // A rename of the terminal-width helper every formatter calls (no test names it, all
