@@ -361,6 +361,8 @@ impl LspClient {
     /// documents get a `didChange` or are closed, every change goes out as
     /// `workspace/didChangeWatchedFiles`. Returns the open documents that changed, with the
     /// version whose publish to wait for. Without a watcher, re-reads every open document.
+    /// A `Cargo.lock` the server wrote or read as it is now is left out (see
+    /// `knows_lock_file`).
     pub async fn flush_external(&self, except: &[PathBuf]) -> Result<Vec<(PathBuf, i32)>> {
         self.wait_preview_restored().await;
         // A file another session wrote and is observing is its observation's to hand over.
@@ -383,8 +385,11 @@ impl LspClient {
             }
             return Ok(changed);
         };
-        let mut changes: Vec<(PathBuf, FileChangeType)> =
-            changes.into_iter().take(MAX_WATCHED_EVENTS).collect();
+        let mut changes: Vec<(PathBuf, FileChangeType)> = changes
+            .into_iter()
+            .filter(|(p, k)| !self.knows_lock_file(p, *k))
+            .take(MAX_WATCHED_EVENTS)
+            .collect();
         // The watcher's events arrive a moment after the change: an open document whose
         // stamp differs is changed now, even if its event is still on the way.
         let stale: Vec<PathBuf> = self
@@ -425,6 +430,21 @@ impl LspClient {
         }
         self.files_changed(&on_disk).await?;
         Ok(changed)
+    }
+}
+
+impl LspClient {
+    /// Whether the change `kind` of `path` is a `Cargo.lock` the server wrote or read as
+    /// it is now: rust-analyzer's first `cargo check` writes a missing one. Told of it, the
+    /// server would load the project again and check it again from the disk — at the next
+    /// write, whose text is on the disk by then: that check would put cargo's findings of
+    /// the written text into the state before the write, and leave them out of its result.
+    fn knows_lock_file(&self, path: &Path, kind: FileChangeType) -> bool {
+        kind != FileChangeType::DELETED
+            && path.file_name().is_some_and(|n| n == "Cargo.lock")
+            && std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .is_ok_and(|at| self.shared.board.knows_lock_changed_at(at))
     }
 }
 

@@ -4,9 +4,9 @@
 //! indexing in the background (they can, perhaps incompletely) or checking the project
 //! (rust-analyzer's `cargo check`: answers are complete meanwhile).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use lsp_types::WorkDoneProgress;
 
@@ -81,7 +81,19 @@ pub(crate) struct ProgressBoard {
     works: Mutex<HashMap<String, Work>>,
     /// When the first check reported its end.
     first_check_ended: Mutex<Option<SystemTime>>,
+    /// When the server last began reading the project's manifests (rust-analyzer's
+    /// `Fetching`: `cargo metadata`).
+    fetch_begun: Mutex<Option<SystemTime>>,
+    /// When the last checks began, and ended (`None` while under way), oldest first.
+    checks: Mutex<VecDeque<(SystemTime, Option<SystemTime>)>>,
 }
+
+/// How many of the last checks are remembered.
+const CHECKS_KEPT: usize = 32;
+
+/// How much earlier than its report of a check's beginning the check itself may have begun
+/// (the report reaches us after the check's process started, later on a loaded machine).
+const CHECK_BEGIN_SLACK: Duration = Duration::from_secs(1);
 
 impl ProgressBoard {
     /// Records one `$/progress` notification of `token`.
@@ -92,10 +104,24 @@ impl ProgressBoard {
         match progress {
             WorkDoneProgress::Begin(b) => {
                 tracing::debug!("progress begins: {token} `{}`", b.title);
+                if token == "rustAnalyzer/Fetching"
+                    && let Ok(mut at) = self.fetch_begun.lock()
+                {
+                    *at = Some(SystemTime::now());
+                }
+                let kind = WorkKind::of(token, &b.title);
+                if kind == WorkKind::Checking
+                    && let Ok(mut checks) = self.checks.lock()
+                {
+                    if checks.len() == CHECKS_KEPT {
+                        checks.pop_front();
+                    }
+                    checks.push_back((SystemTime::now(), None));
+                }
                 works.insert(
                     token.to_string(),
                     Work {
-                        kind: Some(WorkKind::of(token, &b.title)),
+                        kind: Some(kind),
                         title: b.title.clone(),
                         message: b.message.clone(),
                         percentage: b.percentage,
@@ -116,10 +142,16 @@ impl ProgressBoard {
             }
             WorkDoneProgress::End(_) => {
                 let ended = works.remove(token);
-                if ended.is_some_and(|w| w.kind == Some(WorkKind::Checking))
-                    && let Ok(mut first) = self.first_check_ended.lock()
-                {
-                    first.get_or_insert_with(SystemTime::now);
+                if ended.is_some_and(|w| w.kind == Some(WorkKind::Checking)) {
+                    let now = SystemTime::now();
+                    if let Ok(mut first) = self.first_check_ended.lock() {
+                        first.get_or_insert(now);
+                    }
+                    if let Ok(mut checks) = self.checks.lock()
+                        && let Some((_, end)) = checks.back_mut()
+                    {
+                        end.get_or_insert(now);
+                    }
                 }
             }
         }
@@ -128,6 +160,28 @@ impl ProgressBoard {
     /// When the first check reported its end, if one has.
     pub(crate) fn first_check_ended(&self) -> Option<SystemTime> {
         self.first_check_ended.lock().ok().and_then(|f| *f)
+    }
+
+    /// Whether a lock file last changed at `changed_at` is known to the server as it is
+    /// now: one of its last checks was under way then (`cargo check` writes a missing
+    /// `Cargo.lock`), or it began reading the project's manifests after that (its
+    /// `cargo metadata` reads the lock file, and writes a missing one in older cargos).
+    pub(crate) fn knows_lock_changed_at(&self, changed_at: SystemTime) -> bool {
+        let fetched_since = self
+            .fetch_begun
+            .lock()
+            .ok()
+            .and_then(|f| *f)
+            .is_some_and(|begun| changed_at < begun);
+        let during_check = self.checks.lock().is_ok_and(|checks| {
+            checks.iter().any(|(begun, ended)| {
+                begun
+                    .checked_sub(CHECK_BEGIN_SLACK)
+                    .is_some_and(|from| from <= changed_at)
+                    && ended.is_none_or(|end| changed_at <= end)
+            })
+        });
+        fetched_since || during_check
     }
 
     /// Whether work of `kind` is under way.
@@ -301,5 +355,48 @@ mod tests {
         begin("rust-analyzer/flycheck/0", "cargo check");
         end("rust-analyzer/flycheck/0");
         assert_eq!(board.first_check_ended(), Some(first));
+    }
+
+    #[test]
+    fn a_lock_file_written_during_a_check_or_read_by_a_later_fetch_is_known() {
+        let board = ProgressBoard::default();
+        let begin = |token: &str, title: &str| {
+            board.record(
+                token,
+                &WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                    title: title.into(),
+                    ..Default::default()
+                }),
+            );
+        };
+        let end = |token: &str| {
+            board.record(
+                token,
+                &WorkDoneProgress::End(WorkDoneProgressEnd::default()),
+            );
+        };
+        let before_all = SystemTime::now() - Duration::from_secs(60);
+        assert!(!board.knows_lock_changed_at(before_all));
+        begin("rust-analyzer/flycheck/0", "cargo check");
+        let during = SystemTime::now();
+        assert!(
+            board.knows_lock_changed_at(during),
+            "the check is under way"
+        );
+        end("rust-analyzer/flycheck/0");
+        // A second check does not make the first one forgotten.
+        begin("rust-analyzer/flycheck/0", "cargo check");
+        end("rust-analyzer/flycheck/0");
+        assert!(board.knows_lock_changed_at(during));
+        let after = SystemTime::now() + Duration::from_secs(5);
+        assert!(
+            !board.knows_lock_changed_at(after),
+            "changed after every check"
+        );
+        assert!(!board.knows_lock_changed_at(before_all));
+        // Read by a fetch begun after it changed.
+        begin("rustAnalyzer/Fetching", "Fetching");
+        assert!(board.knows_lock_changed_at(before_all));
+        assert!(!board.knows_lock_changed_at(after));
     }
 }

@@ -242,7 +242,9 @@ async fn first_write_while_rust_analyzer_started_with_the_run_loads_calls_nothin
     // never touched before its first call.
     let probe = Project::from_fixture("cargo_noisy", &started_by_the_first_call(CONFIG));
     let (ok, broken, added, back) = what_the_break_changes(&probe);
-    // The run's tree has the lock file the checker made, as a checkout has it.
+    // The lock file the checker made: the run's tree has it, as a checkout of an
+    // application has it, or not, as a library's has not (rust-analyzer's first check
+    // writes it then).
     let lock = probe.read("Cargo.lock");
     probe.close_and_check().await;
     let expected = the_break(&added);
@@ -258,9 +260,11 @@ async fn first_write_while_rust_analyzer_started_with_the_run_loads_calls_nothin
     );
     // The break made at once (it reaches the supervisor before the run's start and starts
     // rust-analyzer itself), or once the rust-analyzer the run's start started is up.
-    for up_first in [false, true] {
+    for (up_first, locked) in [(false, true), (true, true), (false, false), (true, false)] {
         let dir = fixture_copy("cargo_noisy");
-        std::fs::write(dir.path().join("Cargo.lock"), &lock).unwrap();
+        if locked {
+            std::fs::write(dir.path().join("Cargo.lock"), &lock).unwrap();
+        }
         let p = Project::open_in(dir, CONFIG, true);
         if up_first {
             p.wait_for_a_server_started_with_the_run().await;
@@ -279,7 +283,11 @@ async fn first_write_while_rust_analyzer_started_with_the_run_loads_calls_nothin
                 assert!(expected.contains(&line), "{line} predates the write:\n{s}");
             }
         } else {
-            assert_eq!(shown(&s), expected, "up first: {up_first}:\n{s}");
+            assert_eq!(
+                shown(&s),
+                expected,
+                "up first: {up_first}, locked: {locked}:\n{s}"
+            );
             has_line(&s, SILENCED);
         }
         // From the first fix on, each write names exactly what cargo adds over the tree
@@ -295,18 +303,18 @@ async fn first_write_while_rust_analyzer_started_with_the_run_loads_calls_nothin
             assert_eq!(
                 shown(&s),
                 back,
-                "up first: {up_first}, cycle {cycle} fix:\n{s}"
+                "up first: {up_first}, locked: {locked}, cycle {cycle} fix:\n{s}"
             );
             has_line(&s, "9 earlier diagnostic(s) are gone after this write:");
             assert!(
                 !s.contains("no state before"),
-                "up first: {up_first}, cycle {cycle} fix:\n{s}"
+                "up first: {up_first}, locked: {locked}, cycle {cycle} fix:\n{s}"
             );
             let s = section(p.write_tool(SHAPES, &broken).await);
             assert_eq!(
                 shown(&s),
                 expected,
-                "up first: {up_first}, cycle {cycle} break:\n{s}"
+                "up first: {up_first}, locked: {locked}, cycle {cycle} break:\n{s}"
             );
             has_line(&s, SILENCED);
         }
@@ -402,5 +410,70 @@ async fn a_rename_of_a_trait_method_across_crates_reports_no_pre_existing_error(
         "the rename changed no finding"
     );
     assert_eq!(shown(&text), BTreeSet::new(), "{text}");
+    p.close_and_check().await;
+}
+
+/// Waits (at most three minutes) until the lock file is there and `status` says the
+/// rust-analyzer started with the run is at rest (not `(indexing)`): its first check,
+/// which wrote the lock file, is over.
+async fn wait_until_checked_with_a_lock_file(p: &Project) {
+    p.wait_for_a_server_started_with_the_run().await;
+    for _ in 0..1800 {
+        let status = p.ok(json!({"action": "status"})).await;
+        let idle = status
+            .lines()
+            .any(|l| l == "rust: running rust-analyzer for root .");
+        if idle && p.root().join("Cargo.lock").exists() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("rust-analyzer's first check did not end within three minutes");
+}
+
+/// A library that does not commit its `Cargo.lock` (no `target/` either), opened with
+/// rust-analyzer started with the run: its first `cargo check` writes the lock file. The
+/// first write, once the server is up, names exactly what cargo adds — its errors as well
+/// as rust-analyzer's own — and the fix exactly those as gone.
+#[tokio::test]
+async fn a_first_write_on_a_workspace_without_a_lock_file_names_what_cargo_adds() {
+    if !rust_analyzer_works() {
+        return;
+    }
+    // What the break changes is taken on a copy no server watches (cargo writes its lock
+    // file there, not in the run's tree).
+    let probe = Project::from_fixture("cargo_noisy", &started_by_the_first_call(CONFIG));
+    let (ok, broken, added) = what_the_break_adds(&probe);
+    probe.close_and_check().await;
+    let expected = the_break(&added);
+    let dir = fixture_copy("cargo_noisy");
+    for gone in ["Cargo.lock", "target"] {
+        assert!(!dir.path().join(gone).exists(), "{gone}");
+    }
+    let p = Project::open_in(dir, CONFIG, true);
+    // The write comes once rust-analyzer's first check has written the lock file and ended,
+    // with no call before it that would hand the server the news of the lock file.
+    wait_until_checked_with_a_lock_file(&p).await;
+    let s = section(p.write_tool(SHAPES, &broken).await);
+    assert_eq!(shown(&s), expected, "{s}");
+    assert!(
+        s.starts_with("9 new diagnostic(s) after this write:\n"),
+        "{s}"
+    );
+    has_line(&s, SILENCED);
+    let s = section(p.write_tool(SHAPES, &ok).await);
+    fixed(&s, expected.len());
+    let gone: BTreeSet<String> = s.lines().skip(2).map(|l| l.trim().to_string()).collect();
+    // The gone lines name the place by line only.
+    let without_column: BTreeSet<String> = expected
+        .iter()
+        .map(|l| {
+            let (place, rest) = l.split_once(' ').unwrap();
+            let line = place.rsplit_once(':').unwrap().0;
+            format!("{line} {rest}")
+        })
+        .collect();
+    assert_eq!(gone, without_column, "{s}");
+    assert_eq!(cargo_check(&p.root()), warts());
     p.close_and_check().await;
 }
