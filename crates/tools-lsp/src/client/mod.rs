@@ -136,6 +136,9 @@ struct Shared {
     /// When we last told the server of files changed on disk
     /// (`workspace/didChangeWatchedFiles`).
     last_disk_news: Mutex<Option<Instant>>,
+    /// When we last sent it anything (a request or a notification): how long it has been
+    /// of no use, for stopping an idle companion.
+    last_sent: Mutex<Instant>,
     shutting_down: AtomicBool,
     settings: Value,
     folders: Value,
@@ -160,6 +163,7 @@ impl Shared {
             last_event: Mutex::new(Instant::now()),
             last_told: Mutex::new(Instant::now()),
             last_disk_news: Mutex::new(None),
+            last_sent: Mutex::new(Instant::now()),
             shutting_down: AtomicBool::new(false),
             settings,
             folders,

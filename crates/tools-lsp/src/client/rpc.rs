@@ -82,6 +82,7 @@ impl LspClient {
         if let Some(p) = params {
             msg["params"] = p;
         }
+        self.note_sent();
         let pending = match self.transport.start_request(msg).await {
             Ok(p) => p,
             Err(TransportError::StreamClosed) => return Err(self.died(method).await),
@@ -124,6 +125,24 @@ impl LspClient {
         }
     }
 
+    fn note_sent(&self) {
+        if let Ok(mut t) = self.shared.last_sent.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    /// How long since anything was sent to the server or it last published or reported
+    /// work: a companion idle this long is of no use to the run at the moment.
+    pub fn idle_for(&self) -> Duration {
+        let sent = self.shared.last_sent.lock().map(|t| *t).ok();
+        let event = self.shared.last_event.lock().map(|t| *t).ok();
+        sent.into_iter()
+            .chain(event)
+            .map(|t| t.elapsed())
+            .min()
+            .unwrap_or_default()
+    }
+
     async fn died(&self, method: &str) -> LspError {
         LspError::Died {
             server: self.server.clone(),
@@ -139,6 +158,7 @@ impl LspClient {
     }
 
     async fn notify_raw(&self, method: &str, params: Value) -> Result<()> {
+        self.note_sent();
         tracing::trace!(target: "tools_lsp::wire", server = %self.server, "-> {method} {}", tools_core::text::shorten(&params.to_string(), 200));
         // A cancel or an exit changes nothing the server will report on.
         if !matches!(method, "$/cancelRequest" | "exit")

@@ -55,6 +55,11 @@ pub struct LspConfig {
     /// (default `true`; `false` starts each server on the first call that needs it, as
     /// untrusted runs and runs on a pool shared by sessions always do).
     pub start_at_run_start: bool,
+    /// Stop a diagnostics-only companion (ruff, eslint) that nothing has asked anything of
+    /// for this many seconds; the next write or check that needs it starts it again, which
+    /// takes a moment (default 300; 0 keeps companions up for the whole run). Primary
+    /// servers stay up: their first analysis of the project is what a restart would cost.
+    pub companion_idle_s: u64,
     /// Overrides and additions to the server table, keyed by language (`python`, `c`, …).
     pub servers: BTreeMap<String, ServerOverride>,
     /// Overrides and additions to the project-checker table, keyed by language.
@@ -84,6 +89,7 @@ impl Default for LspConfig {
             install_timeout_ms: 300_000,
             answer_bytes: crate::answer::budget::DEFAULT_ANSWER_BYTES,
             start_at_run_start: true,
+            companion_idle_s: 300,
             servers: BTreeMap::new(),
             checkers: BTreeMap::new(),
             trusted: false,
@@ -115,6 +121,10 @@ impl LspConfig {
         workspace: &std::path::Path,
     ) -> tools_core::discovery::ProgramSearch {
         tools_core::discovery::ProgramSearch::new(workspace, self.trusted)
+    }
+    /// How long a companion may stay idle before it is stopped; `None` keeps it up.
+    pub fn companion_idle(&self) -> Option<Duration> {
+        (self.companion_idle_s > 0).then(|| Duration::from_secs(self.companion_idle_s))
     }
     /// The request timeout.
     pub fn request_timeout(&self) -> Duration {

@@ -16,6 +16,7 @@ use crate::servers::discover::{self, Resolution};
 use crate::servers::pool::LspPool;
 use crate::servers::table::{Candidate, ServerSpec, server_table};
 
+mod idle;
 mod report;
 
 /// Where a file's server would run and with which program.
@@ -102,6 +103,7 @@ impl ServerSupervisor {
             pool,
             notices: Mutex::new(Vec::new()),
         });
+        sup.watch_idle_companions();
         let weak = Arc::downgrade(&sup);
         run.on_close(move || {
             Box::pin(async move {

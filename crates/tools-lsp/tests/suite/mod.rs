@@ -14,6 +14,7 @@ mod first_write;
 mod go;
 mod hidden_findings;
 mod hierarchy;
+mod idle_companions;
 mod mixed_astro;
 mod mixed_components;
 mod mixed_svelte;
