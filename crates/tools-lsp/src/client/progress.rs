@@ -24,6 +24,12 @@ impl super::LspClient {
         self.shared.board.first_check_ended()
     }
 
+    /// Whether a project check of the server (rust-analyzer's `cargo check`) was under way
+    /// at `at` or began since: a check reads the disk, so it read a file as written then.
+    pub fn checked_since(&self, at: SystemTime) -> bool {
+        self.shared.board.checked_since(at)
+    }
+
     /// Whether a progress token the server created (in the last
     /// [`super::ANNOUNCED_TOKEN_KEPT`]) has not begun yet, however long ago it was created:
     /// a server busy with a long first slice of analysis begins the work it announced
@@ -182,6 +188,15 @@ impl ProgressBoard {
             })
         });
         fetched_since || during_check
+    }
+
+    /// Whether one of the last checks was under way at `at` or began since.
+    pub(crate) fn checked_since(&self, at: SystemTime) -> bool {
+        self.checks.lock().is_ok_and(|checks| {
+            checks
+                .iter()
+                .any(|(_, ended)| ended.is_none_or(|end| at <= end))
+        })
     }
 
     /// Whether work of `kind` is under way.
@@ -394,6 +409,8 @@ mod tests {
             "changed after every check"
         );
         assert!(!board.knows_lock_changed_at(before_all));
+        assert!(board.checked_since(during));
+        assert!(!board.checked_since(after));
         // Read by a fetch begun after it changed.
         begin("rustAnalyzer/Fetching", "Fetching");
         assert!(board.knows_lock_changed_at(before_all));

@@ -25,9 +25,9 @@ pub(crate) struct Before {
     /// Whether `state` is a settled state of a server that was up before this change.
     pub settled: bool,
     /// Whether the server's first analysis was still running when the bound was hit (or it
-    /// read the written text before any state was known): what it says about the files
-    /// the change did not touch cannot be told apart from what they had before, so they
-    /// are all baseline.
+    /// read the written text before any state was known, or a check of the project read it
+    /// before the state was taken): what it says about the files the change did not touch
+    /// cannot be told apart from what they had before, so they are all baseline.
     pub first_analysis_unfinished: bool,
     /// Files opened now only to observe the change (baseline, never new).
     pub observers: Vec<PathBuf>,
@@ -171,8 +171,15 @@ pub(crate) async fn state_before(
     let checked_written_disk = first_analysis
         && checks_on_save(client)
         && first_check_read_written(client, paths, pre_images);
-    let first_analysis_unfinished =
-        first_analysis && (pre_settled.is_err() || !before_write.complete || checked_written_disk);
+    // Any other check that ran after the written text reached the disk and before the
+    // write was handed over (the project loaded again for a manifest changed outside, an
+    // earlier write's check begun late) read that text too.
+    let rechecked_written_disk = !checked_written_disk
+        && checks_on_save(client)
+        && check_read_written(client, paths, pre_images);
+    let first_analysis_unfinished = rechecked_written_disk
+        || first_analysis
+            && (pre_settled.is_err() || !before_write.complete || checked_written_disk);
     let settled = pre_settled.is_ok() && !first_analysis_unfinished;
     match &pre_settled {
         Ok(()) => client.note_first_analysis_done(),
@@ -197,7 +204,14 @@ pub(crate) async fn state_before(
             )),
         },
     }
-    if pre_settled.is_ok() && first_analysis_unfinished {
+    if rechecked_written_disk {
+        notes.push(format!(
+            "{NO_STATE_BEFORE} — {} checked the project again after the written text reached the disk, \
+             before the write was handed to it, and that check read it: the diagnostics of files this \
+             change did not touch were taken as they are, not judged; ask `lsp` action `diagnostics` for a caller",
+            client.server
+        ));
+    } else if pre_settled.is_ok() && first_analysis_unfinished {
         let how = no_state_before_why(
             client.started_with_the_run(),
             started_for_it,
@@ -287,6 +301,22 @@ fn first_check_read_written(
             && std::fs::metadata(p)
                 .and_then(|m| m.modified())
                 .is_ok_and(|at| ended.is_none_or(|end| at <= end))
+    })
+}
+
+/// Whether a check of `client` may have read one of `paths` at its written text: the file
+/// differs from its pre-image and a check was under way when it reached the disk, or began
+/// since.
+fn check_read_written(
+    client: &LspClient,
+    paths: &[PathBuf],
+    pre_images: &HashMap<PathBuf, PreImage>,
+) -> bool {
+    paths.iter().any(|p| {
+        written(p, pre_images.get(p))
+            && std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .is_ok_and(|at| client.checked_since(at))
     })
 }
 

@@ -477,3 +477,48 @@ async fn a_first_write_on_a_workspace_without_a_lock_file_names_what_cargo_adds(
     assert_eq!(cargo_check(&p.root()), warts());
     p.close_and_check().await;
 }
+
+/// A manifest changed outside the tools just before a write: rust-analyzer, told of it by
+/// the write, loads the project again and checks it from the disk, where the written text
+/// already is. That check's findings are the write's, not the state before it: the first
+/// line says there is no state before, nothing is called old that cargo adds, and the
+/// writes after it are judged exactly again.
+#[tokio::test]
+async fn a_write_after_a_manifest_changed_outside_says_its_check_read_the_written_text() {
+    if !rust_analyzer_works() {
+        return;
+    }
+    let p = Project::from_fixture("cargo_noisy", CONFIG);
+    let (ok, broken, added, back) = what_the_break_changes(&p);
+    let expected = the_break(&added);
+    // Once its first check is over, nothing is in the way of the next write.
+    let caller = p
+        .ok(json!({"action": "diagnostics", "file": "crates/forms/src/lib.rs"}))
+        .await;
+    has(
+        &caller,
+        "crates/forms/src/lib.rs:4:5 warning [unused_imports] unused import: `std::collections::HashMap`",
+    );
+    let manifest = p.read("Cargo.toml");
+    p.write("Cargo.toml", &format!("{manifest}exclude = [\"vendor\"]\n"));
+    let s = section(p.write_tool(SHAPES, &broken).await);
+    let first = s.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "no state before this change — rust-analyzer checked the project again after the written text \
+         reached the disk, before the write was handed to it, and that check read it: the diagnostics \
+         of files this change did not touch were taken as they are, not judged; ask `lsp` action \
+         `diagnostics` for a caller",
+        "{s}"
+    );
+    for line in shown(&s) {
+        assert!(expected.contains(&line), "{line} predates the write:\n{s}");
+    }
+    let s = section(p.write_tool(SHAPES, &ok).await);
+    assert_eq!(shown(&s), back, "{s}");
+    has_line(&s, "9 earlier diagnostic(s) are gone after this write:");
+    let s = section(p.write_tool(SHAPES, &broken).await);
+    assert_eq!(shown(&s), expected, "{s}");
+    p.write_tool(SHAPES, &ok).await;
+    p.close_and_check().await;
+}
