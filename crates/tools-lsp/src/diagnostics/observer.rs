@@ -431,7 +431,13 @@ impl DiagnosticsOnWrite {
                             .cloned()
                             .collect()
                     }),
-                    goal: for_later(&client, goal, &dependents),
+                    // Given once the files using what changed were checked: those are
+                    // published already, and an importer the server may not count as a
+                    // dependent (one outside its program) must not hold the next write up.
+                    goal: match rest {
+                        Some(_) => goal,
+                        None => for_later(&client, goal, &dependents),
+                    },
                     before_settled,
                 },
             );
