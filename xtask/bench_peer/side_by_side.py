@@ -10,7 +10,9 @@ alternating between runs. For each corpus and side it measures:
   report diagnostics on write) its references and the diagnostics of every referencing
   file; the sites found are held against the project's own checker (pyright's command
   line, `cargo check --workspace --tests`) run before and after the same edit;
-- rename: the call, and whether the tree it leaves is the same as the other side's;
+- rename: the call, whether the tree it leaves is the same as the other side's, and how many
+  errors the project's checker reports in that tree that it did not after the breaking edit
+  (a rename that leaves a use behind breaks it);
 - RSS of the server's process tree at the end of the run, and the size of tools/list.
 
 The corpora: click's and requests' sdists (pyright on `src` and `tests`) and a Cargo
@@ -67,6 +69,7 @@ class Outcome:
     break_truth: int = 0
     rename_s: float = float("nan")
     rename_tree: dict = field(default_factory=dict)
+    rename_broke: int = 0
     rss_kib: int = 0
     processes: int = 0
     tools_list_bytes: int = 0
@@ -168,16 +171,17 @@ def apply_breaking(tree_dir: str, b: dict) -> None:
         f.write(src.replace(b["old"], b["new"]))
 
 
-def truth_of_breaking(corpus: Corpus, scratch: str) -> set:
+def truth_of_breaking(corpus: Corpus, scratch: str) -> tuple:
     """The (file, line) sites the project's checker reports after the breaking edit and not
-    before it."""
+    before it, and every site it reports after the edit (what a rename made next is held
+    against)."""
     copy = os.path.join(scratch, f"{corpus.name}-truth")
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(corpus.root, copy)
     before = checker_sites(corpus, copy)
     apply_breaking(copy, corpus.breaking)
     after = checker_sites(corpus, copy)
-    return after - before
+    return after - before, after
 
 
 def snapshot(tree_dir: str) -> dict:
@@ -362,7 +366,7 @@ def diagnostic_lines(answer: str) -> set:
 # ---------------------------------------------------------------- one side, one run
 
 
-async def run_side(side, corpus: Corpus, scratch: str, run: int, truth: set, log_dir: str) -> Outcome:
+async def run_side(side, corpus: Corpus, scratch: str, run: int, truth: set, broken: set, log_dir: str) -> Outcome:
     o = Outcome(break_truth=len(truth))
     root = os.path.join(scratch, f"{corpus.name}-{side.name}-{run}")
     shutil.rmtree(root, ignore_errors=True)
@@ -415,6 +419,9 @@ async def run_side(side, corpus: Corpus, scratch: str, run: int, truth: set, log
         o.processes = len(procs)
         o.rss_kib = sum(rss_kib(p) for p in procs)
     answers.close()
+    # What the rename broke that the breaking edit had not: the checker over the tree it left
+    # (same-line edits, so the sites compare), once the server is gone.
+    o.rename_broke = len(checker_sites(corpus, root) - broken)
     return o
 
 
@@ -636,6 +643,10 @@ def table(results: dict) -> str:
             if key == "rename_s":
                 same = all(a.rename_tree == b.rename_tree for a, b in zip(ours, theirs))
                 detail += "; same tree" if same else "; TREES DIFFER"
+                detail += (
+                    f"; new checker errors after it {span([a.rename_broke for a in ours], str)} vs "
+                    f"{span([b.rename_broke for b in theirs], str)}"
+                )
             if key == "rss_kib":
                 detail += f"; {span([a.processes for a in ours], str)} vs {span([b.processes for b in theirs], str)} processes"
             cells.append(f"{r} ({detail})")
@@ -675,17 +686,18 @@ async def main() -> int:
     results = {}
     failed = False
     for corpus in corpora:
-        truth = truth_of_breaking(corpus, scratch)
+        truth, broken = truth_of_breaking(corpus, scratch)
         print(f"bench peer: {corpus.name}: the checker reports {len(truth)} new error site(s) after the breaking edit: "
               + ", ".join(f"{f}:{n}" for f, n in sorted(truth)), file=sys.stderr)
         per = {s.name: [] for s in sides}
         for run in range(a.runs):
             order = sides if run % 2 == 0 else sides[::-1]
             for side in order:
-                o = await run_side(side, corpus, scratch, run, truth, log_dir)
+                o = await run_side(side, corpus, scratch, run, truth, broken, log_dir)
                 per[side.name].append(o)
                 print(f"bench peer: {corpus.name} run {run + 1} {side.name}: cold {o.cold_s:.2f} s, refs {o.warm_refs_s * 1000:.0f} ms "
-                      f"({o.refs_count}), break {o.break_s:.2f} s ({o.break_found}/{o.break_truth}), rename {o.rename_s:.2f} s, "
+                      f"({o.refs_count}), break {o.break_s:.2f} s ({o.break_found}/{o.break_truth}), rename {o.rename_s:.2f} s "
+                      f"({o.rename_broke} new checker errors), "
                       f"rss {o.rss_kib // 1024} MiB in {o.processes} processes" + (f"; {o.errors}" if o.errors else ""),
                       file=sys.stderr)
                 failed |= bool(o.errors)
