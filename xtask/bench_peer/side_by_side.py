@@ -41,6 +41,10 @@ from mcp import Client, StdioServerParameters
 WARM_ASKS = 7
 # How long the first correct definition may take before the side counts as failed.
 COLD_LIMIT_S = 180.0
+# The pause before the breaking edit and before the rename, on both sides: an agent reads
+# each answer before its next call (a model's turn takes seconds), and work a server goes on
+# with behind an answer is done by then. `--think-s 0` asks back to back.
+THINK_S = 2.0
 
 
 @dataclass
@@ -366,7 +370,9 @@ def diagnostic_lines(answer: str) -> set:
 # ---------------------------------------------------------------- one side, one run
 
 
-async def run_side(side, corpus: Corpus, scratch: str, run: int, truth: set, broken: set, log_dir: str) -> Outcome:
+async def run_side(
+    side, corpus: Corpus, scratch: str, run: int, truth: set, broken: set, log_dir: str, think_s: float
+) -> Outcome:
     o = Outcome(break_truth=len(truth))
     root = os.path.join(scratch, f"{corpus.name}-{side.name}-{run}")
     shutil.rmtree(root, ignore_errors=True)
@@ -403,6 +409,7 @@ async def run_side(side, corpus: Corpus, scratch: str, run: int, truth: set, bro
             times.append(time.monotonic() - t)
         keep("references", out)
         o.warm_refs_s = statistics.median(times[1:])
+        await asyncio.sleep(think_s)
         t = time.monotonic()
         out, sites = await side.breaking(c, corpus.breaking, root)
         o.break_s = time.monotonic() - t
@@ -410,6 +417,7 @@ async def run_side(side, corpus: Corpus, scratch: str, run: int, truth: set, bro
         o.break_found = len(truth & sites)
         # The breaking edit may have moved the renamed symbol's line.
         rename = {**corpus.rename, "line": line_of(root, corpus.rename["file"], corpus.rename["needle"])}
+        await asyncio.sleep(think_s)
         t = time.monotonic()
         out = await side.rename(c, rename)
         o.rename_s = time.monotonic() - t
@@ -662,6 +670,7 @@ async def main() -> int:
     ap.add_argument("--work", required=True)
     ap.add_argument("--sdist", action="append", default=[], metavar="NAME=TAR", help="a Python corpus's sdist")
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--think-s", type=float, default=THINK_S, help="pause before the breaking edit and the rename")
     ap.add_argument("--only", default="", help="comma-separated corpus names")
     a = ap.parse_args()
     scratch = os.path.join(a.work, "trees")
@@ -693,7 +702,7 @@ async def main() -> int:
         for run in range(a.runs):
             order = sides if run % 2 == 0 else sides[::-1]
             for side in order:
-                o = await run_side(side, corpus, scratch, run, truth, broken, log_dir)
+                o = await run_side(side, corpus, scratch, run, truth, broken, log_dir, a.think_s)
                 per[side.name].append(o)
                 print(f"bench peer: {corpus.name} run {run + 1} {side.name}: cold {o.cold_s:.2f} s, refs {o.warm_refs_s * 1000:.0f} ms "
                       f"({o.refs_count}), break {o.break_s:.2f} s ({o.break_found}/{o.break_truth}), rename {o.rename_s:.2f} s "
@@ -702,7 +711,10 @@ async def main() -> int:
                       file=sys.stderr)
                 failed |= bool(o.errors)
         results[corpus.name] = (per["agent-tools"], per["Serena"])
-    print(f"ours / Serena's, lower is better; {a.runs} runs, order alternating; answers and logs in {log_dir}")
+    print(
+        f"ours / Serena's, lower is better; {a.runs} runs, order alternating, {a.think_s:g} s between the "
+        f"references, the breaking edit and the rename; answers and logs in {log_dir}"
+    )
     print(table(results))
     return 1 if failed else 0
 

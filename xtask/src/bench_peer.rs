@@ -11,7 +11,9 @@
 //! release build is made, copied out of the shared target folder first so that no other
 //! build replaces it mid-run. `BENCH_PEER_RUNS` sets the runs per corpus (default 2) and
 //! `BENCH_PEER_ONLY` a comma-separated list of corpora (`click`, `requests`, `cargo-ws`);
-//! only the sdists of the corpora run are downloaded.
+//! only the sdists of the corpora run are downloaded. `BENCH_PEER_THINK_S` sets the pause
+//! before the breaking edit and the rename on both sides (default 2 s: an agent reads each
+//! answer before its next call; 0 asks back to back).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,6 +41,7 @@ pub(crate) fn bench_peer() -> Result {
     let python313 = python313_dir()?;
     let runs = std::env::var("BENCH_PEER_RUNS").unwrap_or_else(|_| "2".into());
     let only = std::env::var("BENCH_PEER_ONLY").unwrap_or_default();
+    let think = std::env::var("BENCH_PEER_THINK_S").unwrap_or_else(|_| "2".into());
     let wanted = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
     let mut sdists = Vec::new();
     for (name, version) in SDISTS {
@@ -61,7 +64,7 @@ pub(crate) fn bench_peer() -> Result {
         .arg("--work")
         .arg(&work)
         .args(&sdists)
-        .args(["--runs", &runs, "--only", &only])
+        .args(["--runs", &runs, "--only", &only, "--think-s", &think])
         .env("PATH", tool_path()))
 }
 
