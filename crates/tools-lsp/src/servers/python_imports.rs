@@ -125,7 +125,8 @@ pub fn imports_of(text: &str, name: &str) -> Vec<ImportedName> {
     out
 }
 
-/// Every module `text` imports whole: `import a.b`, `import a.b as u`, and each name of a
+/// Every module `text` imports whole: `import a.b` (and the package `a` it binds),
+/// `import a.b as u`, and each name of a
 /// `from PACKAGE import name` taken as a possible submodule (`PACKAGE.name`; whether it is
 /// one is for [`module_is`] to say against a file).
 pub fn module_imports(text: &str) -> Vec<ModuleImport> {
@@ -145,6 +146,16 @@ pub fn module_imports(text: &str) -> Vec<ModuleImport> {
                 Some(package) if package.ends_with('.') => format!("{package}{word}"),
                 Some(package) => format!("{package}.{word}"),
             };
+            // `import a.b.c` binds `a`: the packages on the way are reached as well
+            // (`a.NAME` is a name of `a/__init__.py`).
+            if statement.from.is_none() && bound_as == word {
+                for (dot, _) in word.match_indices('.') {
+                    out.push(ModuleImport {
+                        module: word[..dot].to_string(),
+                        bound_as: word[..dot].to_string(),
+                    });
+                }
+            }
             out.push(ModuleImport {
                 module,
                 bound_as: bound_as.to_string(),
@@ -316,6 +327,7 @@ mod tests {
             found,
             [
                 pair("os", "os"),
+                pair("pkg", "pkg"),
                 pair("pkg.utils", "pkg.utils"),
                 pair("pkg.utils", "u"),
                 pair("pkg.utils", "utils"),
