@@ -343,24 +343,30 @@ mod tests {
         );
     }
 
+    /// A `begin` report of `token` titled `title` on `board`.
+    fn begin_on(board: &ProgressBoard, token: &str, title: &str) {
+        board.record(
+            token,
+            &WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: title.into(),
+                ..Default::default()
+            }),
+        );
+    }
+
+    /// The `end` report of `token` on `board`.
+    fn end_on(board: &ProgressBoard, token: &str) {
+        board.record(
+            token,
+            &WorkDoneProgress::End(WorkDoneProgressEnd::default()),
+        );
+    }
+
     #[test]
     fn the_first_check_to_end_is_remembered_and_loading_is_not_a_check() {
         let board = ProgressBoard::default();
-        let begin = |token: &str, title: &str| {
-            board.record(
-                token,
-                &WorkDoneProgress::Begin(WorkDoneProgressBegin {
-                    title: title.into(),
-                    ..Default::default()
-                }),
-            );
-        };
-        let end = |token: &str| {
-            board.record(
-                token,
-                &WorkDoneProgress::End(WorkDoneProgressEnd::default()),
-            );
-        };
+        let begin = |token: &str, title: &str| begin_on(&board, token, title);
+        let end = |token: &str| end_on(&board, token);
         begin("rustAnalyzer/Fetching", "Fetching");
         end("rustAnalyzer/Fetching");
         begin("rust-analyzer/flycheck/0", "cargo check");
@@ -375,21 +381,8 @@ mod tests {
     #[test]
     fn a_lock_file_written_during_a_check_or_read_by_a_later_fetch_is_known() {
         let board = ProgressBoard::default();
-        let begin = |token: &str, title: &str| {
-            board.record(
-                token,
-                &WorkDoneProgress::Begin(WorkDoneProgressBegin {
-                    title: title.into(),
-                    ..Default::default()
-                }),
-            );
-        };
-        let end = |token: &str| {
-            board.record(
-                token,
-                &WorkDoneProgress::End(WorkDoneProgressEnd::default()),
-            );
-        };
+        let begin = |token: &str, title: &str| begin_on(&board, token, title);
+        let end = |token: &str| end_on(&board, token);
         let before_all = SystemTime::now() - Duration::from_secs(60);
         assert!(!board.knows_lock_changed_at(before_all));
         begin("rust-analyzer/flycheck/0", "cargo check");
