@@ -36,6 +36,14 @@
 //! (Once per stretch of unsettled writes: a server that did not settle before the earlier
 //! write either gets the usual bound.)
 //! A bound that was hit always leads the answer, with what to call for the rest.
+//!
+//! Where the server re-checks every file that depends on a changed one (pyright) and the
+//! files using what the write changed are all known (see `dependents::open_users`), the
+//! result is given once those and the written files are checked (`settle::settle_affected`):
+//! the rest of the server's pass goes on behind the answer and is handled as a bound that
+//! was hit — remembered, waited for by the next write, what it shows named as this write's
+//! late diagnostics — without a note in the text (nothing the write can directly break is
+//! left unchecked; the structured result's `pending` says `affected_checked`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
