@@ -37,7 +37,7 @@ fn states_by_language(structured: &Value) -> BTreeMap<String, String> {
 
 /// Groups `text`'s lines by the language they start with (`python: …`), orders the groups
 /// by the language's file count (most first, then the table's order), folds the groups of
-/// languages without files and without a running server into one line, and keeps lines
+/// languages without files and without a server of this run into one line, and keeps lines
 /// of no language (notes) at the end.
 pub fn arrange(
     text: &str,
@@ -74,8 +74,11 @@ pub fn arrange(
     let mut absent: Vec<String> = Vec::new();
     for (lang, lines) in groups {
         let has_files = files.get(&lang).copied().unwrap_or(0) > 0;
-        let running = lines.iter().any(|l| l.contains(": running "));
-        if has_files || running {
+        // A server of this run (a companion stopped while idle too) keeps its lines.
+        let of_this_run = lines
+            .iter()
+            .any(|l| l.contains(": running ") || l.contains(": stopped — "));
+        if has_files || of_this_run {
             out.extend(lines);
         } else {
             absent.push(match states.get(&lang) {

@@ -39,6 +39,9 @@ struct SlotState {
     last_failure: Option<String>,
     gave_up: bool,
     server: String,
+    /// Set when the server was stopped for being idle that long (a companion), until it
+    /// starts again.
+    stopped_idle: Option<Duration>,
 }
 
 #[derive(Default)]
@@ -442,6 +445,7 @@ impl ServerSupervisor {
                 };
                 st.server = c.server.clone();
                 st.client = Some(Arc::clone(&c));
+                st.stopped_idle = None;
                 Ok(c)
             }
             Err(e) => {

@@ -51,6 +51,12 @@ async fn an_idle_companion_is_stopped_and_the_next_write_starts_it_again() {
     }
     assert!(!ruff_running(&status), "{status}");
     assert!(
+        status.lines().any(|l| l
+            == "ruff: stopped — ruff for root . had nothing asked of it for 1s; \
+                the next write or check that needs it starts it again"),
+        "{status}"
+    );
+    assert!(
         status
             .lines()
             .any(|l| l == "python: running pyright-langserver for root ."),
@@ -66,5 +72,7 @@ async fn an_idle_companion_is_stopped_and_the_next_write_starts_it_again() {
         "1 new diagnostic(s) after this write:\n\
          app.py:2:8 warning [F401] `sys` imported but unused … (ruff)"
     );
+    let status = p.ok(json!({"action": "status"})).await;
+    assert!(ruff_running(&status), "{status}");
     p.close_and_check().await;
 }

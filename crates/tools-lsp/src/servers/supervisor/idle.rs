@@ -68,6 +68,7 @@ impl ServerSupervisor {
                 .is_some_and(|c| c.is_alive() && c.idle_for() >= idle)
                 && let Some(c) = st.client.take()
             {
+                st.stopped_idle = Some(idle);
                 stopped.push(c);
             }
         }

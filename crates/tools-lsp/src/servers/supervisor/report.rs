@@ -59,13 +59,15 @@ impl ServerSupervisor {
             }
             let mut seen_roots = Vec::new();
             for ((_, root), slot) in &my_slots {
-                let (client, crashes, last, gave_up, server) = match slot.state.lock() {
+                let (client, crashes, last, gave_up, server, stopped_idle) = match slot.state.lock()
+                {
                     Ok(st) => (
                         st.client.clone(),
                         st.crashes,
                         st.last_failure.clone(),
                         st.gave_up,
                         st.server.clone(),
+                        st.stopped_idle,
                     ),
                     Err(_) => continue,
                 };
@@ -134,6 +136,17 @@ impl ServerSupervisor {
                     None if slot.start_lock.try_lock().is_err() => {
                         lines.push(format!("{lang}: starting for root {rd}"));
                         structured.push(json!({"language": lang, "root": rd, "state": "starting"}));
+                    }
+                    None if let Some(idle) = stopped_idle => {
+                        lines.push(format!(
+                            "{lang}: stopped — {server} for root {rd} had nothing asked of it for {}s; \
+                             the next write or check that needs it starts it again",
+                            idle.as_secs()
+                        ));
+                        structured.push(
+                            json!({"language": lang, "root": rd, "state": "stopped_idle",
+                            "server": server, "idle_s": idle.as_secs()}),
+                        );
                     }
                     None => {}
                 }
@@ -312,6 +325,7 @@ fn pooled_slot(s: &crate::servers::pool::SharedServer) -> ((String, PathBuf), Ar
             crashes: s.crashes,
             last_failure: s.last_failure.clone(),
             gave_up: s.gave_up,
+            stopped_idle: None,
             server: s
                 .key
                 .program
