@@ -150,6 +150,9 @@ pub struct ChildProcess {
     pgid: i32,
     run: std::sync::Weak<Run>,
     stderr: StderrLog,
+    /// Becomes `true` once everything the child wrote to stderr has been read (the pipe's
+    /// other end closed): a child's exit does not mean its last words were read yet.
+    stderr_done: tokio::sync::watch::Receiver<bool>,
     /// The program as started, for messages.
     pub program: String,
 }
@@ -209,6 +212,7 @@ impl ChildProcess {
         crate::sweep::session_started(pgid);
         drop(spawning);
         let stderr = StderrLog::new();
+        let (stderr_read_all, stderr_done) = tokio::sync::watch::channel(false);
         if let Some(mut err) = child.stderr.take() {
             let log = stderr.clone();
             tokio::spawn(async move {
@@ -224,13 +228,17 @@ impl ChildProcess {
                         }
                     }
                 }
+                let _ = stderr_read_all.send(true);
             });
+        } else {
+            let _ = stderr_read_all.send(true);
         }
         Ok(ChildProcess {
             child,
             pgid,
             run: Arc::downgrade(run),
             stderr,
+            stderr_done,
             program,
         })
     }
@@ -250,6 +258,14 @@ impl ChildProcess {
     /// The stderr log.
     pub fn stderr(&self) -> &StderrLog {
         &self.stderr
+    }
+    /// Waits, at most `within`, until everything the child wrote to stderr is in
+    /// [`ChildProcess::stderr`]: after its exit, for a caller that reports its whole output
+    /// (a checker's findings on stderr), since the exit can come before the reader has
+    /// drained the pipe. Bounded, because a grandchild may keep the pipe open.
+    pub async fn stderr_read_to_end(&self, within: std::time::Duration) {
+        let mut done = self.stderr_done.clone();
+        let _ = tokio::time::timeout(within, done.wait_for(|all| *all)).await;
     }
     /// The exit status if the child has exited, without waiting.
     pub fn try_status(&mut self) -> Option<std::process::ExitStatus> {
@@ -380,5 +396,45 @@ mod tests {
         let second = ChildProcess::spawn(&run, sleeper(), Pipes::None).unwrap();
         drop(second);
         run.close().await;
+    }
+
+    #[tokio::test]
+    async fn every_line_written_to_stderr_is_read_once_the_child_has_exited() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::new(RunOptions {
+            root: dir.path().into(),
+            conversation_id: "stderr".into(),
+            config: Config::empty(),
+            trusted: false,
+        })
+        .unwrap();
+        // More than a pipe holds at once, the last line written just before the exit.
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "i=0; while [ $i -lt 400 ]; do echo \"line $i of the checker's report\" >&2; i=$((i+1)); done; echo last >&2; exit 3",
+        ]);
+        for _ in 0..5 {
+            let mut child = ChildProcess::spawn(&run, cmd_clone(&cmd), Pipes::None).unwrap();
+            let status = child.wait().await.unwrap();
+            assert_eq!(status.code(), Some(3));
+            child
+                .stderr_read_to_end(std::time::Duration::from_secs(5))
+                .await;
+            assert!(
+                child.stderr().text().ends_with("last\n"),
+                "{}",
+                child.stderr().last_lines(2)
+            );
+        }
+        run.close().await;
+    }
+
+    /// The same command again (a tokio `Command` cannot be cloned).
+    fn cmd_clone(cmd: &Command) -> Command {
+        let std = cmd.as_std();
+        let mut again = Command::new(std.get_program());
+        again.args(std.get_args());
+        again
     }
 }

@@ -26,6 +26,9 @@ use crate::servers::supervisor::ServerSupervisor;
 /// Output bytes of one checker run that are read; past this the checker is stopped.
 const CHECKER_OUTPUT_CAP: u64 = 4 * 1024 * 1024;
 
+/// How long after a checker's exit the rest of its stderr may take to be read.
+const STDERR_AFTER_EXIT: Duration = Duration::from_secs(2);
+
 async fn run_one(
     run: &Arc<Run>,
     argv: &[String],
@@ -49,6 +52,9 @@ async fn run_one(
             child.kill();
         }
         let status = child.wait().await.ok();
+        // cargo and go vet write their findings to stderr: all of it, not what the reader
+        // had drained when the exit was seen.
+        child.stderr_read_to_end(STDERR_AFTER_EXIT).await;
         (status, buf)
     };
     match tokio::time::timeout(timeout, read).await {

@@ -227,8 +227,8 @@ impl Installer {
         if status.success() {
             return Ok(());
         }
-        // The stderr drain may still hold the last lines: give it a moment.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // The stderr drain may still hold the last lines.
+        child.stderr_read_to_end(Duration::from_secs(1)).await;
         Err(ToolError::not_available(format!(
             "installing {recipe} failed: `{}` exited with {}: {}",
             step.shown(),
