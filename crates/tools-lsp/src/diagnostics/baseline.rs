@@ -34,7 +34,7 @@ pub(crate) struct Before {
     /// Every importer of the changed files that is open (the server re-checks them).
     pub open_importers: Vec<PathBuf>,
     /// Every file the server names as using what the change alters, all open, when it
-    /// could tell them all (see `dependents::Importers::users_complete`) and its state
+    /// could tell them all (see `dependents::Importers::all_users`) and its state
     /// before is settled: once these and the changed files are checked, the rest of the
     /// server's work cannot be the change's direct doing.
     pub users: Option<Vec<PathBuf>>,
@@ -157,8 +157,7 @@ pub(crate) async fn state_before(
         )
         .await;
     }
-    let users_complete = users.users_complete;
-    let users_open = users.server_users.clone();
+    let all_users = users.all_users.clone();
     importers.extend(users);
     // A server whose first analysis did not end in time, or that could only be shown the
     // written text, has no state from before this change: what it reports about files
@@ -241,7 +240,7 @@ pub(crate) async fn state_before(
         first_analysis_unfinished,
         observers,
         open_importers: importers.open,
-        users: (users_complete && settled).then_some(users_open),
+        users: all_users.filter(|_| settled),
         notes,
     }
 }

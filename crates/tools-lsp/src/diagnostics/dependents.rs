@@ -165,16 +165,14 @@ pub struct Importers {
     /// Every importer found that is open now (opened earlier or just now): the server
     /// re-checks and republishes these after a change to what they import.
     pub open: Vec<PathBuf>,
-    /// Whether `open` holds every file that uses what the write changed, as far as the
-    /// server can tell: the changed items were known (each change inside a symbol the
-    /// server names), every question about their users was answered in time, and no cap
-    /// was reached. Set by [`open_users`] only.
-    pub users_complete: bool,
     /// The files the server itself named as users of what the write changed (its
-    /// references and implementations), all open: it re-checks these after the change.
-    /// Files found by the import scan outside its program are in `open` only — the server
-    /// may resolve their imports elsewhere and never re-check them.
-    pub server_users: Vec<PathBuf>,
+    /// references and implementations), all open — it re-checks these after the change —
+    /// when that is every user as far as it can tell: the changed items were known (each
+    /// change inside a symbol the server names), every question about their users was
+    /// answered in time, and no cap was reached. Files found by the import scan outside its
+    /// program are in `open` only: the server may resolve their imports elsewhere and never
+    /// re-check them. Set by [`open_users`] only.
+    pub all_users: Option<Vec<PathBuf>>,
 }
 
 /// Opens the files importing `targets` that are not open yet, for servers that diagnose
@@ -345,8 +343,7 @@ pub async fn open_users(
             complete = false;
         }
     }
-    out.users_complete = complete;
-    out.server_users = server_users;
+    out.all_users = complete.then_some(server_users);
     out
 }
 
@@ -361,12 +358,6 @@ impl Importers {
         for p in more.open {
             if !self.open.contains(&p) {
                 self.open.push(p);
-            }
-        }
-        self.users_complete |= more.users_complete;
-        for p in more.server_users {
-            if !self.server_users.contains(&p) {
-                self.server_users.push(p);
             }
         }
     }
