@@ -106,8 +106,7 @@ impl PreviewReport {
 mod tests {
     use super::*;
     use crate::{
-        CallCtx, Config, RegistryBuilder, Run, RunOptions, Surface, Tier, Tool, ToolError,
-        ToolOutput, WriteObserver,
+        CallCtx, RegistryBuilder, Run, Surface, Tier, Tool, ToolError, ToolOutput, WriteObserver,
     };
     use serde_json::{Value, json};
     use std::sync::Arc;
@@ -165,13 +164,7 @@ mod tests {
     #[tokio::test]
     async fn a_tool_reaches_every_observers_preview_and_nothing_counts_as_written() {
         let dir = tempfile::tempdir().unwrap();
-        let run = Run::new(RunOptions {
-            root: dir.path().into(),
-            conversation_id: "c".into(),
-            config: Config::empty(),
-            trusted: false,
-        })
-        .unwrap();
+        let run = Run::for_test(dir.path(), "c");
         let reg = RegistryBuilder::new(run)
             .tool(Arc::new(Previews))
             .observer(Arc::new(Predicts))

@@ -319,7 +319,6 @@ impl Drop for ChildProcess {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Config, RunOptions};
 
     fn state(pid: i32) -> Option<char> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -334,13 +333,7 @@ mod tests {
             .build()
             .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let run = Run::new(RunOptions {
-            root: dir.path().into(),
-            conversation_id: "spawner".into(),
-            config: Config::empty(),
-            trusted: false,
-        })
-        .unwrap();
+        let run = Run::for_test(dir.path(), "spawner");
         let handle = rt.handle().clone();
         let asking = Arc::clone(&run);
         // A thread that asks for the child and exits, as a caller's pool thread does.
@@ -372,13 +365,7 @@ mod tests {
     #[tokio::test]
     async fn a_run_at_its_child_cap_refuses_one_more_until_one_ends() {
         let dir = tempfile::tempdir().unwrap();
-        let run = Run::new(RunOptions {
-            root: dir.path().into(),
-            conversation_id: "cap".into(),
-            config: Config::empty(),
-            trusted: false,
-        })
-        .unwrap();
+        let run = Run::for_test(dir.path(), "cap");
         run.limit_children(1);
         let sleeper = || {
             let mut cmd = Command::new("sleep");
@@ -401,21 +388,18 @@ mod tests {
     #[tokio::test]
     async fn every_line_written_to_stderr_is_read_once_the_child_has_exited() {
         let dir = tempfile::tempdir().unwrap();
-        let run = Run::new(RunOptions {
-            root: dir.path().into(),
-            conversation_id: "stderr".into(),
-            config: Config::empty(),
-            trusted: false,
-        })
-        .unwrap();
+        let run = Run::for_test(dir.path(), "stderr");
         // More than a pipe holds at once, the last line written just before the exit.
-        let mut cmd = Command::new("sh");
-        cmd.args([
-            "-c",
-            "i=0; while [ $i -lt 400 ]; do echo \"line $i of the checker's report\" >&2; i=$((i+1)); done; echo last >&2; exit 3",
-        ]);
+        let report = || {
+            let mut cmd = Command::new("sh");
+            cmd.args([
+                "-c",
+                "i=0; while [ $i -lt 400 ]; do echo \"line $i of the checker's report\" >&2; i=$((i+1)); done; echo last >&2; exit 3",
+            ]);
+            cmd
+        };
         for _ in 0..5 {
-            let mut child = ChildProcess::spawn(&run, cmd_clone(&cmd), Pipes::None).unwrap();
+            let mut child = ChildProcess::spawn(&run, report(), Pipes::None).unwrap();
             let status = child.wait().await.unwrap();
             assert_eq!(status.code(), Some(3));
             child
@@ -428,13 +412,5 @@ mod tests {
             );
         }
         run.close().await;
-    }
-
-    /// The same command again (a tokio `Command` cannot be cloned).
-    fn cmd_clone(cmd: &Command) -> Command {
-        let std = cmd.as_std();
-        let mut again = Command::new(std.get_program());
-        again.args(std.get_args());
-        again
     }
 }

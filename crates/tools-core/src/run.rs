@@ -355,19 +355,27 @@ impl Drop for Run {
 }
 
 #[cfg(test)]
+impl Run {
+    /// An untrusted run at `root` with no configuration, for this crate's tests.
+    pub(crate) fn for_test(root: &Path, conversation_id: &str) -> Arc<Run> {
+        Run::new(RunOptions {
+            root: root.into(),
+            conversation_id: conversation_id.into(),
+            config: Config::empty(),
+            trusted: false,
+        })
+        .unwrap()
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     #[tokio::test]
     async fn close_kills_registered_groups_and_runs_hooks() {
         let dir = tempfile::tempdir().unwrap();
-        let run = Run::new(RunOptions {
-            root: dir.path().into(),
-            conversation_id: "t".into(),
-            config: Config::empty(),
-            trusted: false,
-        })
-        .unwrap();
+        let run = Run::for_test(dir.path(), "t");
         let mut cmd = tokio::process::Command::new("sleep");
         cmd.arg("30").process_group(0);
         let mut child = cmd.spawn().unwrap();
@@ -391,13 +399,7 @@ mod tests {
     async fn state_dir_is_private_and_removed_on_close() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let run = Run::new(RunOptions {
-            root: dir.path().into(),
-            conversation_id: "../odd id".into(),
-            config: Config::empty(),
-            trusted: false,
-        })
-        .unwrap();
+        let run = Run::for_test(dir.path(), "../odd id");
         let state = run.state_dir().unwrap();
         assert_eq!(state, run.state_dir().unwrap());
         assert_eq!(state.parent(), Some(std::env::temp_dir().as_path()));

@@ -355,7 +355,6 @@ mod tests {
     use std::path::PathBuf;
 
     use crate::Section;
-    use crate::{Config, RunOptions};
     use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -513,13 +512,7 @@ mod tests {
 
     fn run() -> (tempfile::TempDir, Arc<Run>) {
         let dir = tempfile::tempdir().unwrap();
-        let run = Run::new(RunOptions {
-            root: dir.path().into(),
-            conversation_id: "c".into(),
-            config: Config::empty(),
-            trusted: false,
-        })
-        .unwrap();
+        let run = Run::for_test(dir.path(), "c");
         (dir, run)
     }
 
