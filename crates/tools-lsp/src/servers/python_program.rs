@@ -164,14 +164,14 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The files under `root` with one of `extensions` that `program` leaves out and that
-/// mention `name`, at most [`OUTSIDE_OPEN_CAP`], in walk order (ignored files, virtual
-/// environments and hidden folders skipped).
+/// mention `name`, with their bytes as read, at most [`OUTSIDE_OPEN_CAP`], in walk order
+/// (ignored files, virtual environments and hidden folders skipped).
 fn outside_files_naming(
     root: &Path,
     program: &PythonProgram,
     extensions: &[String],
     name: &str,
-) -> Vec<PathBuf> {
+) -> Vec<(PathBuf, Vec<u8>)> {
     let walker = ignore::WalkBuilder::new(root)
         .filter_entry(|e| {
             let n = e.file_name().to_string_lossy();
@@ -192,32 +192,13 @@ fn outside_files_naming(
         {
             continue;
         }
-        if std::fs::read(path).is_ok_and(|text| mentions(&text, name.as_bytes())) {
-            found.push(path.to_path_buf());
+        if let Ok(text) = std::fs::read(path)
+            && mentions(&text, name.as_bytes())
+        {
+            found.push((path.to_path_buf(), text));
         }
     }
     found
-}
-
-/// The files of `client`'s root with one of `extensions` that a pyright-family server's
-/// configuration leaves out of its program and that mention `name`, once the server knows
-/// its program's files (see [`outside_files_naming`]). Empty for other servers and for
-/// programs no configuration narrows.
-pub async fn outside_files(client: &LspClient, extensions: &[String], name: &str) -> Vec<PathBuf> {
-    if !client.answers_before_analysis() || name.is_empty() {
-        return Vec::new();
-    }
-    // Most projects give pyright the whole root: nothing to scan, nothing to wait for.
-    let Some(program) = PythonProgram::read(&client.root, &client.server) else {
-        return Vec::new();
-    };
-    client.wait_project_files_found().await;
-    let root = client.root.clone();
-    let exts = extensions.to_vec();
-    let name = name.to_string();
-    tokio::task::spawn_blocking(move || outside_files_naming(&root, &program, &exts, &name))
-        .await
-        .unwrap_or_default()
 }
 
 /// How a file outside the program reaches a name of one of the modules asked about.
@@ -232,28 +213,40 @@ pub struct Reach {
 
 /// The files outside `client`'s program that mention `name` and reach it in one of
 /// `modules` (files that bind or use it): by `from MODULE import NAME`, or as an attribute
-/// of the module imported whole. Empty for servers other than pyright's family and for
-/// programs no configuration narrows.
+/// of the module imported whole — read once the server knows its program's files, each
+/// file read once. Empty for servers other than pyright's family and for programs no
+/// configuration narrows.
 pub async fn importing_files(
     client: &LspClient,
     extensions: &[String],
     name: &str,
     modules: &[PathBuf],
 ) -> Vec<(PathBuf, Reach)> {
-    if modules.is_empty() {
+    if modules.is_empty() || !client.answers_before_analysis() || name.is_empty() {
         return Vec::new();
     }
-    let mut out = Vec::new();
-    for path in outside_files(client, extensions, name).await {
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let reach = reach_in(&text, &path, name, modules);
-        if !reach.imports.is_empty() || !reach.attribute_uses.is_empty() {
-            out.push((path, reach));
-        }
-    }
-    out
+    // Most projects give pyright the whole root: nothing to scan, nothing to wait for.
+    let Some(program) = PythonProgram::read(&client.root, &client.server) else {
+        return Vec::new();
+    };
+    client.wait_project_files_found().await;
+    let root = client.root.clone();
+    let exts = extensions.to_vec();
+    let name = name.to_string();
+    let modules = modules.to_vec();
+    tokio::task::spawn_blocking(move || {
+        outside_files_naming(&root, &program, &exts, &name)
+            .into_iter()
+            .filter_map(|(path, bytes)| {
+                let text = String::from_utf8(bytes).ok()?;
+                let reach = reach_in(&text, &path, &name, &modules);
+                (!reach.imports.is_empty() || !reach.attribute_uses.is_empty())
+                    .then_some((path, reach))
+            })
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
 }
 
 /// How `text` (the file `path`) reaches `name` in one of `modules`.
@@ -305,7 +298,10 @@ mod tests {
         let program = PythonProgram::read(r, "pyright-langserver").unwrap();
         assert!(program.holds(&r.join("src/pkg/utils.py")));
         assert!(!program.holds(&r.join("tests/test_utils.py")));
-        let mut found = outside_files_naming(r, &program, &py(), "to_native");
+        let mut found: Vec<PathBuf> = outside_files_naming(r, &program, &py(), "to_native")
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
         found.sort();
         assert_eq!(
             found,
