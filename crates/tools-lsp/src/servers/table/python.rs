@@ -13,6 +13,12 @@ const MARKERS: &[&str] = &[
 ];
 
 pub(super) fn entries() -> Vec<ServerSpec> {
+    // The same analysis settings under each server's own section.
+    let analysis = serde_json::json!({
+        "diagnosticMode": "workspace",
+        "autoSearchPaths": true,
+        "useLibraryCodeForTypes": true,
+    });
     let python = ServerSpec::new("python")
         .candidate(
             &["pyright-langserver", "--stdio"],
@@ -37,16 +43,8 @@ pub(super) fn entries() -> Vec<ServerSpec> {
         // command line uses (`src/` among them, so a src-layout package's tests import the
         // package, not an installed copy or a bundled stub) are asked for again.
         .settings(serde_json::json!({
-            "python": {"analysis": {
-                "diagnosticMode": "workspace",
-                "autoSearchPaths": true,
-                "useLibraryCodeForTypes": true,
-            }},
-            "basedpyright": {"analysis": {
-                "diagnosticMode": "workspace",
-                "autoSearchPaths": true,
-                "useLibraryCodeForTypes": true,
-            }},
+            "python": {"analysis": analysis.clone()},
+            "basedpyright": {"analysis": analysis},
         }))
         .checker(&["pyright"])
         .checker(&["basedpyright"])
