@@ -26,12 +26,14 @@ mod bench_peer;
 mod bench_smoke;
 mod component_table;
 mod deps;
+mod finding;
 mod fuzz;
 mod lint;
 mod module_circles;
 mod real_projects;
 mod setup;
 mod soak;
+mod stamp;
 mod tidy;
 
 use std::path::{Path, PathBuf};

@@ -1,14 +1,16 @@
-//! Tidy rule: no circles between the modules of a library crate.
+//! Tidy rule: no circles between the modules of a crate: every library crate, and xtask.
 //!
 //! A reader finds their way in a crate when its modules form floors: each uses only what is
 //! below it. Two files that import each other (directly or round a longer loop) are one job
 //! split in two, or share something that belongs below both. So are two top-level folders
-//! whose files import each other. This rule reads every library source file's paths —
+//! whose files import each other. This rule reads every checked source file's paths —
 //! `crate::…`, `super::…` and `self::…`, in `use` lines and inline, `{…}` groups expanded —
 //! resolves each to the module file that defines it, and reports every loop of files and
 //! every loop of top-level folders, naming its members.
 //!
-//! The crate root (`lib.rs`) is left out: it re-exports from every folder by design. Test
+//! The crate root (`lib.rs`, or xtask's `main.rs`) is left out: it declares or re-exports
+//! every module by design. The facade's binaries (`main.rs`, `bin/`) are crate trees of
+//! their own beside its library and are not read. Test
 //! modules (`#[cfg(test)] mod tests { … }`) and comments are not read, so a doc link or a
 //! test helper never makes a loop. Known loops awaiting their split are listed in
 //! [`KNOWN_CIRCLES`] with the reason; an entry that no longer matches a loop is reported, so
@@ -17,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::tidy::{Finding, finding};
+use crate::finding::{Finding, finding};
 
 /// Loops not split yet: (crate folder, the loop's files relative to its `src/`, sorted and
 /// joined by " ↔ ", why it is still there).
@@ -27,11 +29,11 @@ pub const KNOWN_CIRCLES: &[(&str, &str, &str)] = &[];
 /// `crate::client::rpc`.
 type ModulePath = Vec<String>;
 
-/// Every loop finding over the library sources among `files` (relative to `repo`).
+/// Every loop finding over the library sources and xtask's among `files` (relative to `repo`).
 pub fn check(repo: &Path, files: &[PathBuf]) -> Result<Vec<Finding>, String> {
     let mut by_crate: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     for rel in files {
-        if let Some((krate, in_src)) = library_module_file(rel) {
+        if let Some((krate, in_src)) = checked_module_file(rel) {
             by_crate.entry(krate).or_default().push(in_src);
         }
     }
@@ -81,24 +83,26 @@ pub fn check(repo: &Path, files: &[PathBuf]) -> Result<Vec<Finding>, String> {
     Ok(out)
 }
 
-/// `(crate folder, path inside its src/)` of a library module file: under `crates/*/src/`,
-/// not a binary (`main.rs`, `bin/`).
-fn library_module_file(rel: &Path) -> Option<(PathBuf, PathBuf)> {
+/// `(crate folder, path inside its src/)` of a checked module file: a library's under
+/// `crates/*/src/` (not a binary's `main.rs` or `bin/`), or any of xtask's, whose one crate
+/// is rooted at `main.rs`.
+fn checked_module_file(rel: &Path) -> Option<(PathBuf, PathBuf)> {
     let parts: Vec<&str> = rel.iter().filter_map(|p| p.to_str()).collect();
-    if parts.len() < 4 || parts[0] != "crates" || parts[2] != "src" {
-        return None;
-    }
     if rel.extension().is_none_or(|e| e != "rs") {
         return None;
     }
-    let inner = &parts[3..];
-    if inner == ["main.rs"] || inner[0] == "bin" {
-        return None;
+    match parts.as_slice() {
+        ["xtask", "src", inner @ ..] if !inner.is_empty() => {
+            Some((PathBuf::from("xtask"), inner.iter().collect()))
+        }
+        ["crates", krate, "src", inner @ ..] if !inner.is_empty() => {
+            if *inner == ["main.rs"] || inner[0] == "bin" {
+                return None;
+            }
+            Some((PathBuf::from("crates").join(krate), inner.iter().collect()))
+        }
+        _ => None,
     }
-    Some((
-        PathBuf::from(parts[0]).join(parts[1]),
-        inner.iter().collect(),
-    ))
 }
 
 /// The module a file inside `src/` defines.
@@ -110,7 +114,9 @@ fn module_of(in_src: &Path) -> ModulePath {
         .collect();
     if let Some(last) = parts.pop() {
         let stem = last.trim_end_matches(".rs");
-        if stem != "mod" && stem != "lib" {
+        // `main.rs` at the top is xtask's crate root; a library's is excluded before this.
+        let is_root = stem == "lib" || (stem == "main" && parts.is_empty());
+        if stem != "mod" && !is_root {
             parts.push(stem.to_string());
         }
     }
@@ -469,28 +475,34 @@ mod tests {
     }
 
     #[test]
-    fn only_library_sources_are_read() {
+    fn only_library_and_xtask_sources_are_read() {
         assert_eq!(
-            library_module_file(Path::new("crates/tools-lsp/src/client/rpc.rs")),
+            checked_module_file(Path::new("crates/tools-lsp/src/client/rpc.rs")),
             Some((
                 PathBuf::from("crates/tools-lsp"),
                 PathBuf::from("client/rpc.rs")
             ))
         );
         assert_eq!(
-            library_module_file(Path::new("crates/agent-tools/src/main.rs")),
+            checked_module_file(Path::new("crates/agent-tools/src/main.rs")),
             None
         );
         assert_eq!(
-            library_module_file(Path::new("crates/agent-tools/src/bin/cli/x.rs")),
+            checked_module_file(Path::new("crates/agent-tools/src/bin/cli/x.rs")),
             None
         );
         assert_eq!(
-            library_module_file(Path::new("crates/tools-lsp/tests/all.rs")),
+            checked_module_file(Path::new("crates/tools-lsp/tests/all.rs")),
             None
         );
         assert_eq!(module_of(Path::new("client/mod.rs")), ["client"]);
         assert_eq!(module_of(Path::new("client/rpc.rs")), ["client", "rpc"]);
+        assert_eq!(
+            checked_module_file(Path::new("xtask/src/setup.rs")),
+            Some((PathBuf::from("xtask"), PathBuf::from("setup.rs")))
+        );
         assert!(module_of(Path::new("lib.rs")).is_empty());
+        assert!(module_of(Path::new("main.rs")).is_empty());
+        assert_eq!(module_of(Path::new("cli/main.rs")), ["cli", "main"]);
     }
 }

@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::setup::stamped;
+use crate::stamp::stamped;
 use crate::{Result, run, tools_dir, venv_bin};
 
 /// One published package the suite works on.

@@ -13,6 +13,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::stamp::stamped;
 use crate::{Result, alone_bin, repo, run, tool_path, tools_dir, venv_bin};
 
 /// What `xtask/components/*.toml` list, each file adding to the others.
@@ -85,20 +86,6 @@ struct Installed {
     took: Duration,
     /// `Ok(true)` when its stamp said nothing changed.
     outcome: Result<bool>,
-}
-
-/// Runs `step` unless its inputs are unchanged since it last succeeded (its stamp file in
-/// `.tools` says so); answers whether it was up to date.
-pub fn stamped(name: &str, inputs: &[String], step: impl FnOnce() -> Result) -> Result<bool> {
-    let stamp = tools_dir().join(format!("stamp-{name}"));
-    let want = inputs.join("\n");
-    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(want.as_str()) {
-        eprintln!("xtask: {name} is up to date");
-        return Ok(true);
-    }
-    step()?;
-    std::fs::write(&stamp, want).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
-    Ok(false)
 }
 
 /// Runs one installer, timed, and prints its line as soon as it ends (the others may still

@@ -17,6 +17,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::finding::Finding;
+use crate::finding::finding;
+
 /// The longest a source file may grow without a line in [`LONG_FILES`].
 pub const MAX_LINES: usize = 800;
 
@@ -139,34 +142,6 @@ const SOURCE_EXTENSIONS: &[&str] = &["rs", "py", "js", "ts", "sh"];
 
 /// Folders whose Rust and other sources are checked.
 const SOURCE_ROOTS: &[&str] = &["crates", "xtask", "tests"];
-
-/// One thing to fix, at a place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// The file, relative to the repository root.
-    pub path: PathBuf,
-    /// The 1-based line, when the finding is about one line.
-    pub line: Option<usize>,
-    /// What is wrong and what to do.
-    pub message: String,
-}
-
-impl std::fmt::Display for Finding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
-        }
-    }
-}
-
-pub(crate) fn finding(path: &Path, line: Option<usize>, message: impl Into<String>) -> Finding {
-    Finding {
-        path: path.to_path_buf(),
-        line,
-        message: message.into(),
-    }
-}
 
 /// Every tidy finding for the repository at `repo`.
 pub fn check(repo: &Path) -> Result<Vec<Finding>, String> {
