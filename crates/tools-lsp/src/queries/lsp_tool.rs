@@ -437,9 +437,20 @@ async fn locations_answer(
         Box::pin(async move { ask_locations(action, q, &root).await.map(|(_, l)| l) })
     })
     .await;
+    let mut from_template = Vec::new();
     let locs = match action {
         LspAction::References => {
-            crate::queries::outside_importers::with_uses_outside(sup, p, locs).await
+            let locs = crate::queries::outside_importers::with_uses_outside(sup, p, locs).await;
+            // A component's template uses its servers could not link (no `vue` installed).
+            let added = crate::queries::vue_template::for_query(sup.workspace(), p, &locs);
+            leads.extend(added.lead);
+            match added.uses {
+                Some(u) => {
+                    from_template = u.locations(&p.doc.uri);
+                    crate::queries::co_servers::merge_locations(locs, from_template.clone())
+                }
+                None => locs,
+            }
         }
         _ => locs,
     };
@@ -477,9 +488,16 @@ async fn locations_answer(
         .map(|p| p.json())
         .collect();
     let paging = page.json();
-    Ok(ToolOutput::text(page.text).with_structured(
-        json!({"locations": items, "total": total, "page": paging, "servers": asked}),
-    ))
+    let mut structured =
+        json!({"locations": items, "total": total, "page": paging, "servers": asked});
+    if !from_template.is_empty() {
+        let read: Vec<String> = from_template
+            .iter()
+            .filter_map(|l| r.location(l).map(|pt| pt.loc()))
+            .collect();
+        structured["read_from_template"] = json!(read);
+    }
+    Ok(ToolOutput::text(page.text).with_structured(structured))
 }
 
 /// Signature and documentation at the symbol.

@@ -3,7 +3,8 @@
 //! — then answered: definitions and references (`locate`), hover (`hover`), a file's outline
 //! (`outline`, cut to its shape when big: `outline_shape`), call and type hierarchies (`hierarchy`), workspace symbols
 //! (`workspace_symbols`), answers merged from every server of a file (`co_servers`), importers outside a narrowed
-//! pyright program (`outside_importers`), the servers' status (`status_view`), and diagnostics through
+//! pyright program (`outside_importers`), a Vue component's template uses its servers cannot link
+//! (`vue_template`), the servers' status (`status_view`), and diagnostics through
 //! `diagnostics` and `checkers`.
 //!
 //! It promises read-only answers sized to the answer budget, first entries first, each cut
@@ -20,4 +21,5 @@ pub(crate) mod outline_shape;
 pub(crate) mod outside_importers;
 pub(crate) mod query;
 pub(crate) mod status_view;
+pub(crate) mod vue_template;
 pub(crate) mod workspace_symbols;

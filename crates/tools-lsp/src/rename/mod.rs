@@ -6,7 +6,8 @@
 //! those from before (`check`); importers in files a narrowed pyright program leaves out
 //! are renamed with it (`outside`) — both run as one task after the write
 //! (`after`), which the answer waits for only until it is due; `preview: true` stages the rename instead of writing it and
-//! answers with the diagnostics it would bring (`preview`).
+//! answers with the diagnostics it would bring (`preview`). A Vue component's template uses
+//! its servers cannot link are renamed with the binding they use (`template`).
 //!
 //! The top of the crate: it may use everything below it — `queries` (a prepared position),
 //! `diagnostics` (the write observer), `servers`, `client`, `answer` and `error`.
@@ -18,6 +19,7 @@ mod outside;
 mod plan;
 mod preview;
 mod references;
+mod template;
 mod tool;
 
 #[cfg(feature = "testing")]

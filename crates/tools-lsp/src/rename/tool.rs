@@ -377,6 +377,8 @@ impl LspRenameTool {
             )?;
             co_before.push(more.before);
         }
+        let template =
+            crate::rename::template::template_edits(run, &p, &a.new_name, &here, &mut edit)?;
         // Importers in files the server's configuration leaves out of its program (the
         // tests beside `include = ["src/pkg"]`) are renamed with it.
         let old_name = extra
@@ -460,6 +462,10 @@ impl LspRenameTool {
             ),
         );
         note_places(
+            &template.places,
+            format!("of those edit(s) are {}", template.why),
+        );
+        note_places(
             &co.added,
             format!(
                 "of those edit(s) come from {}, which reads files {} does not",
@@ -502,6 +508,9 @@ impl LspRenameTool {
         };
         let mut structured = json!({"edits": total, "files": files,
             "added_references": extra.added, "merged_from": co.servers, "merged_edits": co.added});
+        if !template.places.is_empty() {
+            structured["read_from_template"] = json!(template.places);
+        }
         let mut sections = Vec::new();
         match (waited, &self.observer) {
             (Some(Ok(outcome)), _) => {

@@ -257,7 +257,7 @@ fn depends_on(file: &Path, workspace: &Path, dependency: &str) -> bool {
 
 /// Whether `package` resolves from `folder` as Node resolves a package: a
 /// `node_modules/<package>/package.json` in `folder` or any folder above it.
-fn installed(folder: &Path, package: &str) -> bool {
+pub(crate) fn installed(folder: &Path, package: &str) -> bool {
     folder.ancestors().any(|d| {
         d.join("node_modules")
             .join(package)

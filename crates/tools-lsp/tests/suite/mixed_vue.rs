@@ -25,7 +25,7 @@ const FILES: &[&str] = &[
 
 /// The `vue` package installed beside `vue-tsc`, linked into the project as its
 /// dependency (vue-tsc and the plugin read Vue's types from the project).
-fn link_vue(p: &Project, vue_tsc: &std::path::Path) {
+pub(super) fn link_vue(p: &Project, vue_tsc: &std::path::Path) {
     let real = vue_tsc.canonicalize().unwrap();
     let modules: PathBuf = real
         .ancestors()

@@ -19,6 +19,7 @@ mod mixed_astro;
 mod mixed_components;
 mod mixed_svelte;
 mod mixed_vue;
+mod mixed_vue_template;
 mod narrowed_python;
 mod noisy_cargo;
 mod noisy_go;
