@@ -40,7 +40,8 @@ struct EditArgs {
     #[serde(default)]
     replace: Option<String>,
     /// With `symbol`: its new body, without the signature (and without the braces, in
-    /// languages that have them).
+    /// languages that have them). A text that opens with the symbol's own signature is
+    /// taken as its whole new text, as `replace` takes it.
     #[serde(default)]
     body: Option<String>,
     /// With `symbol`: lines to insert above it (above its decorators or attributes).

@@ -49,6 +49,7 @@
 mod edit;
 mod hunks;
 mod locked;
+mod own_declaration;
 mod patch;
 mod patch_plan;
 mod patch_text;

@@ -7,7 +7,9 @@
 //! runs for the file, the bundled grammars where none does. An ambiguous or missing name is
 //! refused with its candidates and nothing changes. The given text is re-indented to the
 //! symbol's own indentation (its body's, for a body), whatever indentation it came with; the
-//! write itself is `edit`'s: the same lock, safe writer, preview and file conventions.
+//! write itself is `edit`'s: the same lock, safe writer, preview and file conventions. A
+//! body that opens with the symbol's own declaration is taken as its whole text (see
+//! [`crate::own_declaration`]), and the answer says so.
 
 use std::ops::Range;
 
@@ -310,6 +312,7 @@ pub(crate) async fn call(
     let part = part.with_text(style.model_text(part.text()));
     let sources = SymbolSources::for_run(&ctx.run);
     let sym = resolve_symbol(&sources, &path, &shown, &body, &query, "symbol").await?;
+    let (part, sym, taken_whole) = crate::own_declaration::as_written(part, sym, &body);
     let planned = plan(&body, &sym, &part)?;
     let updated_body = planned.apply(&body);
     if updated_body == body {
@@ -363,13 +366,19 @@ pub(crate) async fn call(
     } else {
         format!("{shown}:{first_line}-{last_line}")
     };
-    let what = format!(
+    let mut what = format!(
         "{} `{}` ({}, found by {})",
         part.verb(),
         sym.name,
         sym.kind,
         sym.source
     );
+    if taken_whole {
+        what.push_str(
+            " — the `body` given opens with its own declaration, so it was taken as the whole definition \
+             (as `replace` takes it), not written inside the old one",
+        );
+    }
     let structured = json!({
         "path": shown, "symbol": sym.name, "kind": sym.kind, "part": part.name(),
         "source": sym.source, "first_line": first_line, "last_line": last_line,

@@ -5,6 +5,7 @@ mod conventions;
 mod hostile;
 mod preview;
 mod properties;
+mod symbol_bodies;
 
 use std::sync::Arc;
 
