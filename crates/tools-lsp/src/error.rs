@@ -18,6 +18,10 @@ pub enum LspError {
         /// How long we waited.
         after: Duration,
     },
+    /// The server did not answer `initialize` within its start bound and was stopped; the
+    /// message is whole (server, root, bound, stderr tail).
+    #[error("{0}")]
+    StartTimeout(String),
     /// The server process exited or closed its output.
     #[error("{server} exited while answering `{method}`{detail}; the next call restarts it")]
     Died {
@@ -61,7 +65,9 @@ pub type Result<T, E = LspError> = std::result::Result<T, E>;
 impl From<LspError> for ToolError {
     fn from(e: LspError) -> Self {
         match &e {
-            LspError::Timeout { .. } => ToolError::timed_out(e.to_string()),
+            LspError::Timeout { .. } | LspError::StartTimeout(_) => {
+                ToolError::timed_out(e.to_string())
+            }
             LspError::Died { .. } => ToolError::not_available(e.to_string()),
             LspError::Server { .. } => ToolError::rejected(e.to_string()),
             LspError::Decode { .. } | LspError::Other(_) => ToolError::internal(e.to_string()),

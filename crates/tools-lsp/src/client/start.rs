@@ -103,18 +103,14 @@ impl LspClient {
         let resp = match resp {
             Ok(r) => r,
             Err(TransportError::Timeout(d)) => {
-                let mut e = fail(
-                    format!("did not answer `initialize` within {}s", d.as_secs_f64()),
-                    &mut child,
+                let what = format!(
+                    "did not answer `initialize` within {}s (`start_timeout_ms`) and was stopped",
+                    d.as_secs_f64()
                 );
-                if let LspError::Other(m) = e {
-                    e = LspError::Timeout {
-                        server: m,
-                        method: "initialize".into(),
-                        after: d,
-                    };
-                }
-                return Err(e);
+                return Err(match fail(what, &mut child) {
+                    LspError::Other(m) => LspError::StartTimeout(m),
+                    e => e,
+                });
             }
             Err(TransportError::StreamClosed) => {
                 tokio::time::sleep(Duration::from_millis(100)).await;

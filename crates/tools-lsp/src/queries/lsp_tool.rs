@@ -216,15 +216,14 @@ impl LspTool {
         // answer, this keeps a preview (of another session sharing the server) from
         // putting its unsaved text in the server meanwhile. A server that is missing is
         // left to the action itself, so an install on first need is tried (and reported)
-        // once, by the action.
+        // once, by the action. A server that fails to start here is the answer: the action
+        // would only start it again and wait its whole start bound a second time.
         let _view = match (&a.action, a.file.as_deref()) {
             (LspAction::Status | LspAction::Reload, _) | (_, None | Some("*")) => None,
+            (LspAction::Diagnostics, _) if a.write.is_some() => None,
             (_, Some(file)) => match query::resolve_file(run, Some(file)) {
                 Ok(path) => match sup.locate(&path) {
-                    Ok(loc) => match sup.client_at(&loc).await {
-                        Ok(client) => client.disk_view().await,
-                        Err(_) => None,
-                    },
+                    Ok(loc) => sup.client_at(&loc).await?.disk_view().await,
                     Err(_) => None,
                 },
                 Err(_) => None,

@@ -131,16 +131,32 @@ async fn bad_arguments_get_clear_errors() {
 }
 
 #[tokio::test]
-async fn a_server_that_never_answers_times_out() {
-    let p = fake_project("silent");
+async fn a_server_that_never_answers_times_out_once_within_its_start_bound() {
+    let p = Project::new(
+        &[("fake.toml", ""), ("a.fake", "alpha beta\n")],
+        &super::fake_server_config("silent-counting", "start_timeout_ms = 4000\n"),
+    );
     let t = Instant::now();
     let e = tool_err(
         p.err(json!({"action": "hover", "file": "a.fake", "line": 1, "symbol": "alpha"}))
             .await,
     );
+    let took = t.elapsed();
     assert!(matches!(e, ToolError::TimedOut(_)), "{e}");
-    has(&e.to_string(), "did not answer `initialize`");
-    assert!(t.elapsed() < Duration::from_secs(60), "no hang");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "timed out: python3 (root {}) did not answer `initialize` within 4s (`start_timeout_ms`) and was stopped",
+            p.root().display()
+        )
+    );
+    // One start, one wait of the 4 s bound (and a few seconds for a loaded machine), not
+    // a second start behind the first.
+    assert_eq!(p.read("starts.log"), "started\n");
+    assert!(
+        took < Duration::from_secs(7),
+        "one start bound, not two: {took:?}"
+    );
     let status = p.ok(json!({"action": "status"})).await;
     has(&status, "failed to start");
     p.close_and_check().await;
