@@ -11,10 +11,6 @@
 //! a) {`), the name followed by a closed parameter list and the opening brace. A line that
 //! only uses the name — a recursive call, an assignment, a string — is not a declaration.
 
-use tools_core::ResolvedSymbol;
-
-use crate::symbol_edit::SymbolPart;
-
 /// Words that declare a named definition in the languages the bundled grammars and servers
 /// read.
 const DECLARING: &[&str] = &[
@@ -46,7 +42,7 @@ const STATEMENT: &[&str] = &[
 
 /// The bare name of a symbol shown as `name` (`Greeter.greet` → `greet`, `impl Point` →
 /// `Point`, `Vec<T>` → `Vec`).
-pub(crate) fn bare_name(name: &str) -> &str {
+fn bare_name(name: &str) -> &str {
     let last = name.rsplit('.').next().unwrap_or(name);
     let last = last.split('<').next().unwrap_or(last).trim();
     last.rsplit(' ').next().unwrap_or(last)
@@ -156,35 +152,6 @@ pub(crate) fn opens_with_declaration(text: &str, name: &str) -> Option<bool> {
         && !tail.contains([';', '='])
         && !tail.starts_with(['.', '?', '[', '(']);
     declares.then_some(preamble)
-}
-
-/// `part` as it is to be written for `sym` in `text`, and whether a body was taken as the
-/// whole definition: a body that opens with `sym`'s own declaration replaces the whole
-/// symbol from its declaration line on (what stands above that line — decorators,
-/// attributes, doc comments — stays, unless the text brings its own).
-pub(crate) fn as_written(
-    part: SymbolPart,
-    sym: ResolvedSymbol,
-    text: &str,
-) -> (SymbolPart, ResolvedSymbol, bool) {
-    let SymbolPart::Body(t) = part else {
-        return (part, sym, false);
-    };
-    let Some(preamble) = opens_with_declaration(&t, &sym.name) else {
-        return (SymbolPart::Body(t), sym, false);
-    };
-    let mut sym = sym;
-    if !preamble {
-        let mut at = sym.range.start;
-        for line in text[sym.range.clone()].split_inclusive('\n') {
-            if !is_preamble(line) {
-                sym.range.start = at + (line.len() - line.trim_start().len());
-                break;
-            }
-            at += line.len();
-        }
-    }
-    (SymbolPart::Whole(t), sym, true)
 }
 
 #[cfg(test)]

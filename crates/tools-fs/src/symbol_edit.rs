@@ -20,6 +20,7 @@ use tools_core::{NamePath, ResolvedSymbol, resolve_symbol};
 use tools_core::{SymbolSources, indent_at, line_number, line_prefix};
 
 use crate::locked::{sha256_hex, with_path_locks, write_failed};
+use crate::own_declaration;
 use crate::text_style::TextStyle;
 
 /// The largest file a symbol edit changes.
@@ -291,6 +292,35 @@ fn docstring_end(body: &str) -> Option<usize> {
     Some(open_at + quote.len() + close + quote.len())
 }
 
+/// `part` as it is to be written for `sym` in `text`, and whether a body was taken as the
+/// whole definition: a body that opens with `sym`'s own declaration replaces the whole
+/// symbol from its declaration line on (what stands above that line — decorators,
+/// attributes, doc comments — stays, unless the text brings its own).
+fn as_written(
+    part: SymbolPart,
+    sym: ResolvedSymbol,
+    text: &str,
+) -> (SymbolPart, ResolvedSymbol, bool) {
+    let SymbolPart::Body(t) = part else {
+        return (part, sym, false);
+    };
+    let Some(preamble) = own_declaration::opens_with_declaration(&t, &sym.name) else {
+        return (SymbolPart::Body(t), sym, false);
+    };
+    let mut sym = sym;
+    if !preamble {
+        let mut at = sym.range.start;
+        for line in text[sym.range.clone()].split_inclusive('\n') {
+            if !own_declaration::is_preamble(line) {
+                sym.range.start = at + (line.len() - line.trim_start().len());
+                break;
+            }
+            at += line.len();
+        }
+    }
+    (SymbolPart::Whole(t), sym, true)
+}
+
 /// Runs a symbol edit of `file`: resolves `symbol`, plans `part`, and writes it (or stages
 /// it with `preview`).
 pub(crate) async fn call(
@@ -312,7 +342,7 @@ pub(crate) async fn call(
     let part = part.with_text(style.model_text(part.text()));
     let sources = SymbolSources::for_run(&ctx.run);
     let sym = resolve_symbol(&sources, &path, &shown, &body, &query, "symbol").await?;
-    let (part, sym, taken_whole) = crate::own_declaration::as_written(part, sym, &body);
+    let (part, sym, taken_whole) = as_written(part, sym, &body);
     let planned = plan(&body, &sym, &part)?;
     let updated_body = planned.apply(&body);
     if updated_body == body {
