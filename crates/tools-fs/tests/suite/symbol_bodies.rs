@@ -177,3 +177,38 @@ async fn a_rust_body_with_its_own_fn_replaces_the_definition_and_keeps_doc_and_a
     );
     assert_eq!(std::fs::read_to_string(ws.path("point.rs")).unwrap(), after);
 }
+
+#[tokio::test]
+async fn with_rust_analyzer_reading_the_symbols_a_body_with_its_fn_replaces_the_definition() {
+    if tools_core::testing::require_binary("rust-analyzer", "rust-analyzer").is_none() {
+        return;
+    }
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.path("src")).unwrap();
+    std::fs::write(
+        ws.path("Cargo.toml"),
+        "[package]\nname = \"point\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(ws.path("src/lib.rs"), POINT).unwrap();
+    // The language family gives the run its servers' document symbols.
+    let _lsp = tools_lsp::family(&ws.run).unwrap();
+    let out = ws
+        .ok(
+            "edit",
+            json!({"path": "src/lib.rs", "symbol": "impl Point.norm",
+                   "body": "pub fn norm(&self) -> i32 {\n    self.x.abs()\n}"}),
+        )
+        .await;
+    assert_eq!(
+        out.text,
+        format!(
+            "Edited src/lib.rs:9-11: replaced `impl Point.norm` (method, found by rust-analyzer){TAKEN_WHOLE}"
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path("src/lib.rs")).unwrap(),
+        POINT.replace("        self.x\n", "        self.x.abs()\n")
+    );
+    ws.run.close().await;
+}
