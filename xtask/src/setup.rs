@@ -4,7 +4,8 @@
 //! Debian packages come first (servers and adapters may come from them, and apt holds one
 //! lock). The package managers after it do not depend on each other, so they run side by
 //! side: pip (then the Python bindings' wheel, which needs pip's maturin), the pip packages
-//! that need a venv of their own, npm, rustup, and the registry sources of the real-projects
+//! that need a venv of their own, npm, rustup (then the crates built with `cargo install`,
+//! which may need one of its toolchains), and the registry sources of the real-projects
 //! suite. Each prints its time, and setup ends with a table of them: on a fresh machine the
 //! downloads overlap instead of adding up.
 
@@ -40,6 +41,13 @@ pub struct Components {
     /// rustup toolchains besides the active one (e.g. `nightly` for `cargo xtask fuzz`).
     #[serde(default)]
     pub rustup_toolchains: Vec<String>,
+    /// crates.io programs, each `NAME@VERSION`, built with `cargo install --locked` into
+    /// `.tools` (their programs land in `.tools/bin`).
+    #[serde(default)]
+    pub cargo: Vec<String>,
+    /// The rustup toolchain those are built with, when the active one is too old for them.
+    #[serde(default)]
+    pub cargo_toolchain: Option<String>,
     /// Published packages whose sources the real-projects suite works on, each
     /// `REGISTRY:NAME@VERSION` (see [`crate::real_projects`]).
     #[serde(default)]
@@ -65,6 +73,8 @@ pub fn load_components() -> Result<Components> {
         all.apt.extend(c.apt);
         all.rustup.extend(c.rustup);
         all.rustup_toolchains.extend(c.rustup_toolchains);
+        all.cargo.extend(c.cargo);
+        all.cargo_toolchain = c.cargo_toolchain.or(all.cargo_toolchain);
         all.projects.extend(c.projects);
     }
     Ok(all)
@@ -166,11 +176,16 @@ pub fn setup() -> Result {
             s.spawn(|| vec![timed("npm", npm.len(), || install_npm(&npm))]),
             s.spawn(|| {
                 // One thread for rustup: it takes no lock of its own, so its runs stay in line.
+                // The crates come after the toolchains: one of them may build them.
                 let toolchains = &c.rustup_toolchains;
+                let crates = unique(&c.cargo);
                 vec![
                     timed("rustup", rustup.len(), || install_rustup(&rustup)),
                     timed("toolchains", toolchains.len(), || {
                         crate::fuzz::install_toolchains(toolchains).map(|()| false)
+                    }),
+                    timed("cargo", crates.len(), || {
+                        install_cargo(&crates, c.cargo_toolchain.as_deref())
                     }),
                 ]
             }),
@@ -303,6 +318,41 @@ fn install_rustup(rustup: &[String]) -> Result<bool> {
         run(Command::new("rustup")
             .args(["component", "add"])
             .args(rustup))
+    })
+}
+
+/// Builds each crate (`NAME@VERSION`) with `cargo install --locked` into `.tools`, with
+/// `toolchain` when given. Each builds in a target folder of its own that cargo removes
+/// afterwards: a shared target folder set for the workspace would hold its lock meanwhile.
+fn install_cargo(crates: &[String], toolchain: Option<&str>) -> Result<bool> {
+    if crates.is_empty() {
+        return Ok(true);
+    }
+    let mut inputs = crates.to_vec();
+    inputs.extend(toolchain.map(|t| format!("toolchain {t}")));
+    stamped("cargo", &inputs, || {
+        for spec in crates {
+            let (name, version) = spec
+                .split_once('@')
+                .ok_or_else(|| format!("`{spec}` is not NAME@VERSION"))?;
+            let mut cmd = Command::new("cargo");
+            if let Some(t) = toolchain {
+                cmd.arg(format!("+{t}"));
+            }
+            cmd.args([
+                "install",
+                "--locked",
+                "--version",
+                &format!("={version}"),
+                "--root",
+            ])
+            .arg(tools_dir())
+            .arg(name)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO_BUILD_TARGET_DIR");
+            run(&mut cmd)?;
+        }
+        Ok(())
     })
 }
 

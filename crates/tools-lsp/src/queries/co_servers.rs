@@ -72,7 +72,7 @@ pub(crate) async fn others(sup: &ServerSupervisor, p: &Prepared) -> CoServers {
 }
 
 /// `p` as `client` sees it: the file synced into it and the same place in its encoding.
-async fn prepared_for(
+pub(crate) async fn prepared_for(
     sup: &ServerSupervisor,
     p: &Prepared,
     client: Arc<LspClient>,

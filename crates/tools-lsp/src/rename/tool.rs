@@ -82,22 +82,34 @@ impl LspRenameTool {
 /// Most workspace files opened before a rename.
 pub const RENAME_OPEN_CAP: usize = 200;
 
-/// The answer to a rename on a server whose `initialize` capabilities offer none: that
-/// limit first, then what to do instead.
-fn no_rename_provider(c: &LspClient) -> String {
-    // intelephense keeps rename for its licensed edition.
-    let why = if c.server.starts_with("intelephense") {
-        " (intelephense renames only with a licence key)"
-    } else {
-        ""
-    };
+/// The answer to a rename on a server whose `initialize` capabilities offer none and that
+/// no stand-in answered for (`stand_in` says why, when one is named): that limit first,
+/// then what to do instead.
+fn no_rename_provider(c: &LspClient, stand_in: Option<String>) -> String {
+    let stand_in = stand_in.map(|s| format!(" ({s})")).unwrap_or_default();
     format!(
-        "{server} does not offer rename: its initialize capabilities have no renameProvider{why}; \
+        "{server} does not offer rename: its initialize capabilities have no renameProvider{why}{stand_in}; \
          nothing was changed — rename with `ast_edit` (pattern and rewrite, then `resolve`), or \
          give {language} a server that renames under [lsp.servers.{language}] in agent-tools.toml",
         server = c.server,
+        why = no_rename_why(c),
         language = c.language,
     )
+}
+
+/// Why `c` offers no rename, when it is known.
+fn no_rename_why(c: &LspClient) -> &'static str {
+    // intelephense keeps rename for its licensed edition.
+    if c.server.starts_with("intelephense") {
+        " (intelephense renames only with a licence key)"
+    } else {
+        ""
+    }
+}
+
+/// Whether `caps` offer a rename (`renameProvider: false` is a "no").
+fn offers_rename(caps: &lsp_types::ServerCapabilities) -> bool {
+    !matches!(caps.rename_provider, Some(OneOf::Left(false)) | None)
 }
 
 /// Opens the workspace's files of the server's language under its root (bounded): some
@@ -236,15 +248,36 @@ impl LspRenameTool {
             a.occurrence,
         )
         .await?;
-        let c = &p.client;
         // `renameProvider: false` (intelephense without a licence key says so) is as much
         // a "no" as leaving it out: asking anyway only gets an empty answer that reads like
-        // a wrong position.
-        let provider = match &c.caps.rename_provider {
-            Some(OneOf::Left(false)) | None => {
-                return Err(ToolError::not_available(no_rename_provider(c)));
-            }
-            Some(p) => p,
+        // a wrong position. The server that stands in for it renames instead, if the table
+        // names one (PHPantom for intelephense), and the answer says which renamed.
+        let (p, stood_in_for) = match offers_rename(&p.client.caps) {
+            true => (p, None),
+            false => match crate::queries::stand_in::prepared(&self.sup, &p, offers_rename).await {
+                Ok(Some(q)) => {
+                    let licence = match no_rename_why(&p.client).is_empty() {
+                        true => "",
+                        false => " without a licence key",
+                    };
+                    (q, Some((p.client.server.clone(), licence)))
+                }
+                Ok(None) => {
+                    return Err(ToolError::not_available(no_rename_provider(
+                        &p.client, None,
+                    )));
+                }
+                Err(why) => {
+                    return Err(ToolError::not_available(no_rename_provider(
+                        &p.client,
+                        Some(why),
+                    )));
+                }
+            },
+        };
+        let c = &p.client;
+        let Some(provider) = &c.caps.rename_provider else {
+            return Err(ToolError::not_available(no_rename_provider(c, None)));
         };
         lap("server ready, symbol found");
         let opened_for_rename = open_language_files(c, run).await;
@@ -417,6 +450,12 @@ impl LspRenameTool {
             a.new_name,
             plan.finals.len()
         );
+        if let Some((own, licence)) = &stood_in_for {
+            head.push_str(&format!(
+                ", by {} standing in for {own}, which offers no rename{licence}",
+                c.server
+            ));
+        }
         let mut files = Vec::new();
         let mut listing = Vec::new();
         for path in plan.finals.keys() {
@@ -507,7 +546,8 @@ impl LspRenameTool {
             None => Some((&mut task).await),
         };
         let mut structured = json!({"edits": total, "files": files,
-            "added_references": extra.added, "merged_from": co.servers, "merged_edits": co.added});
+            "added_references": extra.added, "merged_from": co.servers, "merged_edits": co.added,
+            "renamed_by": c.server, "stood_in_for": stood_in_for.as_ref().map(|(own, _)| own)});
         if !template.places.is_empty() {
             structured["read_from_template"] = json!(template.places);
         }

@@ -6,6 +6,7 @@
 //! pyright program leaves out (`python_program`), whether a diagnostics-only
 //! companion is wanted (`companion_config`), what an untrusted run keeps a server from seeing
 //! (`trust_limits`), the tsserver that reads single-file components (`framework_tsserver`),
+//! the server that stands in for a file's own when that one lacks a request (`stand_in`),
 //! per-server state folders (`state_dir`), the servers that start with a trusted run
 //! (`run_start`), and the supervisor that starts one client per (language, root), restarts
 //! it after a crash and shuts it down with the run (`supervisor`), or takes it from a pool
@@ -31,6 +32,7 @@ pub(crate) mod python_program;
 pub mod recipe;
 pub(crate) mod roots;
 mod run_start;
+pub(crate) mod stand_in;
 pub(crate) mod state_dir;
 pub(crate) mod supervisor;
 pub(crate) mod table;

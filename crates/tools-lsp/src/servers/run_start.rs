@@ -6,7 +6,8 @@
 //! way when the run closes is shut down as it ends (see `ServerSupervisor::client_at`).
 //!
 //! Bounded: at most [`MAX_STARTED_AT_RUN_START`] languages, most files first; never a
-//! companion (they start with the first write that needs them), never an install, only in a
+//! companion (they start with the first write that needs them) nor a stand-in (it starts
+//! with the first request the file's own server does not offer), never an install, only in a
 //! run the user trusts — an untrusted checkout has its servers started by the first call
 //! that needs one, never unasked — and never on a pool shared by sessions (`serve`), whose
 //! caps a start nobody asked for must not spend. `[lsp] start_at_run_start = false` turns
@@ -57,6 +58,7 @@ impl ServerSupervisor {
             .iter()
             .filter(|spec| {
                 !spec.companion
+                    && spec.stands_in.is_none()
                     && !spec.offers_no_workspace_symbols()
                     && !NOT_AT_RUN_START.contains(&spec.language.as_str())
             })

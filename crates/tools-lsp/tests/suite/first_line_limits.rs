@@ -14,12 +14,13 @@ async fn a_rename_on_intelephense_without_a_licence_says_it_offers_none() {
     if require_binary("intelephense", "intelephense").is_none() {
         return;
     }
+    // Without the PHPantom stand-in (the servers suite renames through it).
     let p = Project::new(
         &[(
             "index.php",
             "<?php\nfunction area(int $w, int $h): int { return $w * $h; }\n$total = area(2, 3);\necho $total;\n",
         )],
-        "",
+        "[lsp.servers.phpantom]\nenabled = false\n",
     );
     let e = p
         .call(

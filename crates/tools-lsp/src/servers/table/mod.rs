@@ -7,7 +7,9 @@
 //!
 //! An entry may be a *companion* (ruff beside the Python type checker, eslint beside
 //! tsserver): it serves its extensions for diagnostics only, next to the primary entry that
-//! answers navigation.
+//! answers navigation. An entry may also *stand in* for another (PHPantom for intelephense):
+//! it serves that entry's files only for the requests whose capability the other's server
+//! does not announce (intelephense renames only with a licence key).
 
 mod data;
 mod dotnet_jvm;
@@ -108,6 +110,10 @@ pub struct ServerSpec {
     /// sits in the file's folder or above it (Angular's server takes the `.html` templates
     /// of an Angular project; other `.html` files go to the next entry that serves them).
     pub project_only: bool,
+    /// The entry this one stands in for: it is asked, for that entry's files, only what the
+    /// other's running server does not offer (its `initialize` capabilities lack it), and
+    /// it is never a file's primary server.
+    pub stands_in: Option<String>,
 }
 
 /// Servers whose `initialize` capabilities offer no `workspace/symbol` (data and markup
@@ -147,19 +153,22 @@ impl ServerSpec {
             workspace_fallback: false,
             trust: TrustNeed::ReadsOnly,
             project_only: false,
+            stands_in: None,
         }
     }
 
     /// Whether this entry is the primary server for files with extension `ext` (a companion
     /// never is: see [`ServerSpec::assists`]).
     pub fn handles(&self, ext: &str) -> bool {
-        !self.companion && self.extensions.iter().any(|e| e.eq_ignore_ascii_case(ext))
+        !self.companion
+            && self.stands_in.is_none()
+            && self.extensions.iter().any(|e| e.eq_ignore_ascii_case(ext))
     }
 
     /// Whether this entry is the primary server for `file` in `workspace`, by extension or
     /// whole name.
     pub fn serves(&self, file: &std::path::Path, workspace: &std::path::Path) -> bool {
-        if self.companion {
+        if self.companion || self.stands_in.is_some() {
             return false;
         }
         self.matches(file, workspace)
@@ -168,6 +177,12 @@ impl ServerSpec {
     /// Whether this entry is a diagnostics-only companion for `file` in `workspace`.
     pub fn assists(&self, file: &std::path::Path, workspace: &std::path::Path) -> bool {
         self.companion && self.matches(file, workspace)
+    }
+
+    /// Whether `file` in `workspace` is one of the entry's files, by extension or whole
+    /// name, whatever its role (primary, companion or stand-in).
+    pub(crate) fn matches_file(&self, file: &std::path::Path, workspace: &std::path::Path) -> bool {
+        self.matches(file, workspace)
     }
 
     fn matches(&self, file: &std::path::Path, workspace: &std::path::Path) -> bool {
@@ -251,6 +266,10 @@ impl ServerSpec {
         self.project_only = true;
         self
     }
+    fn stands_in_for(mut self, language: &str) -> Self {
+        self.stands_in = Some(language.to_string());
+        self
+    }
     fn trust(mut self, need: TrustNeed) -> Self {
         self.trust = need;
         self
@@ -267,6 +286,10 @@ fn npm(package: &str, version: &str) -> Option<InstallRecipe> {
 
 fn pip(package: &str, version: &str) -> Option<InstallRecipe> {
     Some(InstallRecipe::new(PackageManager::Pip, package, version))
+}
+
+fn cargo(package: &str, version: &str) -> Option<InstallRecipe> {
+    Some(InstallRecipe::new(PackageManager::Cargo, package, version))
 }
 
 fn go(module: &str, version: &str) -> Option<InstallRecipe> {

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{ServerSpec, TrustNeed, npm};
+use super::{ServerSpec, TrustNeed, cargo, npm};
 
 pub(super) fn entries() -> Vec<ServerSpec> {
     vec![
@@ -39,6 +39,17 @@ pub(super) fn entries() -> Vec<ServerSpec> {
                     "diagnostics": {"enable": true},
                 },
             }))
+            .anywhere(),
+        // PHPantom answers for PHP files what intelephense keeps for its licensed edition
+        // (rename). Trusted runs only: it runs the project's PHPStan (vendor/bin/phpstan),
+        // or whatever command the project's own configuration names, for diagnostics.
+        ServerSpec::new("phpantom")
+            .candidate(&["phpantom_lsp"], cargo("phpantom_lsp", "0.11.1"))
+            .markers(&["composer.json", ".git"])
+            .extensions(&["php", "phtml"])
+            .ids(&[("php", "php"), ("phtml", "php")])
+            .stands_in_for("php")
+            .trust(TrustNeed::TrustedOnly)
             .anywhere(),
         ServerSpec::new("lua")
             .candidate(&["lua-language-server"], None)

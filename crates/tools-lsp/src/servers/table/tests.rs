@@ -121,7 +121,7 @@ fn untrusted_runs_leave_out_servers_that_need_project_code_and_restrict_the_othe
         );
     }
     for lang in [
-        "eslint", "ruby", "scala", "zig", "swift", "haskell", "elixir", "rst",
+        "eslint", "ruby", "scala", "zig", "swift", "haskell", "elixir", "rst", "phpantom",
     ] {
         assert!(untrusted.iter().all(|s| s.language != lang), "{lang}");
     }
@@ -425,13 +425,18 @@ const COMPANIONS: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// Stand-ins: (name, program, a file of the entry it stands in for, that entry, the file's
+/// languageId).
+const STAND_INS: &[(&str, &str, &str, &str, &str)] =
+    &[("phpantom", "phpantom_lsp", "a.php", "php", "php")];
+
 #[test]
 fn every_builtin_entry_has_its_markers_language_ids_command_and_recipe() {
     let t = server_table(&trusted());
     assert!(t.len() >= 40, "{} entries", t.len());
     assert_eq!(
         t.len(),
-        ENTRIES.len() + COMPANIONS.len(),
+        ENTRIES.len() + COMPANIONS.len() + STAND_INS.len(),
         "a table row is untested"
     );
     for &(lang, program, marker, file, id, installable) in ENTRIES {
@@ -483,6 +488,21 @@ fn every_builtin_entry_has_its_markers_language_ids_command_and_recipe() {
         let ws = std::path::Path::new("");
         assert!(spec.assists(path, ws) && !spec.serves(path, ws), "{name}");
         assert!(entry(&t, primary).serves(path, ws), "{primary}");
+    }
+    for &(name, program, file, stands_in, id) in STAND_INS {
+        let spec = entry(&t, name);
+        assert_eq!(spec.stands_in.as_deref(), Some(stands_in), "{name}");
+        assert_eq!(spec.candidates[0].program(), program);
+        assert!(spec.candidates[0].install.is_some(), "{name}");
+        let path = std::path::Path::new(file);
+        let ws = std::path::Path::new("");
+        // Never a file's own server, nor a companion: asked only for what that one lacks.
+        assert!(
+            spec.matches_file(path, ws) && !spec.serves(path, ws) && !spec.assists(path, ws),
+            "{name}"
+        );
+        assert!(entry(&t, stands_in).serves(path, ws), "{stands_in}");
+        assert_eq!(spec.language_id("php"), id, "{name}");
     }
 }
 

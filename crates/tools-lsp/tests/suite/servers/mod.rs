@@ -11,6 +11,7 @@
 
 mod cases;
 mod drive;
+mod php_stand_in;
 
 use std::sync::Arc;
 use std::time::Instant;
