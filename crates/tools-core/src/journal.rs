@@ -19,7 +19,6 @@ pub(crate) mod format;
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 pub use crash::{CRASH_AT_ENV, crash_point};
@@ -47,8 +46,7 @@ pub fn journal_dir(root: &Path) -> Option<PathBuf> {
 /// whole path (so two checkouts of the same name never share journals).
 fn workspace_key(root: &Path) -> String {
     use sha2::{Digest, Sha256};
-    use std::os::unix::ffi::OsStrExt;
-    let digest = Sha256::digest(root.as_os_str().as_bytes());
+    let digest = Sha256::digest(crate::platform::os_str_bytes(root.as_os_str()));
     let name: String = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -68,44 +66,23 @@ fn workspace_key(root: &Path) -> String {
 
 /// Creates `dir` and its parents, readable by this user only (0700 for the folders made).
 pub(crate) fn ensure_private_dir(dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    crate::platform::create_private_dir_all(dir)
 }
 
 /// Flushes the folder `dir` so a new or removed name in it survives a power loss.
 pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
+    crate::platform::sync_dir(dir)
 }
 
-/// Takes `file`'s `flock` exclusively; `wait` false returns `Ok(false)` when someone holds it.
+/// Takes `file`'s lock (`flock` on Unix) exclusively; `wait` false returns `Ok(false)` when
+/// someone holds it.
 pub(crate) fn lock_exclusive(file: &File, wait: bool) -> io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    let op = if wait {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_EX | libc::LOCK_NB
-    };
-    loop {
-        // SAFETY: a valid open fd.
-        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
-            return Ok(true);
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::EWOULDBLOCK) if !wait => return Ok(false),
-            _ => return Err(e),
-        }
-    }
+    crate::platform::lock_exclusive(file, wait)
 }
 
 /// Whether `file` still has a name (a recovery may have removed it before we locked it).
 pub(crate) fn still_linked(file: &File) -> io::Result<bool> {
-    use std::os::unix::fs::MetadataExt;
-    Ok(file.metadata()?.nlink() > 0)
+    Ok(crate::platform::link_count(file)? > 0)
 }
 
 /// An unfinished change recorded on disk and locked by this process. [`Journal::finish`]
@@ -154,11 +131,9 @@ impl Journal {
                 std::process::id(),
                 crate::random_name::random_hex()
             ));
-            let made = std::fs::OpenOptions::new()
+            let made = crate::platform::private_file_options()
                 .write(true)
                 .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
                 .open(&path);
             let mut file = match made {
                 Ok(f) => f,

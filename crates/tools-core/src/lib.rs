@@ -42,6 +42,7 @@ pub mod json_unicode;
 mod name_path;
 mod output;
 mod path_locks;
+mod platform;
 mod pre_write;
 mod preview;
 pub mod process;

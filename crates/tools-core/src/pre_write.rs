@@ -54,14 +54,14 @@ struct Stamp {
 
 /// The stamp of what is at `path` now (`None`: nothing, or not a regular file).
 fn stamp_of(path: &Path) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(path).ok()?;
     if !m.file_type().is_file() {
         return None;
     }
+    let (dev, ino) = crate::platform::file_identity(&m);
     Some(Stamp {
-        dev: m.dev(),
-        ino: m.ino(),
+        dev,
+        ino,
         len: m.len(),
         modified: m.modified().ok(),
     })

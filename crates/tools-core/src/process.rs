@@ -2,9 +2,11 @@
 //! (and so a process group) of its own, with stdin/stdout piped, stderr drained into a
 //! bounded log (a full pipe nobody reads would block the child), registered with its [`Run`]
 //! so closing the run kills it and everything left in its session ([`crate::sweep`]), and
-//! killed with its whole group when its owner drops.
+//! killed with its whole group when its owner drops. On Windows the "group" is a Job Object
+//! with kill-on-close holding the child's whole tree ([`crate::platform`] says how each OS
+//! does it).
 //!
-//! Every child also gets `PR_SET_PDEATHSIG(SIGKILL)`: if this server dies without closing
+//! On Linux every child also gets `PR_SET_PDEATHSIG(SIGKILL)`: if this server dies without closing
 //! its runs (SIGKILL, a crash), the kernel kills its direct children. Linux sends that
 //! signal when the *thread* that forked exits, not the process, and a call may run on a
 //! short-lived thread (a `spawn_blocking` thread, a Python thread calling through the
@@ -34,38 +36,12 @@ pub fn which(name: &str) -> Option<std::path::PathBuf> {
         .find(|p| is_executable(p))
 }
 
-/// Whether `p` is a regular file with an execute bit.
+/// Whether `p` is a program this OS would run: a regular file with an execute bit (on
+/// Windows, a file whose extension is one of `PATHEXT`).
 pub fn is_executable(p: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .map(|m| crate::platform::is_executable_file(p, &m))
         .unwrap_or(false)
-}
-
-/// Runs in the child between fork and exec: a new session (so a new process group), and
-/// SIGKILL when the parent dies. If the parent died before the `prctl`, the signal would
-/// never come, so the child ends itself.
-fn own_session_dying_with(parent: libc::pid_t) -> std::io::Result<()> {
-    // SAFETY: plain system calls without pointers, async-signal-safe.
-    unsafe {
-        if libc::setsid() < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        if libc::getppid() != parent {
-            libc::raise(libc::SIGKILL);
-        }
-    }
-    Ok(())
 }
 
 type SpawnJob = (
@@ -195,18 +171,20 @@ impl ChildProcess {
             }
         }
         cmd.stderr(Stdio::piped()).kill_on_drop(true);
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: the closure only makes async-signal-safe calls (setsid, prctl, getppid,
-        // raise) in the forked child.
-        unsafe {
-            cmd.pre_exec(move || own_session_dying_with(parent));
-        }
+        crate::platform::own_tree_dying_with_us(&mut cmd);
         let spawning = crate::sweep::spawning();
         // Checked under the spawn lock, so two calls of one run cannot both pass the cap.
         run.check_child_cap(&program)?;
         let mut child = spawn_from_spawner(cmd)
             .map_err(|e| ToolError::not_available(format!("cannot start {program}: {e}")))?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+        if let Err(e) = crate::platform::tree_started(&child) {
+            drop(spawning);
+            let _ = child.start_kill();
+            return Err(ToolError::not_available(format!(
+                "cannot tie {program}'s process tree to this server: {e}"
+            )));
+        }
         run.register_process_group(pgid);
         crate::watchdog::watch_session(pgid);
         crate::sweep::session_started(pgid);
@@ -312,6 +290,7 @@ impl Drop for ChildProcess {
         if self.pgid > 1 {
             crate::watchdog::forget_session(self.pgid);
             crate::sweep::session_ended(self.pgid);
+            crate::platform::tree_forgotten(self.pgid);
         }
     }
 }
@@ -320,9 +299,9 @@ impl Drop for ChildProcess {
 mod tests {
     use super::*;
 
-    fn state(pid: i32) -> Option<char> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat.rsplit(')').next()?.trim_start().chars().next()
+    /// Whether `pid` runs (exists and is not a zombie).
+    fn running(pid: i32) -> bool {
+        crate::platform::process(pid).is_some_and(|p| !p.zombie)
     }
 
     #[test]
@@ -349,17 +328,16 @@ mod tests {
         let pid = child.pid();
         // Were its death signal tied to that thread, it would be dead (or dying) by now.
         std::thread::sleep(std::time::Duration::from_millis(200));
-        assert!(matches!(state(pid), Some('S' | 'R')), "{:?}", state(pid));
+        assert!(running(pid));
         // Its own session, so nothing it leaves behind escapes the sweep.
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        let parsed = crate::sweep::parse_stat(&stat).unwrap();
+        let parsed = crate::platform::process(pid).unwrap();
         assert_eq!((parsed.session, parsed.pgrp), (pid, pid));
         rt.block_on(async move {
             drop(child);
             run.close().await;
         });
         std::thread::sleep(std::time::Duration::from_millis(100));
-        assert!(!matches!(state(pid), Some('S' | 'R')), "{:?}", state(pid));
+        assert!(!running(pid));
     }
 
     #[tokio::test]

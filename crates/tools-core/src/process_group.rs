@@ -1,29 +1,21 @@
-//! Signals to a whole process group: each child of a run leads a group (and a session) of
-//! its own, so a signal to the group reaches what it started too. The floor under spawning
-//! (`process`) and the sweep (`sweep`); uses nothing else of the crate.
+//! Signals to a whole process tree: each child of a run leads a group (and a session) of its
+//! own on Unix, and is in a Job Object of its own on Windows, so ending the group reaches
+//! what it started too. The floor under spawning (`process`) and the sweep (`sweep`).
 
-/// Sends SIGKILL to a whole process group. Harmless if the group is gone.
+/// Kills a child's whole tree (SIGKILL to its process group). Harmless if it is gone.
 pub fn kill_group(pgid: i32) {
-    if pgid > 1 {
-        // SAFETY: killpg takes plain integers and has no memory-safety preconditions.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
-    }
+    crate::platform::kill_group(pgid);
 }
 
-/// Sends `signal` to a whole process group.
+/// Sends `signal` to a whole process group. Where signals do not exist (Windows) nothing
+/// is sent, and the refusal is logged with what was asked.
 pub fn signal_group(pgid: i32, signal: i32) {
-    if pgid > 1 {
-        // SAFETY: as above.
-        unsafe {
-            libc::killpg(pgid, signal);
-        }
+    if let Err(e) = crate::platform::signal_group(pgid, signal) {
+        tracing::warn!(pgid, signal, error = %e, "could not signal a process tree");
     }
 }
 
 /// Whether any process of group `pgid` still exists.
 pub fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
+    crate::platform::group_alive(pgid)
 }

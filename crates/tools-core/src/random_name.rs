@@ -5,9 +5,7 @@
 /// random key if that source is unavailable).
 pub(crate) fn random_hex() -> String {
     let mut buf = [0u8; 12];
-    // SAFETY: `buf` is valid for writes of its length.
-    let got = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if usize::try_from(got).ok() != Some(buf.len()) {
+    if getrandom::fill(&mut buf).is_err() {
         use std::hash::{BuildHasher, Hasher};
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u128(

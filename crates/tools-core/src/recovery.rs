@@ -8,7 +8,6 @@
 //! writer is alive (another session or process on the same workspace) is left alone.
 
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::Workspace;
@@ -242,13 +241,11 @@ fn plural(n: usize) -> &'static str {
 
 /// Opens (creating) `path` and takes its lock, waiting when `wait`.
 fn open_locked(path: &Path, wait: bool) -> std::io::Result<File> {
-    let f = std::fs::OpenOptions::new()
+    let f = crate::platform::private_file_options()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
         .open(path)?;
     lock_exclusive(&f, wait)?;
     Ok(f)
@@ -257,11 +254,7 @@ fn open_locked(path: &Path, wait: bool) -> std::io::Result<File> {
 /// `path` opened and locked when nobody holds its lock (its owner is gone); `None` while
 /// a live process holds it or when it vanished meanwhile.
 fn open_if_unlocked(path: &Path) -> std::io::Result<Option<File>> {
-    let f = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    {
+    let f = match crate::platform::probe_file_options().open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
@@ -278,11 +271,9 @@ fn make_marker(dir: &Path) -> std::io::Result<RunMarker> {
         std::process::id(),
         crate::random_name::random_hex()
     ));
-    let file = std::fs::OpenOptions::new()
+    let file = crate::platform::private_file_options()
         .write(true)
         .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
         .open(&path)?;
     lock_exclusive(&file, true)?;
     Ok(RunMarker {
@@ -438,9 +429,8 @@ fn apply_new(ws: &Workspace, path: &Path, new: &NewState<'_>) -> Result<(), Stri
         NewState::Write { mode, bytes } => {
             let meta = mode.map(|m| FileMeta {
                 mode: m,
-                // SAFETY: geteuid/getegid have no preconditions.
-                uid: unsafe { libc::geteuid() },
-                gid: unsafe { libc::getegid() },
+                uid: crate::platform::effective_ids().0,
+                gid: crate::platform::effective_ids().1,
                 links: 1,
             });
             write_file_as(ws, path, bytes, meta)

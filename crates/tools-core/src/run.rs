@@ -316,7 +316,6 @@ impl Run {
 /// Creates a fresh folder `NAME-XXXX` under `parent`, mode 0700. Never reuses an existing
 /// path (a planted folder or symlink makes it pick another name).
 fn create_private_dir(parent: &Path, name: &str) -> Result<PathBuf, ToolError> {
-    use std::os::unix::fs::DirBuilderExt;
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut last = None;
     for _ in 0..16 {
@@ -328,7 +327,7 @@ fn create_private_dir(parent: &Path, name: &str) -> Result<PathBuf, ToolError> {
         let salt = (u64::from(nanos) ^ (n << 32) ^ u64::from(std::process::id()))
             .wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let p = parent.join(format!("{name}-{:08x}", salt >> 32));
-        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+        match crate::platform::create_private_dir(&p) {
             Ok(()) => return Ok(p),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => {

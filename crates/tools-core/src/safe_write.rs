@@ -167,7 +167,7 @@ pub fn read_file(ws: &Workspace, path: &Path, max_bytes: u64) -> Result<FileCont
     }
     // O_NONBLOCK: if a FIFO was swapped in after the lstat, the open does not wait for a
     // writer; the fstat below then refuses it.
-    let file = dir.open_file(&name, libc::O_RDONLY | libc::O_NONBLOCK, 0)?;
+    let file = dir.open_read(&name)?;
     let now = entry_of(&file)?;
     if now.kind != EntryKind::File || (now.dev, now.ino) != (entry.dev, entry.ino) {
         return Err(FileError::Replaced);
@@ -326,8 +326,7 @@ fn check_writable(dir: &Dir, name: &std::ffi::OsStr, mode: u32) -> Result<(), Fi
         return Err(FileError::ReadOnly(mode));
     }
     // An unprivileged process must also have write permission itself.
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 && !dir.may_write(name)? {
+    if !crate::platform::is_superuser() && !dir.may_write(name)? {
         return Err(FileError::NotWritable(mode));
     }
     Ok(())
@@ -341,7 +340,7 @@ fn write_in_place(
     entry: &dir::Entry,
     content: &[u8],
 ) -> Result<(), FileError> {
-    let mut file = dir.open_file(name, libc::O_RDWR | libc::O_NONBLOCK, 0)?;
+    let mut file = dir.open_read_write(name)?;
     let now = entry_of(&file)?;
     if now.kind != EntryKind::File || (now.dev, now.ino) != (entry.dev, entry.ino) {
         return Err(FileError::Replaced);
@@ -388,16 +387,19 @@ const TEMP_NAME_TRIES: usize = 16;
 
 impl<'a> TempFile<'a> {
     fn create(dir: &'a Dir, target: &std::ffi::OsStr, mode: u32) -> io::Result<TempFile<'a>> {
-        use std::os::unix::ffi::{OsStrExt, OsStringExt};
         // Keep the temp name under NAME_MAX whatever the target's length.
-        let stem: Vec<u8> = target.as_bytes().iter().take(100).copied().collect();
+        let stem: Vec<u8> = crate::platform::os_str_bytes(target)
+            .iter()
+            .take(100)
+            .copied()
+            .collect();
         let mut last = None;
         for _ in 0..TEMP_NAME_TRIES {
             let mut name = format!("{TEMP_PREFIX}{}-", random_hex()).into_bytes();
             name.extend_from_slice(&stem);
             name.extend_from_slice(b".tmp");
-            let name = std::ffi::OsString::from_vec(name);
-            match dir.open_file(&name, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, mode) {
+            let name = crate::platform::os_string_from_bytes(name);
+            match dir.create_new(&name, mode) {
                 Ok(file) => {
                     let temp = TempFile {
                         dir,

@@ -5,7 +5,9 @@
 //! group and is re-parented to init, but it stays in the session unless it calls `setsid`
 //! itself. On close the run kills every process whose session id or process group is one it
 //! started, and every descendant of those (a debuggee that an adapter put in a session of
-//! its own is still the adapter's child) — found by scanning `/proc`.
+//! its own is still the adapter's child) — found in the OS's process listing (`/proc` on
+//! Linux). Where the OS has no such listing (macOS, Windows) the sweep ends the groups only;
+//! on Windows each group is a kill-on-close Job Object, which holds the whole tree anyway.
 //!
 //! Covered: children, their process groups, anything left in their sessions (double forks,
 //! `nohup`, `disown`), and descendants still attached to any of those. A process that both
@@ -22,6 +24,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
+
+pub use crate::platform::{ProcStat, parse_stat};
 
 /// Sessions of children that are still owned by some run (any run of this process).
 static LIVE_SESSIONS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
@@ -48,10 +52,7 @@ pub(crate) fn spawning() -> std::sync::MutexGuard<'static, ()> {
 /// orphans of the runs' processes are re-parented here and swept with the run. A
 /// process-wide choice: the binary makes it; an embedding harness may.
 pub fn adopt_orphans() -> std::io::Result<()> {
-    // SAFETY: prctl with integer arguments only.
-    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    crate::platform::become_subreaper()?;
     ADOPTING.store(true, Ordering::SeqCst);
     Ok(())
 }
@@ -80,50 +81,10 @@ fn live_sessions() -> HashSet<i32> {
         .unwrap_or_default()
 }
 
-/// One line of `/proc/PID/stat`, the fields the sweep needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcStat {
-    /// The process id.
-    pub pid: i32,
-    /// Its parent.
-    pub ppid: i32,
-    /// Its process group.
-    pub pgrp: i32,
-    /// Its session.
-    pub session: i32,
-    /// Whether it is a zombie (exited, not yet reaped).
-    pub zombie: bool,
-}
-
-/// Parses the text of `/proc/PID/stat`. The command name may hold spaces and parentheses,
-/// so the fields are counted from its last `)`.
-pub fn parse_stat(text: &str) -> Option<ProcStat> {
-    let (head, rest) = text.rsplit_once(')')?;
-    let pid = head.split_once('(')?.0.trim().parse().ok()?;
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    let session = fields.next()?.parse().ok()?;
-    Some(ProcStat {
-        pid,
-        ppid,
-        pgrp,
-        session,
-        zombie: state == "Z",
-    })
-}
-
-/// Every process visible in `/proc` (those that vanish while being read are skipped).
+/// Every process the OS lists (`/proc` on Linux; those that vanish while being read are
+/// skipped). Empty where the OS has no such listing.
 pub fn all_processes() -> Vec<ProcStat> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
-        .filter_map(|t| parse_stat(&t))
-        .collect()
+    crate::platform::all_processes().unwrap_or_default()
 }
 
 /// Orphans this server adopted: its children that are in none of `live` sessions and not
@@ -196,7 +157,9 @@ fn sweep(roots: &HashSet<i32>, adopting: bool) -> usize {
     let keep: Vec<i32> = SPARED.get().copied().into_iter().collect();
     let mut total = 0;
     for _ in 0..4 {
-        let procs = all_processes();
+        let Some(procs) = listed_processes() else {
+            break;
+        };
         let extra = if adopting {
             strays(&procs, me, &live_sessions(), &keep)
         } else {
@@ -213,30 +176,40 @@ fn sweep(roots: &HashSet<i32>, adopting: bool) -> usize {
         }
         total += found.len();
         for pid in found {
-            // SAFETY: kill takes plain integers and has no memory-safety preconditions.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
+            crate::platform::kill_process(pid);
         }
     }
     if adopting {
         // Give the kernel a moment to turn the killed strays into zombies, then reap them.
         std::thread::sleep(std::time::Duration::from_millis(20));
-        let procs = all_processes();
+        let procs = listed_processes().unwrap_or_default();
         let extra = strays(&procs, me, &live_sessions(), &keep);
         reap_zombies(&procs, &extra, me);
     }
     total
 }
 
+/// The OS's process listing; `None` where it has none, said once in the log: the sweep
+/// then ends the runs' process groups only (on Windows each is a Job Object holding the
+/// whole tree).
+fn listed_processes() -> Option<Vec<ProcStat>> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    match crate::platform::all_processes() {
+        Ok(procs) => Some(procs),
+        Err(e) => {
+            SAID.call_once(|| {
+                tracing::info!(error = %e, "the sweep ends process groups only on this OS");
+            });
+            None
+        }
+    }
+}
+
 /// Reaps the zombies among `strays` (adopted children nobody else waits for).
 fn reap_zombies(procs: &[ProcStat], strays: &[i32], me: i32) {
     for p in procs {
         if p.zombie && p.ppid == me && strays.contains(&p.pid) {
-            // SAFETY: waitpid on a specific child pid with a null status pointer.
-            unsafe {
-                libc::waitpid(p.pid, std::ptr::null_mut(), libc::WNOHANG);
-            }
+            crate::platform::reap_exited(p.pid);
         }
     }
 }

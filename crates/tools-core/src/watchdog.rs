@@ -17,52 +17,31 @@
 //! not covered.
 
 use std::io::{BufRead, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::{Mutex, OnceLock};
+
+use crate::platform::Forked;
 
 static REPORTS: OnceLock<Mutex<std::fs::File>> = OnceLock::new();
 
 /// Forks the watchdog. Call it before any thread is started (before building the async
 /// runtime): the child keeps running Rust code after `fork`, which is only sound in a
-/// single-threaded process. Calling it twice does nothing the second time.
+/// single-threaded process. Calling it twice does nothing the second time. On Windows no
+/// watchdog is needed (every child tree is in a kill-on-close Job Object) and none is made.
 pub fn start() -> std::io::Result<()> {
     if REPORTS.get().is_some() {
         return Ok(());
     }
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 succeeded: both fds are open and owned by nobody else.
-    let (read_end, write_end) =
-        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: the caller guarantees a single-threaded process, so the child may run
-    // ordinary code; it never returns from `watch`.
-    match unsafe { libc::fork() } {
-        -1 => Err(std::io::Error::last_os_error()),
-        0 => {
-            drop(write_end);
-            watch(read_end)
-        }
-        child => {
+    match crate::platform::fork_watchdog()? {
+        Forked::Watchdog { reports } => watch(reports),
+        Forked::Server { pid, reports } => {
             // The sweep must never take the watchdog for a stray.
-            crate::sweep::spare(child);
-            drop(read_end);
-            let file = std::fs::File::from(write_end);
-            // A stuck watchdog must never block a spawn: reports are best effort.
-            // SAFETY: fcntl on an fd we own.
-            unsafe {
-                let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
-                let flags = libc::fcntl(fd, libc::F_GETFL);
-                libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-            }
-            let _ = REPORTS.set(Mutex::new(file));
+            crate::sweep::spare(pid);
+            let _ = REPORTS.set(Mutex::new(reports));
             Ok(())
         }
+        Forked::NotNeeded => Ok(()),
     }
 }
-
 /// Tells the watchdog (if one runs) about a child's session.
 pub(crate) fn watch_session(sid: i32) {
     report(&format!("+{sid}\n"));
@@ -82,20 +61,12 @@ fn report(line: &str) {
 }
 
 /// The watchdog's whole life: follow the reports until the server is gone, then sweep.
-fn watch(reports: OwnedFd) -> ! {
-    // SAFETY: plain system calls without pointers (and a path we own).
-    unsafe {
-        libc::setsid();
-        // Keep no handle on the server's standard streams: a client waiting for the
-        // server's stdout to close must not wait for the watchdog.
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::dup2(null, 1);
-        }
-    }
+fn watch(reports: std::fs::File) -> ! {
+    // Out of the server's session, and no handle on its standard streams: a client waiting
+    // for the server's stdout to close must not wait for the watchdog.
+    crate::platform::detach_watchdog();
     let mut sessions = std::collections::HashSet::new();
-    let reader = std::io::BufReader::new(std::fs::File::from(reports));
+    let reader = std::io::BufReader::new(reports);
     for line in reader.lines() {
         let Ok(line) = line else { break };
         let (sign, rest) = line.split_at(line.len().min(1));
@@ -112,7 +83,6 @@ fn watch(reports: OwnedFd) -> ! {
         }
     }
     crate::sweep::kill_all(&sessions);
-    // SAFETY: ends this process without running the parent's atexit handlers or
-    // destructors, which belong to the server.
-    unsafe { libc::_exit(0) }
+    // Without the parent's atexit handlers or destructors, which belong to the server.
+    crate::platform::exit_watchdog()
 }

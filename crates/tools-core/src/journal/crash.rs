@@ -28,9 +28,6 @@ pub fn crash_point() {
     });
     let Some(target) = *target else { return };
     if PASSED.fetch_add(1, Ordering::SeqCst) + 1 == target {
-        // SAFETY: kill and getpid have no preconditions; SIGKILL cannot be caught.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
-        }
+        crate::platform::kill_self_now();
     }
 }

@@ -1,9 +1,8 @@
 //! The journal's bytes: written by [`encode`], read back by [`decode`], which refuses
 //! anything cut short, altered, or naming a path that could leave the workspace.
 
+use crate::platform::{os_str_bytes, os_string_from_bytes};
 use std::borrow::Cow;
-use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -94,10 +93,10 @@ pub(crate) fn encode(root: &Path, entries: &[Entry<'_>]) -> Vec<u8> {
                 .sum::<usize>(),
     );
     out.extend_from_slice(MAGIC);
-    put_bytes(&mut out, root.as_os_str().as_bytes());
+    put_bytes(&mut out, os_str_bytes(root.as_os_str()));
     put_u32(&mut out, entries.len() as u32);
     for e in entries {
-        put_bytes(&mut out, e.rel.as_os_str().as_bytes());
+        put_bytes(&mut out, os_str_bytes(e.rel.as_os_str()));
         match &e.old {
             OldState::Absent => out.push(0),
             OldState::Present {
@@ -154,14 +153,14 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
     let mut r = Reader {
         rest: &body[MAGIC.len()..],
     };
-    let root = PathBuf::from(OsString::from_vec(r.bytes()?.to_vec()));
+    let root = PathBuf::from(os_string_from_bytes(r.bytes()?.to_vec()));
     if !root.is_absolute() {
         return Err(DecodeError::Malformed("the workspace root is not absolute"));
     }
     let count = r.u32()?;
     let mut entries = Vec::new();
     for _ in 0..count {
-        let rel = PathBuf::from(OsString::from_vec(r.bytes()?.to_vec()));
+        let rel = PathBuf::from(os_string_from_bytes(r.bytes()?.to_vec()));
         if rel.as_os_str().is_empty()
             || !rel.components().all(|c| matches!(c, Component::Normal(_)))
         {

@@ -113,9 +113,8 @@ pub fn apply_all_or_nothing(
                 } => {
                     let meta = mode.map(|m| super::FileMeta {
                         mode: m,
-                        // SAFETY: getuid/getgid have no preconditions.
-                        uid: unsafe { libc::geteuid() },
-                        gid: unsafe { libc::getegid() },
+                        uid: crate::platform::effective_ids().0,
+                        gid: crate::platform::effective_ids().1,
                         links: 1,
                     });
                     write_file_as(ws, path, content, meta).map(|_| ())

@@ -11,7 +11,6 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::dir::{EntryKind, entry_of, open_parent};
@@ -26,7 +25,7 @@ const MAX_ENTRIES_WALKED: usize = 500_000;
 
 /// Whether `name` has the exact shape of the safe writer's temp files.
 pub fn is_temp_name(name: &OsStr) -> bool {
-    let b = name.as_bytes();
+    let b = crate::platform::os_str_bytes(name);
     let Some(rest) = b.strip_prefix(TEMP_PREFIX.as_bytes()) else {
         return false;
     };
@@ -86,7 +85,7 @@ pub fn remove_leftover_temp_files(ws: &Workspace) -> usize {
 /// Removes the temp file at `path` when no live writer holds it.
 fn remove_if_unlocked(ws: &Workspace, path: &Path) -> io::Result<bool> {
     let (dir, name) = open_parent(ws.root(), path, false).map_err(io::Error::other)?;
-    let file = match dir.open_file(&name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+    let file = match dir.open_read(&name) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),

@@ -1,0 +1,159 @@
+//! Child process trees on Unix: each child leads a session (so a process group) of its own,
+//! dies with this process where the kernel offers that (`PR_SET_PDEATHSIG` on Linux), and a
+//! signal to its group reaches everything it started that stayed in it.
+
+use std::fs::File;
+use std::io;
+
+use crate::platform::Forked;
+
+/// Runs in the child between fork and exec: a new session (so a new process group), and on
+/// Linux SIGKILL when the parent dies. If the parent died before the `prctl`, the signal
+/// would never come, so the child ends itself.
+fn own_session_dying_with(parent: libc::pid_t) -> io::Result<()> {
+    // SAFETY: plain system calls without pointers, async-signal-safe.
+    unsafe {
+        if libc::setsid() < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        #[cfg(target_os = "linux")]
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::getppid() != parent {
+            libc::raise(libc::SIGKILL);
+        }
+    }
+    Ok(())
+}
+
+/// Makes `cmd` start its child in a session of its own that dies with this process (on
+/// Linux; elsewhere the watchdog and the run's close end it).
+pub(crate) fn own_tree_dying_with_us(cmd: &mut tokio::process::Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure only makes async-signal-safe calls (setsid, prctl, getppid,
+    // raise) in the forked child.
+    unsafe {
+        cmd.pre_exec(move || own_session_dying_with(parent));
+    }
+}
+
+/// Called once the child of [`own_tree_dying_with_us`] runs: its session was made before
+/// exec, so nothing is left to do on Unix.
+pub(crate) fn tree_started(_child: &tokio::process::Child) -> io::Result<()> {
+    Ok(())
+}
+
+/// Called when the owner of a tree forgot it: groups hold no resource on Unix.
+pub(crate) fn tree_forgotten(_pgid: i32) {}
+
+/// Sends SIGKILL to a whole process group. Harmless if the group is gone.
+pub(crate) fn kill_group(pgid: i32) {
+    if pgid > 1 {
+        // SAFETY: killpg takes plain integers and has no memory-safety preconditions.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Sends `signal` to a whole process group.
+pub(crate) fn signal_group(pgid: i32, signal: i32) -> io::Result<()> {
+    if pgid > 1 {
+        // SAFETY: as above.
+        unsafe {
+            libc::killpg(pgid, signal);
+        }
+    }
+    Ok(())
+}
+
+/// Whether any process of group `pgid` still exists.
+pub(crate) fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
+}
+
+/// Sends SIGKILL to the one process `pid`.
+pub(crate) fn kill_process(pid: i32) {
+    // SAFETY: kill takes plain integers and has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+}
+
+/// Reaps `pid`, a child of this process that exited, without waiting.
+pub(crate) fn reap_exited(pid: i32) {
+    // SAFETY: waitpid on a specific child pid with a null status pointer.
+    unsafe {
+        libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+    }
+}
+
+/// Ends this process at once, as a crash would (SIGKILL: no handler, no destructor).
+pub(crate) fn kill_self_now() {
+    // SAFETY: kill and getpid have no preconditions; SIGKILL cannot be caught.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGKILL);
+    }
+}
+
+/// Forks a watchdog joined to this process by a pipe. Only sound while this process is
+/// single-threaded (the child keeps running Rust code).
+pub(crate) fn fork_watchdog() -> io::Result<Forked> {
+    let (read_end, write_end) = std::io::pipe()?;
+    // SAFETY: the caller guarantees a single-threaded process, so the child may run
+    // ordinary code.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => {
+            drop(write_end);
+            Ok(Forked::Watchdog {
+                reports: File::from(std::os::fd::OwnedFd::from(read_end)),
+            })
+        }
+        child => {
+            drop(read_end);
+            let file = File::from(std::os::fd::OwnedFd::from(write_end));
+            // A stuck watchdog must never block a spawn: reports are best effort.
+            // SAFETY: fcntl on an fd we own.
+            unsafe {
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+            }
+            Ok(Forked::Server {
+                pid: child,
+                reports: file,
+            })
+        }
+    }
+}
+
+/// In the watchdog: leaves the server's session (a signal to the server's group does not
+/// reach it) and keeps no handle on the server's standard streams (a client waiting for
+/// the server's stdout to close must not wait for the watchdog).
+pub(crate) fn detach_watchdog() {
+    // SAFETY: plain system calls without pointers (and a path we own).
+    unsafe {
+        libc::setsid();
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::dup2(null, 1);
+        }
+    }
+}
+
+/// Ends the watchdog without running the server's atexit handlers or destructors.
+pub(crate) fn exit_watchdog() -> ! {
+    // SAFETY: `_exit` has no preconditions.
+    unsafe { libc::_exit(0) }
+}

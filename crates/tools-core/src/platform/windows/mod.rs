@@ -1,0 +1,6 @@
+//! The Windows side of the platform layer.
+
+pub(crate) mod fs;
+pub(crate) mod jail;
+pub(crate) mod process;
+pub(crate) mod procs;

@@ -1,0 +1,160 @@
+//! Child process trees on Windows: each child is put in a Job Object of its own with
+//! kill-on-close, so ending the job ends every process the child started (they join the
+//! job with it), and the system ends the whole tree when this process dies, however it
+//! dies (closing our last handle to the job is what kill-on-close reacts to).
+//!
+//! Known gap: the child is assigned to its job right after it starts, so a process it
+//! starts in its very first instants may escape the job.
+
+use std::collections::HashMap;
+use std::io;
+
+use crate::platform::Forked;
+use std::sync::Mutex;
+
+use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
+use windows_sys::Win32::System::JobObjects::{
+    AssignProcessToJobObject, CreateJobObjectW, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+    JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+    JobObjectBasicAccountingInformation, JobObjectExtendedLimitInformation,
+    QueryInformationJobObject, SetInformationJobObject, TerminateJobObject,
+};
+
+/// A Job Object handle, closed (and so its processes killed) on drop.
+struct Job(HANDLE);
+
+// SAFETY: a job handle may be used and closed from any thread.
+unsafe impl Send for Job {}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        // SAFETY: the handle was returned by CreateJobObjectW and is closed only here.
+        unsafe {
+            CloseHandle(self.0);
+        }
+    }
+}
+
+/// The job of every live child tree, by the child's pid (the id the rest of the crate uses
+/// as its "group").
+static JOBS: Mutex<Option<HashMap<i32, Job>>> = Mutex::new(None);
+
+fn new_kill_on_close_job() -> io::Result<Job> {
+    // SAFETY: null attributes and name ask for an anonymous job with default security.
+    let handle = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
+    if handle.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    let job = Job(handle);
+    let mut info = JOBOBJECT_EXTENDED_LIMIT_INFORMATION::default();
+    info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+    // SAFETY: `info` is a valid JOBOBJECT_EXTENDED_LIMIT_INFORMATION of the size given.
+    let ok = unsafe {
+        SetInformationJobObject(
+            job.0,
+            JobObjectExtendedLimitInformation,
+            (&raw const info).cast(),
+            std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(job)
+}
+
+/// Windows has no sessions to start a child in; its tree is tied to a job once it runs
+/// ([`tree_started`]).
+pub(crate) fn own_tree_dying_with_us(_cmd: &mut tokio::process::Command) {}
+
+/// Puts the child in a kill-on-close Job Object of its own.
+pub(crate) fn tree_started(child: &tokio::process::Child) -> io::Result<()> {
+    let (Some(pid), Some(process)) = (child.id(), child.raw_handle()) else {
+        return Ok(());
+    };
+    let job = new_kill_on_close_job()?;
+    // SAFETY: both handles are valid: the job was just made, the process is our child.
+    if unsafe { AssignProcessToJobObject(job.0, process as HANDLE) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if let Ok(mut jobs) = JOBS.lock() {
+        jobs.get_or_insert_with(HashMap::new)
+            .insert(pid as i32, job);
+    }
+    Ok(())
+}
+
+/// Closes the job of a tree its owner forgot, which kills what is left of it.
+pub(crate) fn tree_forgotten(pgid: i32) {
+    if let Ok(mut jobs) = JOBS.lock()
+        && let Some(jobs) = jobs.as_mut()
+    {
+        jobs.remove(&pgid);
+    }
+}
+
+/// Ends every process in the job of the child `pgid`. Harmless if it is gone.
+pub(crate) fn kill_group(pgid: i32) {
+    if let Ok(jobs) = JOBS.lock()
+        && let Some(job) = jobs.as_ref().and_then(|j| j.get(&pgid))
+    {
+        // SAFETY: a valid job handle.
+        unsafe {
+            TerminateJobObject(job.0, 1);
+        }
+    }
+}
+
+/// Unix signals do not exist on Windows: a tree can be ended ([`kill_group`]), not
+/// interrupted or asked to terminate.
+pub(crate) fn signal_group(_pgid: i32, signal: i32) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("sending signal {signal} to a process tree is not supported on Windows"),
+    ))
+}
+
+/// Whether any process of the job of the child `pgid` still runs.
+pub(crate) fn group_alive(pgid: i32) -> bool {
+    let Ok(jobs) = JOBS.lock() else { return false };
+    let Some(job) = jobs.as_ref().and_then(|j| j.get(&pgid)) else {
+        return false;
+    };
+    let mut info = JOBOBJECT_BASIC_ACCOUNTING_INFORMATION::default();
+    // SAFETY: `info` is a valid out-buffer of the size given.
+    let ok = unsafe {
+        QueryInformationJobObject(
+            job.0,
+            JobObjectBasicAccountingInformation,
+            (&raw mut info).cast(),
+            std::mem::size_of::<JOBOBJECT_BASIC_ACCOUNTING_INFORMATION>() as u32,
+            std::ptr::null_mut(),
+        )
+    };
+    ok != 0 && info.ActiveProcesses > 0
+}
+
+/// Ending one process by pid outside its job is not needed here: every tree is ended
+/// through its job. The sweep never gets here, since the process listing is unsupported.
+pub(crate) fn kill_process(_pid: i32) {}
+
+/// Exited children are reaped by their handles on Windows.
+pub(crate) fn reap_exited(_pid: i32) {}
+
+/// Ends this process at once, as a crash would.
+pub(crate) fn kill_self_now() {
+    std::process::abort();
+}
+
+/// On Windows the jobs already give the watchdog's guarantee.
+pub(crate) fn fork_watchdog() -> io::Result<Forked> {
+    Ok(Forked::NotNeeded)
+}
+
+/// Never called on Windows (no watchdog is forked).
+pub(crate) fn detach_watchdog() {}
+
+/// Never called on Windows (no watchdog is forked).
+pub(crate) fn exit_watchdog() -> ! {
+    std::process::exit(0)
+}
