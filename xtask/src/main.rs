@@ -30,6 +30,7 @@ mod finding;
 mod fuzz;
 mod lint;
 mod module_circles;
+mod platform_calls;
 mod real_projects;
 mod setup;
 mod soak;

@@ -11,6 +11,8 @@
 //!   there for a file that is short again must go.
 //! - A crate's root keeps its modules private and exports what users need with `pub use`;
 //!   a public module needs a line in [`PUBLIC_MODULES`] saying why.
+//! - OS-specific code of the portable crates lives in the platform layer only
+//!   ([`crate::platform_calls`]).
 //!
 //! `cargo xtask lint` runs these; the `tidy` test runs them under `cargo test`, as
 //! rust-analyzer's tidy test does. Every finding names `file:line` and what to do.
@@ -164,6 +166,7 @@ pub fn check(repo: &Path) -> Result<Vec<Finding>, String> {
     }
     findings.extend(stale_long_files(repo, &files));
     findings.extend(crate::module_circles::check(repo, &files)?);
+    findings.extend(crate::platform_calls::check(repo, &files)?);
     findings.extend(lint_inheritance(repo)?);
     Ok(findings)
 }
@@ -315,7 +318,7 @@ fn is_test_gate(attribute: &str) -> bool {
 
 /// Whether the `mod` line that declares the file `rel` is gated to tests (then the whole
 /// file is).
-fn declared_under_test_gate(repo: &Path, rel: &Path) -> Result<bool, String> {
+pub(crate) fn declared_under_test_gate(repo: &Path, rel: &Path) -> Result<bool, String> {
     let Some(stem) = rel.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
         return Ok(false);
     };
