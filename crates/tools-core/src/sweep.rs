@@ -6,8 +6,8 @@
 //! itself. On close the run kills every process whose session id or process group is one it
 //! started, and every descendant of those (a debuggee that an adapter put in a session of
 //! its own is still the adapter's child) — found in the OS's process listing (`/proc` on
-//! Linux). Where the OS has no such listing (macOS, Windows) the sweep ends the groups only;
-//! on Windows each group is a kill-on-close Job Object, which holds the whole tree anyway.
+//! Linux, libproc on macOS). Windows has no sessions: the sweep ends the groups only, and
+//! there each group is a kill-on-close Job Object, which holds the whole tree anyway.
 //!
 //! Covered: children, their process groups, anything left in their sessions (double forks,
 //! `nohup`, `disown`), and descendants still attached to any of those. A process that both
@@ -81,8 +81,8 @@ fn live_sessions() -> HashSet<i32> {
         .unwrap_or_default()
 }
 
-/// Every process the OS lists (`/proc` on Linux; those that vanish while being read are
-/// skipped). Empty where the OS has no such listing.
+/// Every process the OS lists (`/proc` on Linux, libproc on macOS; those that vanish while
+/// being read are skipped). Empty where the OS has no such listing (Windows).
 pub fn all_processes() -> Vec<ProcStat> {
     crate::platform::all_processes().unwrap_or_default()
 }

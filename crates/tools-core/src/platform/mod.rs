@@ -33,6 +33,7 @@ pub(crate) use os::process::{
     kill_self_now, own_tree_dying_with_us, reap_exited, signal_group, tree_forgotten, tree_started,
 };
 #[cfg(test)]
+#[cfg(test)]
 pub(crate) use os::procs::process;
 pub(crate) use os::procs::{all_processes, become_subreaper};
 pub use proc_stat::{ProcStat, parse_stat};

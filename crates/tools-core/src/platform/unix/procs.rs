@@ -1,5 +1,6 @@
-//! The process listing the sweep reads, and adopting orphans: Linux has both (`/proc`,
-//! `PR_SET_CHILD_SUBREAPER`); other Unixes answer that they are unsupported, and the sweep
+//! The process listing the sweep reads, and adopting orphans. Linux has both (`/proc`,
+//! `PR_SET_CHILD_SUBREAPER`); macOS has the listing (libproc, with `getsid` for the
+//! session) but no subreaper; other Unixes answer that they are unsupported, and the sweep
 //! there ends the runs' process groups only.
 
 use std::io;
@@ -13,30 +14,83 @@ pub(crate) fn all_processes() -> io::Result<Vec<ProcStat>> {
     Ok(dir
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
-        .filter_map(|t| crate::platform::parse_stat(&t))
+        .filter_map(process)
         .collect())
-}
-
-/// The process listing is read from `/proc`, which this OS does not have.
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn all_processes() -> io::Result<Vec<ProcStat>> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "listing processes by session (/proc) is not supported on this OS",
-    ))
 }
 
 /// One process's `/proc/PID/stat` facts, `None` when it is gone.
 #[cfg(target_os = "linux")]
-#[cfg(test)]
 pub(crate) fn process(pid: i32) -> Option<ProcStat> {
     crate::platform::parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
-/// The process listing is read from `/proc`, which this OS does not have.
-#[cfg(not(target_os = "linux"))]
-#[cfg(test)]
+/// Every process libproc lists (those that vanish while being read are skipped).
+#[cfg(target_os = "macos")]
+pub(crate) fn all_processes() -> io::Result<Vec<ProcStat>> {
+    // SAFETY: a null buffer asks only for the count.
+    let count = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
+    if count < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // Room for processes started between the two calls.
+    let mut pids = vec![0 as libc::pid_t; usize::try_from(count).unwrap_or(0) + 64];
+    let bytes = libc::c_int::try_from(std::mem::size_of_val(pids.as_slice()))
+        .map_err(|_| io::Error::other("too many processes to list"))?;
+    // SAFETY: `pids` is valid for writes of `bytes` bytes.
+    let got = unsafe { libc::proc_listallpids(pids.as_mut_ptr().cast(), bytes) };
+    if got < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    pids.truncate(usize::try_from(got).unwrap_or(0));
+    Ok(pids
+        .into_iter()
+        .filter(|p| *p > 0)
+        .filter_map(process)
+        .collect())
+}
+
+/// One process's parent, group, session and state from libproc, `None` when it is gone.
+#[cfg(target_os = "macos")]
+pub(crate) fn process(pid: i32) -> Option<ProcStat> {
+    let mut info = std::mem::MaybeUninit::<libc::proc_bsdinfo>::zeroed();
+    let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_bsdinfo>()).ok()?;
+    // SAFETY: `info` is valid for writes of `size` bytes; read only after a full answer.
+    let got = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            info.as_mut_ptr().cast(),
+            size,
+        )
+    };
+    if got != size {
+        return None;
+    }
+    // SAFETY: proc_pidinfo filled the whole struct.
+    let info = unsafe { info.assume_init() };
+    // SAFETY: getsid takes a plain integer.
+    let session = unsafe { libc::getsid(pid) };
+    Some(ProcStat {
+        pid,
+        ppid: i32::try_from(info.pbi_ppid).ok()?,
+        pgrp: i32::try_from(info.pbi_pgid).ok()?,
+        session,
+        zombie: info.pbi_status == libc::SZOMB,
+    })
+}
+
+/// This OS has no process listing the sweep can read.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub(crate) fn all_processes() -> io::Result<Vec<ProcStat>> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "listing processes by session is not supported on this OS",
+    ))
+}
+
+/// Never known on this OS (see [`all_processes`]).
+#[cfg(all(test, not(any(target_os = "linux", target_os = "macos"))))]
 pub(crate) fn process(_pid: i32) -> Option<ProcStat> {
     None
 }
