@@ -23,16 +23,19 @@ pub use crate::process_group::{group_alive, kill_group, signal_group};
 use crate::text::BoundedBuffer;
 use crate::{Run, ToolError};
 
-/// Finds `name` on `$PATH` as an executable file, or checks it as given when it contains
-/// a `/`. The one lookup every family's discovery uses.
+/// Finds `name` on `$PATH` as an executable file, or checks it as given when it is a path
+/// (contains a `/`; on Windows also a `\` or a drive's `:`). On Windows a bare name is also
+/// tried with each extension of `PATHEXT` (`node` finds `node.exe`, `pyright` its
+/// `pyright.cmd` launcher). The one lookup every family's discovery uses.
 pub fn which(name: &str) -> Option<std::path::PathBuf> {
-    if name.contains('/') {
+    if crate::platform::is_path_like(name) {
         let p = std::path::PathBuf::from(name);
         return is_executable(&p).then_some(p);
     }
     let path = std::env::var_os("PATH")?;
+    let names = crate::platform::program_file_names(name);
     std::env::split_paths(&path)
-        .map(|d| d.join(name))
+        .flat_map(|d| names.iter().map(move |n| d.join(n)))
         .find(|p| is_executable(p))
 }
 

@@ -24,15 +24,14 @@ use windows as os;
 pub(crate) use entry::{Entry, EntryKind};
 pub(crate) use os::fs::{
     create_private_dir, create_private_dir_all, effective_ids, file_identity, is_executable_file,
-    is_superuser, link_count, lock_exclusive, os_str_bytes, os_string_from_bytes,
-    private_file_options, probe_file_options,
+    is_path_like, is_superuser, link_count, lock_exclusive, os_str_bytes, os_string_from_bytes,
+    private_file_options, probe_file_options, program_file_names,
 };
 pub(crate) use os::jail::{Dir, entry_of, is_link_or_not_folder, set_owner_and_mode};
 pub(crate) use os::process::{
     detach_watchdog, exit_watchdog, fork_watchdog, group_alive, kill_group, kill_process,
     kill_self_now, own_tree_dying_with_us, reap_exited, signal_group, tree_forgotten, tree_started,
 };
-#[cfg(test)]
 #[cfg(test)]
 pub(crate) use os::procs::process;
 pub(crate) use os::procs::{all_processes, become_subreaper};

@@ -88,6 +88,16 @@ pub(crate) fn is_executable_file(_path: &Path, meta: &std::fs::Metadata) -> bool
     meta.is_file() && meta.permissions().mode() & 0o111 != 0
 }
 
+/// Whether a program name is a path to check as given rather than a name to look up.
+pub(crate) fn is_path_like(name: &str) -> bool {
+    name.contains('/')
+}
+
+/// The file names a program called `name` may have in a `PATH` folder: just `name`.
+pub(crate) fn program_file_names(name: &str) -> Vec<String> {
+    vec![name.to_string()]
+}
+
 /// A file name from bytes as they were stored (a name is any bytes but `/` and NUL here).
 pub(crate) fn os_string_from_bytes(bytes: Vec<u8>) -> OsString {
     use std::os::unix::ffi::OsStringExt;

@@ -82,17 +82,51 @@ pub(crate) fn is_superuser() -> bool {
     false
 }
 
+/// The extensions of programs Windows runs by name (`PATHEXT`; `.COM;.EXE;.BAT;.CMD` when it
+/// is unset), without their dots.
+fn program_extensions() -> Vec<String> {
+    std::env::var("PATHEXT")
+        .unwrap_or_else(|_| ".COM;.EXE;.BAT;.CMD".into())
+        .split(';')
+        .map(|e| e.trim().trim_start_matches('.').to_string())
+        .filter(|e| !e.is_empty())
+        .collect()
+}
+
 /// Whether `path` names a program Windows would run: a file whose extension is one of
-/// `PATHEXT` (`.exe`, `.cmd`, `.bat`, `.com` when it is unset).
+/// `PATHEXT`.
 pub(crate) fn is_executable_file(path: &Path, meta: &std::fs::Metadata) -> bool {
     let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
         return false;
     };
-    let exts = std::env::var("PATHEXT").unwrap_or_else(|_| ".COM;.EXE;.BAT;.CMD".into());
     meta.is_file()
-        && exts
-            .split(';')
-            .any(|e| e.trim_start_matches('.').eq_ignore_ascii_case(ext))
+        && program_extensions()
+            .iter()
+            .any(|e| e.eq_ignore_ascii_case(ext))
+}
+
+/// Whether a program name is a path to check as given (either slash, or a drive letter).
+pub(crate) fn is_path_like(name: &str) -> bool {
+    name.contains('/') || name.contains('\\') || name.contains(':')
+}
+
+/// The file names a program called `name` may have in a `PATH` folder: `name` itself when
+/// it already ends in a program extension, then `name` with each `PATHEXT` extension.
+pub(crate) fn program_file_names(name: &str) -> Vec<String> {
+    let exts = program_extensions();
+    let mut names = Vec::new();
+    if Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|ext| exts.iter().any(|e| e.eq_ignore_ascii_case(ext)))
+    {
+        names.push(name.to_string());
+    }
+    names.extend(
+        exts.iter()
+            .map(|e| format!("{name}.{}", e.to_ascii_lowercase())),
+    );
+    names
 }
 
 /// A file name from bytes as [`os_str_bytes`] gave them; names that are not valid UTF-8
