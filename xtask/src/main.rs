@@ -35,6 +35,7 @@ mod real_projects;
 mod setup;
 mod soak;
 mod stamp;
+mod test_gate;
 mod tidy;
 
 use std::path::{Path, PathBuf};

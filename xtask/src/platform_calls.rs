@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tidy::{Finding, finding};
+use crate::finding::{Finding, finding};
 
 /// Crates whose library code is portable: their OS-specific code goes through the
 /// platform layer. A crate joins the list once it builds for every target.
@@ -41,7 +41,7 @@ const OS_SPECIFIC: &[&str] = &[
 pub fn check(repo: &Path, files: &[PathBuf]) -> Result<Vec<Finding>, String> {
     let mut out = Vec::new();
     for rel in files.iter().filter(|f| in_scope(f)) {
-        if crate::tidy::declared_under_test_gate(repo, rel)? {
+        if crate::test_gate::declared_under_test_gate(repo, rel)? {
             continue;
         }
         let text = std::fs::read_to_string(repo.join(rel))
