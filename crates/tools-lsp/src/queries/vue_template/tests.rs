@@ -1,3 +1,6 @@
+//! The template scan's exact positions, what it leaves out, the shadowing cases and which
+//! declarations count, on components written inline.
+
 use super::scan::{Found, Use, setup_declaration, template_uses};
 use super::*;
 
