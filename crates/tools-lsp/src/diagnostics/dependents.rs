@@ -7,8 +7,10 @@
 //! anything from the repository, so this is a text scan, not a resolver: relative module
 //! specifiers (`from "./lib"`, `require("../src/lib.js")`, `import("./x")`) for
 //! JavaScript/TypeScript and `#include "name.h"` for C and C++. It may list a file that does
-//! not really import the target (opening one more file as baseline costs little); it never
-//! reads outside the server's root, skips vendored folders and is capped.
+//! not really import the target (opening one more file as baseline costs little); it reads
+//! the server's root, and for JavaScript/TypeScript the projects beside it in the workspace
+//! (`servers::sibling_projects`: a sibling package importing `../pkg/file` has no server of
+//! the written file's looking at it), skips vendored folders and is capped.
 //!
 //! Opened after a write, an importer shows the written file's *new* text, so whatever the
 //! write broke in it would be taken for its baseline. So the written file is first opened
@@ -25,14 +27,13 @@ use crate::client::LspClient;
 use crate::diagnostics::changed_items::{
     ITEMS_CAP, changed_items, changed_lines, document_symbols, files_using,
 };
+use crate::servers::sibling_projects::sibling_importers;
 use crate::servers::supervisor::ServerSupervisor;
 
 /// Most files read while looking for importers.
 pub const SCAN_CAP: usize = 5_000;
 /// Largest file read while looking for importers.
 const FILE_CAP: u64 = 512 * 1024;
-
-const JS_EXTS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
 
 /// How a language names its imports, as far as this scan understands it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +99,7 @@ pub fn importers(
         match style {
             ImportStyle::JavaScript => {
                 let dir = path.parent().unwrap_or(root);
-                if js_imports(&text, dir, target) {
+                if crate::servers::js_specifiers::imports(&text, dir, target) {
                     found.push(path.to_path_buf());
                     if found.len() >= cap {
                         break;
@@ -197,9 +198,19 @@ pub async fn open_importers(
         let root = client.root.clone();
         let t = target.clone();
         let exts = spec.extensions.clone();
-        let found = tokio::task::spawn_blocking(move || importers(&root, &t, style, &exts, cap))
-            .await
-            .unwrap_or_default();
+        let ws = sup.workspace().to_path_buf();
+        let found = tokio::task::spawn_blocking(move || {
+            let mut found = importers(&root, &t, style, &exts, cap);
+            // A TypeScript project beside the root that imports the file by a relative path
+            // is one its server never loads on its own.
+            if style == ImportStyle::JavaScript {
+                let beside = sibling_importers(&ws, &root, std::slice::from_ref(&t), &exts);
+                found.extend(beside.files().take(cap).cloned());
+            }
+            found
+        })
+        .await
+        .unwrap_or_default();
         for dep in found {
             if targets.contains(&dep) || out.open.contains(&dep) {
                 continue;
@@ -417,32 +428,6 @@ pub async fn open_before_write(
         }
     }
     out
-}
-
-/// Every quoted string in `text` that starts with `./` or `../`.
-fn relative_specifiers(text: &str) -> impl Iterator<Item = &str> {
-    text.split(['"', '\'', '`'])
-        .skip(1)
-        .step_by(2)
-        .filter(|s| (s.starts_with("./") || s.starts_with("../")) && s.len() < 300)
-}
-
-fn js_imports(text: &str, dir: &Path, target: &Path) -> bool {
-    let target_stem = strip_js_ext(target);
-    let target_is_index = target.file_stem().is_some_and(|s| s == "index");
-    relative_specifiers(text).any(|spec| {
-        let cand = tools_core::normalize_lexically(&dir.join(spec));
-        strip_js_ext(&cand) == target_stem
-            || (target_is_index && target.parent() == Some(cand.as_path()))
-    })
-}
-
-/// `a/b.ts` → `a/b`; a path without a JavaScript extension is kept.
-fn strip_js_ext(p: &Path) -> PathBuf {
-    match p.extension().and_then(|e| e.to_str()) {
-        Some(e) if JS_EXTS.contains(&e) => p.with_extension(""),
-        _ => p.to_path_buf(),
-    }
 }
 
 /// The file names `text` includes (`#include "a/b.h"` and `#include <b.h>` give `b.h`).

@@ -361,6 +361,23 @@ impl LspTool {
                                 &p.client.server,
                                 "`ast_grep` for the name finds uses there",
                             );
+                            // And the projects beside its root that import the file.
+                            let siblings =
+                                crate::servers::sibling_projects::load_sibling_importers(
+                                    &p.client,
+                                    sup.workspace(),
+                                    std::slice::from_ref(&p.path),
+                                    &sup.extensions_of(&p.client.language),
+                                )
+                                .await;
+                            let cut = siblings.cut_line(
+                                &p.client.server,
+                                "`ast_grep` for the name finds uses there",
+                            );
+                            left_out = match (left_out, cut) {
+                                (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+                                (a, b) => a.or(b),
+                            };
                         }
                         let mut out = locations_answer(
                             action,

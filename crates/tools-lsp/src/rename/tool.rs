@@ -282,6 +282,14 @@ impl LspRenameTool {
         lap("server ready, symbol found");
         let opened_for_rename = open_language_files(c, run).await;
         let from_edit = renames_its_references(c, opened_for_rename);
+        // The projects beside its root that import the file are renamed too once loaded.
+        let siblings = crate::servers::sibling_projects::load_sibling_importers(
+            c,
+            self.sup.workspace(),
+            std::slice::from_ref(&p.path),
+            &self.sup.extensions_of(&c.language),
+        )
+        .await;
         // Opening the project's files may have closed this one (the client keeps at most
         // `max_open_documents` open), and typescript-language-server answers nothing about
         // a closed file ("Unexpected resource"): it is opened again, last.
@@ -594,6 +602,10 @@ impl LspRenameTool {
         lap("answered");
         // Servers that could not be asked lead; then the edits.
         let mut lines = co.missing.clone();
+        lines.extend(siblings.cut_line(
+            &c.server,
+            "`ast_grep` for the old name finds uses left there",
+        ));
         lines.push(head);
         lines.extend(listing);
         let mut out = ToolOutput::text(lines.join("\n"))

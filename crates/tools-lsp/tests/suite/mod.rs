@@ -44,6 +44,7 @@ mod rust_checker;
 mod sass;
 mod servers;
 mod shared;
+mod sibling_projects;
 mod status;
 mod typescript;
 mod workspace_projects;
