@@ -363,13 +363,7 @@ impl LspTool {
                             );
                             // And the projects beside its root that import the file.
                             let siblings =
-                                crate::servers::sibling_projects::load_sibling_importers(
-                                    &p.client,
-                                    sup.workspace(),
-                                    std::slice::from_ref(&p.path),
-                                    &sup.extensions_of(&p.client.language),
-                                )
-                                .await;
+                                crate::queries::sibling_importers::load_for_symbol(sup, &p).await;
                             let cut = siblings.cut_line(
                                 &p.client.server,
                                 "`ast_grep` for the name finds uses there",

@@ -283,13 +283,7 @@ impl LspRenameTool {
         let opened_for_rename = open_language_files(c, run).await;
         let from_edit = renames_its_references(c, opened_for_rename);
         // The projects beside its root that import the file are renamed too once loaded.
-        let siblings = crate::servers::sibling_projects::load_sibling_importers(
-            c,
-            self.sup.workspace(),
-            std::slice::from_ref(&p.path),
-            &self.sup.extensions_of(&c.language),
-        )
-        .await;
+        let siblings = crate::queries::sibling_importers::load_for_symbol(&self.sup, &p).await;
         // Opening the project's files may have closed this one (the client keeps at most
         // `max_open_documents` open), and typescript-language-server answers nothing about
         // a closed file ("Unexpected resource"): it is opened again, last.

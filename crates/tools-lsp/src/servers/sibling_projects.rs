@@ -26,6 +26,9 @@ const FILE_CAP: u64 = 512 * 1024;
 /// Most importing projects opened for one question.
 pub const MAX_SIBLING_PROJECTS: usize = 8;
 
+/// Longest wait for the server to publish for the last file opened (its projects loaded).
+const PUBLISH_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
+
 /// The project configuration files of TypeScript/JavaScript.
 const TS_CONFIGS: &[&str] = &["tsconfig.json", "jsconfig.json"];
 
@@ -208,6 +211,7 @@ pub async fn load_sibling_importers(
     loaded.left_out = found.projects.len().saturating_sub(MAX_SIBLING_PROJECTS);
     loaded.cut = found.cut;
     let mut first = None;
+    let mut last = None;
     for (_, files) in found.projects.iter().take(MAX_SIBLING_PROJECTS) {
         let mut open = false;
         for f in files {
@@ -221,13 +225,23 @@ pub async fn load_sibling_importers(
         }
         // A file gone since the scan leaves its project unloaded, like any other.
         if let Ok(doc) = client.sync_file(&files[0]).await {
-            first.get_or_insert(doc);
+            first.get_or_insert(doc.clone());
+            last = Some((files[0].clone(), doc.version));
             loaded.opened.push(files[0].clone());
         }
     }
     if let Some(doc) = first {
         client.settle_after_first_open(&doc).await;
         client.wait_ready().await;
+    }
+    // The server had a file open already, so nothing above waits for it to load the new
+    // projects; meanwhile typescript-language-server answers from its syntax-only server
+    // (the file's own uses, not the declaration's). Its first publish for the last file
+    // opened comes once every project opened before it is loaded.
+    if let Some((path, version)) = last
+        && !client.pulls_diagnostics()
+    {
+        let _ = client.wait_publish(&path, version, 0, PUBLISH_WAIT).await;
     }
     loaded
 }

@@ -1,15 +1,23 @@
-//! Sibling TypeScript projects that do not reference each other: `pricing/` and `checkout/`,
-//! each with its own `tsconfig.json`, where `checkout/cart.ts` imports
-//! `../pricing/rates` by a relative path (no project reference, no workspace package), and
-//! `reports/` a third project that imports nothing of theirs but declares a function of the
-//! same name. tsserver answers for a file from the projects it has loaded; the importing
-//! project is loaded by opening one of its files, so references, a rename and a breaking
-//! write reach `checkout/cart.ts`, and never `reports/`.
+//! Sibling TypeScript projects that do not reference each other: `pricing/`, `checkout/` and
+//! `invoices/`, each with its own `tsconfig.json`, where `checkout/cart.ts` imports names
+//! from `../pricing/rates` and `invoices/bill.ts` the module whole, by relative paths (no
+//! project reference, no workspace package), and `reports/` a fourth project that imports
+//! nothing of theirs but declares a function of the same name. With no workspace marker above
+//! them each folder gets a server of its own; the importing projects are loaded into the
+//! server asked by opening one of their files, so references (asked at the declaration or at
+//! a use), a rename and a breaking write reach them, and never `reports/`.
 
 use serde_json::json;
 use tools_core::testing::require_binary;
 
 use super::Project;
+
+/// The references of `applyDiscount`, wherever they are asked.
+const DISCOUNT_USES: &str = "\
+checkout/cart.ts:1:10  import { applyDiscount, PriceBook } from \"../pricing/rates\";
+checkout/cart.ts:5:10  return applyDiscount(gross, percent);
+invoices/bill.ts:4:16  return rates.applyDiscount(amount, 10);
+pricing/rates.ts:1:17  export function applyDiscount(amount: number, percent: number): number {";
 
 const CONFIG: &str = "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\n";
 
@@ -46,10 +54,7 @@ async fn references_in_a_sibling_project_that_imports_the_file_are_found() {
         .await;
     assert_eq!(
         out,
-        "3 reference(s) of `applyDiscount` at pricing/rates.ts:1:\n\
-         checkout/cart.ts:1:10  import { applyDiscount, PriceBook } from \"../pricing/rates\";\n\
-         checkout/cart.ts:5:10  return applyDiscount(gross, percent);\n\
-         pricing/rates.ts:1:17  export function applyDiscount(amount: number, percent: number): number {"
+        format!("4 reference(s) of `applyDiscount` at pricing/rates.ts:1:\n{DISCOUNT_USES}")
     );
     let out = p
         .ok(
@@ -69,6 +74,27 @@ async fn references_in_a_sibling_project_that_imports_the_file_are_found() {
 }
 
 #[tokio::test]
+async fn references_asked_at_a_use_reach_the_other_projects_importing_the_declaring_file() {
+    if !tools_present() {
+        return;
+    }
+    // The first call of the run, in the importing project: its server is rooted at
+    // `checkout/`, and `invoices/` imports `pricing/rates.ts`, not the file asked about.
+    let p = Project::from_fixture("ts_siblings", CONFIG);
+    let out = p
+        .ok(
+            json!({"action": "references", "file": "checkout/cart.ts", "line": 5,
+                   "symbol": "applyDiscount"}),
+        )
+        .await;
+    assert_eq!(
+        out,
+        format!("4 reference(s) of `applyDiscount` at checkout/cart.ts:5:\n{DISCOUNT_USES}")
+    );
+    p.close_and_check().await;
+}
+
+#[tokio::test]
 async fn a_rename_edits_the_sibling_project_and_both_still_compile() {
     if !tools_present() {
         return;
@@ -76,6 +102,7 @@ async fn a_rename_edits_the_sibling_project_and_both_still_compile() {
     let p = Project::from_fixture("ts_siblings", CONFIG);
     let rates = p.read("pricing/rates.ts");
     let cart = p.read("checkout/cart.ts");
+    let bill = p.read("invoices/bill.ts");
     let summary = p.read("reports/summary.ts");
     let (out, check) = p
         .rename_checked(
@@ -87,11 +114,12 @@ async fn a_rename_edits_the_sibling_project_and_both_still_compile() {
         out.text
             .lines()
             .filter(|l| !l.starts_with("the check goes on: "))
-            .take(3)
+            .take(4)
             .collect::<Vec<_>>(),
         [
-            "renamed `applyDiscount` at pricing/rates.ts:1 to `discounted`: 3 edit(s) in 2 file(s)",
+            "renamed `applyDiscount` at pricing/rates.ts:1 to `discounted`: 4 edit(s) in 3 file(s)",
             "  checkout/cart.ts: 2 edit(s)",
+            "  invoices/bill.ts: 1 edit(s)",
             "  pricing/rates.ts: 1 edit(s)",
         ],
         "{}",
@@ -109,9 +137,13 @@ async fn a_rename_edits_the_sibling_project_and_both_still_compile() {
         p.read("checkout/cart.ts"),
         cart.replace("applyDiscount", "discounted")
     );
+    assert_eq!(
+        p.read("invoices/bill.ts"),
+        bill.replace("applyDiscount", "discounted")
+    );
     // The project that only declares a function of the same name is not touched.
     assert_eq!(p.read("reports/summary.ts"), summary);
-    for project in ["pricing", "checkout", "reports"] {
+    for project in ["pricing", "checkout", "invoices", "reports"] {
         if let Some(built) = tsc_project(&p, project) {
             built.unwrap_or_else(|e| panic!("tsc -p {project}:\n{e}"));
         }
@@ -120,11 +152,12 @@ async fn a_rename_edits_the_sibling_project_and_both_still_compile() {
 }
 
 #[tokio::test]
-async fn a_breaking_write_names_the_call_in_the_sibling_project() {
+async fn a_breaking_write_names_the_calls_in_the_sibling_projects() {
     if !tools_present() {
         return;
     }
     let p = Project::from_fixture("ts_siblings", CONFIG);
+    const MISSING: &str = "error [2554] Expected 3 arguments, but got 2.";
     let rates = p.read("pricing/rates.ts");
     let broken = rates.replace(
         "applyDiscount(amount: number, percent: number)",
@@ -132,14 +165,20 @@ async fn a_breaking_write_names_the_call_in_the_sibling_project() {
     );
     assert_eq!(
         super::section(p.write_tool("pricing/rates.ts", &broken).await),
-        "1 new diagnostic(s) after this write:\n\
-         checkout/cart.ts:5:10 error [2554] Expected 3 arguments, but got 2."
+        format!(
+            "2 new diagnostic(s) after this write:\n\
+             checkout/cart.ts:5:10 {MISSING}\n\
+             invoices/bill.ts:4:16 {MISSING}"
+        )
     );
     assert_eq!(
         super::section(p.write_tool("pricing/rates.ts", &rates).await),
-        "no new diagnostics after this write.\n\
-         1 earlier diagnostic(s) are gone after this write:\n  \
-         checkout/cart.ts:5 error [2554] Expected 3 arguments, but got 2."
+        format!(
+            "no new diagnostics after this write.\n\
+             2 earlier diagnostic(s) are gone after this write:\n  \
+             checkout/cart.ts:5 {MISSING}\n  \
+             invoices/bill.ts:4 {MISSING}"
+        )
     );
     p.close_and_check().await;
 }
