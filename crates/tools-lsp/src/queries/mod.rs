@@ -2,11 +2,12 @@
 //! is prepared once — the file synced, the position found from a symbol on a line (`query`)
 //! — then answered: definitions and references (`locate`), hover (`hover`), a file's outline
 //! (`outline`, cut to its shape when big: `outline_shape`), call and type hierarchies (`hierarchy`), workspace symbols
-//! (`workspace_symbols`), answers merged from every server of a file (`co_servers`), the
-//! server that answers what a file's own does not offer (`stand_in`), importers outside a
-//! narrowed pyright program (`outside_importers`), the TypeScript projects beside a server's
-//! root that import the symbol (`sibling_importers`), a Vue component's template uses its
-//! servers cannot link (`vue_template`), the servers' status (`status_view`), and diagnostics through
+//! (`workspace_symbols`, its searches outliving a call in `search_in_flight`), answers merged
+//! from every server of a file (`co_servers`), the server that answers what a file's own does
+//! not offer (`stand_in`), importers outside a narrowed pyright program (`outside_importers`),
+//! the TypeScript projects beside a server's root that import the symbol
+//! (`sibling_importers`), a Vue component's template uses its servers cannot link
+//! (`vue_template`), the servers' status (`status_view`), and diagnostics through
 //! `diagnostics` and `checkers`.
 //!
 //! It promises read-only answers sized to the answer budget, first entries first, each cut
@@ -22,7 +23,9 @@ pub(crate) mod outline;
 pub(crate) mod outline_shape;
 pub(crate) mod outside_importers;
 pub(crate) mod query;
+pub(crate) mod search_in_flight;
 pub(crate) mod sibling_importers;
+pub(crate) mod stand_in;
 pub(crate) mod stand_in;
 pub(crate) mod status_view;
 pub(crate) mod vue_template;

@@ -1,15 +1,18 @@
 //! Workspace symbol search (`symbols` with `query`): asks every server that may know the
-//! name — the one of `file`, or those the workspace's roots allow, started on demand — and
-//! shows one page of the matches. A server without the request is named in a note, not an
-//! error, unless no server could answer at all.
+//! name — the one of `file`, or those the workspace's roots allow, started on demand — side
+//! by side, and shows one page of the matches. A server that cannot search (tsserver with no
+//! project loaded, a timeout, a crash) does not sink the others' answer: it is named, with
+//! why, in the answer's first line, and each server's outcome is in the structured result.
+//! Only when no server could answer is the answer an error.
 
 use std::sync::Arc;
 
+use futures::FutureExt;
 use lsp_types::request::WorkspaceSymbolRequest;
 use lsp_types::{
     PartialResultParams, WorkDoneProgressParams, WorkspaceSymbolParams, WorkspaceSymbolResponse,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 use tools_core::{CallCtx, ToolError, ToolOutput};
 
 use crate::answer::budget::{self, Window};
@@ -17,6 +20,7 @@ use crate::answer::format::{self, Renderer};
 use crate::client::{LspClient, uri_to_path};
 use crate::error::LspError;
 use crate::queries::query;
+use crate::queries::search_in_flight::{SEARCH_BOUND, SearchesInFlight, Waited};
 use crate::servers::projects::Loaded;
 use crate::servers::supervisor::ServerSupervisor;
 
@@ -27,7 +31,8 @@ pub(crate) async fn load_projects(sup: &ServerSupervisor, client: &LspClient) ->
 }
 
 /// Searches the workspace's symbols with every relevant server (the one of `file`, or those
-/// the workspace's roots allow), and shows a page of the matches within the budget.
+/// the workspace's roots allow), and shows a page of the matches within the budget, led by
+/// a line for each server that could not search.
 pub async fn workspace_symbols(
     sup: &ServerSupervisor,
     ctx: &CallCtx,
@@ -36,151 +41,45 @@ pub async fn workspace_symbols(
     window: Window,
     budget_bytes: usize,
 ) -> Result<ToolOutput, ToolError> {
-    let clients: Vec<Arc<LspClient>> = match file {
+    let mut clients = match file {
         Some(_) => {
             let path = query::resolve_file(&ctx.run, file)?;
             vec![sup.client_for(&path).await?]
         }
-        None => {
-            let mut v = sup.running();
-            if v.is_empty() {
-                // Start the servers the conjunction rule allows for the workspace's roots.
-                let scan = crate::servers::discover::scan_workspace(sup.table(), sup.workspace());
-                let mut errors = Vec::new();
-                for spec in sup.table() {
-                    if scan.files.get(&spec.language).copied().unwrap_or(0) == 0 {
-                        continue;
-                    }
-                    if spec.offers_no_workspace_symbols() {
-                        errors.push(format!(
-                            "{} ({} files) offers no workspace symbol search",
-                            spec.candidates
-                                .first()
-                                .map(|c| c.program())
-                                .unwrap_or_default(),
-                            spec.language
-                        ));
-                        continue;
-                    }
-                    for root in scan.roots.get(&spec.language).into_iter().flatten().take(2) {
-                        match sup
-                            .client_for(&root.join(format!(
-                                "_.{}",
-                                spec.extensions.first().map(String::as_str).unwrap_or("x")
-                            )))
-                            .await
-                        {
-                            // Several marker folders may share one workspace server.
-                            Ok(c) if v.iter().any(|o| Arc::ptr_eq(o, &c)) => {}
-                            Ok(c) => v.push(c),
-                            Err(e) => errors.push(e.to_string()),
-                        }
-                    }
-                }
-                if v.is_empty() {
-                    return Err(ToolError::not_available(format!(
-                        "no language server can run for a workspace symbol search{}",
-                        if errors.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {}", errors.join("; "))
-                        }
-                    )));
-                }
-            }
-            v
-        }
+        None => workspace_clients(sup).await?,
     };
+    // The same order on every ask, whatever order the servers started in.
+    clients.sort_by(|a, b| (&a.language, &a.root).cmp(&(&b.language, &b.root)));
+    // Side by side: a slow or loading server holds the answer no longer than its own bound,
+    // and never adds its wait to another's.
+    let searches =
+        futures::future::join_all(clients.iter().map(|c| search_with(sup, ctx, c, q))).await;
+    let answered = searches
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::Answered(_)))
+        .count();
+    if answered == 0 {
+        return Err(no_answer(searches));
+    }
     let mut lines = Vec::new();
     let mut items = Vec::new();
+    let mut first = Vec::new();
     let mut notes = Vec::new();
-    let mut caveats = Vec::new();
-    for c in &clients {
-        if c.caps.workspace_symbol_provider.is_none() {
-            notes.push(format!(
-                "{} does not support workspace symbol search",
-                c.server
-            ));
-            continue;
-        }
-        // tsserver answers "No Project" and clangd nothing until a file of each project is
-        // open.
-        let loaded = load_projects(sup, c).await;
-        // It limits every line below, so it leads the answer.
-        caveats.extend(loaded.left_out_line(&c.server, "pass `file` to search from one of them"));
-        if !c.wait_ready().await
-            && let Some(note) = query::indexing_caveat(c)
-        {
-            caveats.push(note);
-        }
-        let _ = c.flush_external(&[]).await;
-        let params = WorkspaceSymbolParams {
-            query: q.to_string(),
-            work_done_progress_params: WorkDoneProgressParams::default(),
-            partial_result_params: PartialResultParams::default(),
-        };
-        let resp = match query::with_warmup(
-            c,
-            |v: &Option<WorkspaceSymbolResponse>| match v {
-                None => true,
-                Some(WorkspaceSymbolResponse::Flat(f)) => f.is_empty(),
-                Some(WorkspaceSymbolResponse::Nested(n)) => n.is_empty(),
-            },
-            || c.request::<WorkspaceSymbolRequest>(params.clone()),
-        )
-        .await
-        {
-            Ok(r) => r,
-            Err(LspError::Server { code: -32601, .. }) => {
-                notes.push(format!(
-                    "{} does not support workspace symbol search",
-                    c.server
-                ));
-                continue;
+    let mut servers = Vec::new();
+    for s in searches {
+        servers.push(s.json());
+        match s.outcome {
+            Outcome::Answered(_) => {
+                lines.extend(s.lines);
+                items.extend(s.items);
             }
-            Err(e) => return Err(e.into()),
-        };
-        let mut r = Renderer::new(ctx.run.root(), c.encoding);
-        match resp {
-            None => {}
-            Some(WorkspaceSymbolResponse::Flat(v)) => {
-                for s in &v {
-                    let (l, j) = format::symbol_info_line(&mut r, s);
-                    lines.push(l);
-                    items.push(j);
-                }
-            }
-            Some(WorkspaceSymbolResponse::Nested(v)) => {
-                for s in &v {
-                    let (loc, pj) = match &s.location {
-                        lsp_types::OneOf::Left(l) => {
-                            let p = r.location(l);
-                            (
-                                p.as_ref().map(|p| p.loc()).unwrap_or_default(),
-                                p.map(|p| p.json()),
-                            )
-                        }
-                        lsp_types::OneOf::Right(w) => (
-                            uri_to_path(&w.uri)
-                                .map(|p| r.display(&p))
-                                .unwrap_or_default(),
-                            None,
-                        ),
-                    };
-                    let container = s
-                        .container_name
-                        .as_ref()
-                        .map(|c| format!(" (in {c})"))
-                        .unwrap_or_default();
-                    lines.push(format!(
-                        "{} {}{container}  {loc}",
-                        format::kind_name(s.kind),
-                        s.name
-                    ));
-                    items.push(json!({"name": s.name, "kind": format::kind_name(s.kind), "container": s.container_name, "location": pj}));
-                }
+            Outcome::Unsupported => notes.push(unsupported(&s.server)),
+            Outcome::CouldNotSearch { .. } | Outcome::StillSearching(_) => {
+                first.push(s.why_none());
             }
         }
+        // They limit every line below, so they lead the answer, after what could not search.
+        first.extend(s.caveats);
     }
     let total = lines.len();
     let mut text = if total == 0 {
@@ -198,11 +97,305 @@ pub async fn workspace_symbols(
     for n in &notes {
         text.push_str(&format!("\n(note: {n})"));
     }
-    if !caveats.is_empty() {
-        text = format!("{}\n{text}", caveats.join("\n"));
+    if !first.is_empty() {
+        text = format!("{}\n{text}", first.join("\n"));
     }
-    if total == 0 && !notes.is_empty() && notes.len() == clients.len() {
-        return Err(ToolError::not_available(notes.join("; ")));
+    Ok(ToolOutput::text(text)
+        .with_structured(json!({"symbols": items, "total": total, "servers": servers})))
+}
+
+/// The servers a search without `file` asks: those running or starting (the run's start
+/// may still be starting one while another is up), or else the ones the conjunction rule
+/// allows for the workspace's roots, started now.
+async fn workspace_clients(sup: &ServerSupervisor) -> Result<Vec<Arc<LspClient>>, ToolError> {
+    let mut v = sup.running_or_starting().await;
+    if !v.is_empty() {
+        return Ok(v);
     }
-    Ok(ToolOutput::text(text).with_structured(json!({"symbols": items, "total": total})))
+    let scan = crate::servers::discover::scan_workspace(sup.table(), sup.workspace());
+    let mut errors = Vec::new();
+    for spec in sup.table() {
+        if scan.files.get(&spec.language).copied().unwrap_or(0) == 0 {
+            continue;
+        }
+        if spec.offers_no_workspace_symbols() {
+            errors.push(format!(
+                "{} ({} files) offers no workspace symbol search",
+                spec.candidates
+                    .first()
+                    .map(|c| c.program())
+                    .unwrap_or_default(),
+                spec.language
+            ));
+            continue;
+        }
+        for root in scan.roots.get(&spec.language).into_iter().flatten().take(2) {
+            match sup
+                .client_for(&root.join(format!(
+                    "_.{}",
+                    spec.extensions.first().map(String::as_str).unwrap_or("x")
+                )))
+                .await
+            {
+                // Several marker folders may share one workspace server.
+                Ok(c) if v.iter().any(|o| Arc::ptr_eq(o, &c)) => {}
+                Ok(c) => v.push(c),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+    }
+    if v.is_empty() {
+        return Err(ToolError::not_available(format!(
+            "no language server can run for a workspace symbol search{}",
+            if errors.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", errors.join("; "))
+            }
+        )));
+    }
+    Ok(v)
+}
+
+/// What one server's search came to.
+enum Outcome {
+    /// It answered, with this many matches.
+    Answered(usize),
+    /// It offers no workspace symbol search.
+    Unsupported,
+    /// It could not search: why, in a few words, and its error.
+    CouldNotSearch { why: String, error: LspError },
+    /// Its search was still under way at the call's bound (seconds); it goes on.
+    StillSearching(f64),
+}
+
+/// One server's part of the answer.
+struct ServerSearch {
+    server: String,
+    language: String,
+    outcome: Outcome,
+    lines: Vec<String>,
+    items: Vec<Value>,
+    /// Lines that limit its matches (still indexing, projects left unloaded).
+    caveats: Vec<String>,
+}
+
+impl ServerSearch {
+    fn new(c: &LspClient, outcome: Outcome) -> ServerSearch {
+        ServerSearch {
+            server: c.server.clone(),
+            language: c.language.clone(),
+            outcome,
+            lines: Vec::new(),
+            items: Vec::new(),
+            caveats: Vec::new(),
+        }
+    }
+
+    /// Its entry in the structured result.
+    fn json(&self) -> Value {
+        let mut v = json!({"server": self.server, "language": self.language});
+        match &self.outcome {
+            Outcome::Answered(n) => {
+                v["outcome"] = json!("answered");
+                v["matches"] = json!(n);
+            }
+            Outcome::Unsupported => v["outcome"] = json!("unsupported"),
+            Outcome::CouldNotSearch { why, error } => {
+                v["outcome"] = json!("could_not_search");
+                v["why"] = json!(why);
+                v["error"] = json!(error.to_string());
+            }
+            Outcome::StillSearching(after) => {
+                v["outcome"] = json!("still_searching");
+                v["after_s"] = json!(after);
+            }
+        }
+        v
+    }
+
+    /// The line that says why this server gave no matches.
+    fn why_none(&self) -> String {
+        match &self.outcome {
+            Outcome::CouldNotSearch { why, .. } => {
+                format!("{} could not search: {why}", self.server)
+            }
+            Outcome::StillSearching(after) => format!(
+                "{} is still searching after {after}s (a first search of a large workspace reads every file); the search goes on, and asking again takes its answer",
+                self.server
+            ),
+            _ => unsupported(&self.server),
+        }
+    }
+}
+
+/// The error of a search no server could answer: one server's own error as it was, or,
+/// with several, each one's outcome in a line.
+fn no_answer(mut searches: Vec<ServerSearch>) -> ToolError {
+    if searches.len() == 1
+        && let Some(s) = searches.pop()
+    {
+        return match s.outcome {
+            Outcome::CouldNotSearch { error, .. } => error.into(),
+            Outcome::StillSearching(_) => ToolError::timed_out(s.why_none()),
+            _ => ToolError::not_available(unsupported(&s.server)),
+        };
+    }
+    let each: Vec<String> = searches.iter().map(ServerSearch::why_none).collect();
+    ToolError::not_available(each.join("; "))
+}
+
+fn unsupported(server: &str) -> String {
+    format!("{server} does not support workspace symbol search")
+}
+
+/// Why `e` kept a server from searching, in a few words for the answer's first line.
+fn why_not(e: &LspError) -> String {
+    match e {
+        LspError::Server { message, .. } => {
+            // tsserver's answer while no project holds the workspace's files: it loads one
+            // for a `tsconfig.json`/`jsconfig.json`, or for an opened file.
+            if message.lines().any(|l| l.trim() == "No Project.") {
+                return "No Project (no tsconfig/jsconfig project is loaded)".into();
+            }
+            let line = message.lines().map(str::trim).find(|l| !l.is_empty());
+            budget::shorten(line.unwrap_or("an error without a message"), 160)
+        }
+        LspError::Timeout { after, .. } => {
+            format!("no answer within {}s", after.as_secs_f64())
+        }
+        LspError::Died { .. } => "it exited while searching; the next call restarts it".into(),
+        LspError::Decode { message, .. } => {
+            format!(
+                "its answer could not be read: {}",
+                budget::shorten(message, 160)
+            )
+        }
+        LspError::Other(m) => budget::shorten(m, 160),
+    }
+}
+
+/// Asks `c` for the symbols matching `q`, after loading its projects and waiting (bounded)
+/// until it can answer; never fails: what went wrong is the outcome. A search still under
+/// way at the request timeout goes on (see `search_in_flight`), and this ask says so.
+async fn search_with(
+    sup: &ServerSupervisor,
+    ctx: &CallCtx,
+    c: &Arc<LspClient>,
+    q: &str,
+) -> ServerSearch {
+    if c.caps.workspace_symbol_provider.is_none() {
+        return ServerSearch::new(c, Outcome::Unsupported);
+    }
+    let mut caveats = Vec::new();
+    // tsserver answers "No Project" and clangd nothing until a file of each project is
+    // open; pyright is waited for until it knows its files.
+    let loaded = load_projects(sup, c).await;
+    caveats.extend(loaded.left_out_line(&c.server, "pass `file` to search from one of them"));
+    // pyright and basedpyright search every file of their program once they know them:
+    // their analysis of the workspace (minutes on a large one) holds nothing back.
+    let ready = c.answers_before_analysis() || c.wait_ready().await;
+    if !ready && let Some(note) = query::indexing_caveat(c) {
+        caveats.push(note);
+    }
+    let _ = c.flush_external(&[]).await;
+    let params = WorkspaceSymbolParams {
+        query: q.to_string(),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    };
+    let searches = ctx.run.state(SearchesInFlight::default);
+    let server = Arc::clone(c);
+    let ask = move || {
+        async move {
+            query::with_warmup(
+                &server,
+                |v: &Option<WorkspaceSymbolResponse>| match v {
+                    None => true,
+                    Some(WorkspaceSymbolResponse::Flat(f)) => f.is_empty(),
+                    Some(WorkspaceSymbolResponse::Nested(n)) => n.is_empty(),
+                },
+                || server.request_with::<WorkspaceSymbolRequest>(params.clone(), SEARCH_BOUND),
+            )
+            .await
+        }
+        .boxed()
+    };
+    let wait = sup.config().request_timeout();
+    let resp = match searches.wait_for(c, q, wait, ask).await {
+        Waited::Done(r) => r,
+        Waited::StillSearching => {
+            let mut s = ServerSearch::new(c, Outcome::StillSearching(wait.as_secs_f64()));
+            s.caveats = caveats;
+            return s;
+        }
+    };
+    let resp = match resp {
+        Ok(r) => r,
+        Err(LspError::Server { code: -32601, .. }) => {
+            return ServerSearch::new(c, Outcome::Unsupported);
+        }
+        Err(error) => {
+            let why = why_not(&error);
+            let mut s = ServerSearch::new(c, Outcome::CouldNotSearch { why, error });
+            s.caveats = caveats;
+            return s;
+        }
+    };
+    let (lines, items) = symbol_lines(&mut Renderer::new(ctx.run.root(), c.encoding), resp);
+    let mut s = ServerSearch::new(c, Outcome::Answered(lines.len()));
+    s.lines = lines;
+    s.items = items;
+    s.caveats = caveats;
+    s
+}
+
+/// One line and one structured entry per symbol of a server's answer.
+fn symbol_lines(
+    r: &mut Renderer,
+    resp: Option<WorkspaceSymbolResponse>,
+) -> (Vec<String>, Vec<Value>) {
+    let mut lines = Vec::new();
+    let mut items = Vec::new();
+    match resp {
+        None => {}
+        Some(WorkspaceSymbolResponse::Flat(v)) => {
+            for s in &v {
+                let (l, j) = format::symbol_info_line(r, s);
+                lines.push(l);
+                items.push(j);
+            }
+        }
+        Some(WorkspaceSymbolResponse::Nested(v)) => {
+            for s in &v {
+                let (loc, pj) = match &s.location {
+                    lsp_types::OneOf::Left(l) => {
+                        let p = r.location(l);
+                        (
+                            p.as_ref().map(|p| p.loc()).unwrap_or_default(),
+                            p.map(|p| p.json()),
+                        )
+                    }
+                    lsp_types::OneOf::Right(w) => (
+                        uri_to_path(&w.uri)
+                            .map(|p| r.display(&p))
+                            .unwrap_or_default(),
+                        None,
+                    ),
+                };
+                let container = s
+                    .container_name
+                    .as_ref()
+                    .map(|c| format!(" (in {c})"))
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "{} {}{container}  {loc}",
+                    format::kind_name(s.kind),
+                    s.name
+                ));
+                items.push(json!({"name": s.name, "kind": format::kind_name(s.kind), "container": s.container_name, "location": pj}));
+            }
+        }
+    }
+    (lines, items)
 }

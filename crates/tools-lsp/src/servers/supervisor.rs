@@ -510,6 +510,41 @@ impl ServerSupervisor {
             .collect()
     }
 
+    /// The servers running now and those whose start is under way (the run's start), the
+    /// latter waited for, each bounded by the start timeout: a question about the whole
+    /// workspace asks all of them, not whichever came up first.
+    pub async fn running_or_starting(&self) -> Vec<Arc<LspClient>> {
+        if self.pool.is_some() {
+            return self.running();
+        }
+        let slots: Vec<Arc<Slot>> = match self.slots.lock() {
+            Ok(s) => s.values().cloned().collect(),
+            Err(_) => return Vec::new(),
+        };
+        let live = |s: &Slot| {
+            s.state
+                .lock()
+                .ok()
+                .and_then(|st| st.client.clone())
+                .filter(|c| c.is_alive())
+        };
+        let waits = slots.iter().map(|s| async move {
+            if let Some(c) = live(s) {
+                return Some(c);
+            }
+            // The start holds this lock until its server is up or has failed.
+            if s.start_lock.try_lock().is_err() {
+                let _ = tokio::time::timeout(self.cfg.start_timeout(), s.start_lock.lock()).await;
+            }
+            live(s)
+        });
+        futures::future::join_all(waits)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
     /// Restarts the server for `file`'s root (or every known server when `file` is `None`),
     /// clearing its crash count. Returns one line per server restarted.
     pub async fn reload(&self, file: Option<&Path>) -> Result<Vec<String>, ToolError> {

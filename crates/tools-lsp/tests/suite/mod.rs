@@ -46,6 +46,7 @@ mod servers;
 mod shared;
 mod sibling_projects;
 mod status;
+mod symbol_search;
 mod typescript;
 mod workspace_projects;
 

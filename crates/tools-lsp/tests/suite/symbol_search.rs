@@ -1,0 +1,167 @@
+//! Workspace symbol search over servers of unequal standing: one that cannot search (tsserver
+//! with no project loaded) is named in the first line, and the others' matches are the
+//! answer — every time it is asked.
+
+use serde_json::json;
+use tools_core::testing::require_binary;
+
+use super::{Project, started_by_the_first_call};
+
+/// A Python package with a JavaScript admin beside it: a `package.json` at the root, a few
+/// scripts under `static/admin/js/`, no `tsconfig.json` or `jsconfig.json` (Django's shape:
+/// its JavaScript is a small minority of its files, mostly under `static/`).
+fn python_with_static_js() -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = [
+        ("pyproject.toml", "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n"),
+        ("shop/__init__.py", ""),
+        (
+            "shop/catalog.py",
+            "class Catalog:\n    def __init__(self) -> None:\n        self.items: list[str] = []\n",
+        ),
+        (
+            "shop/orders.py",
+            "from shop.catalog import Catalog\n\n\ndef order_all(catalog: Catalog) -> int:\n    return len(catalog.items)\n",
+        ),
+        (
+            "package.json",
+            "{\n  \"name\": \"shop-admin\",\n  \"private\": true,\n  \"scripts\": {\"test\": \"echo none\"}\n}\n",
+        ),
+        (
+            "static/admin/js/actions.js",
+            "'use strict';\nfunction showCatalogActions(form) {\n    return form;\n}\n",
+        ),
+        (
+            "static/admin/js/core.js",
+            "'use strict';\nfunction quickElement(tag, parent) {\n    return parent;\n}\n",
+        ),
+        (
+            "static/admin/js/calendar.js",
+            "'use strict';\nconst CalendarNamespace = {monthsOfYear: []};\n",
+        ),
+    ]
+    .iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    // The package's bulk: ten Python files to each JavaScript one.
+    for i in 0..30 {
+        files.push((
+            format!("shop/views/page{i}.py"),
+            format!("def render_page{i}() -> str:\n    return \"page {i}\"\n"),
+        ));
+    }
+    files
+}
+
+fn project(config: &str) -> Project {
+    let files = python_with_static_js();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    Project::new(&refs, config)
+}
+
+const CONFIG: &str = "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
+
+/// The lines of a search for `Catalog` answered by pyright alone.
+const PYRIGHT_MATCHES: &[&str] = &[
+    "2 workspace symbol(s) match `Catalog`:",
+    "class Catalog  shop/catalog.py:1:7",
+    "variable catalog (in order_all)  shop/orders.py:4:15",
+];
+
+fn servers_available() -> bool {
+    require_binary("pyright", "pyright-langserver").is_some()
+        && require_binary("typescript-language-server", "typescript-language-server").is_some()
+}
+
+/// Regression: the whole answer used to be tsserver's "No Project" error, and pyright's
+/// matches were never shown, however often asked.
+#[tokio::test]
+async fn a_server_that_cannot_search_is_named_first_and_the_others_answer() {
+    if !servers_available() {
+        return;
+    }
+    // The first search starts the server of every language with files here: tsserver runs,
+    // with no project to search.
+    let p = project(&started_by_the_first_call(CONFIG));
+    for _ in 0..2 {
+        let out = p
+            .lsp(json!({"action": "symbols", "query": "Catalog"}))
+            .await
+            .unwrap();
+        let mut expected = vec![
+            "typescript-language-server could not search: No Project (no tsconfig/jsconfig project is loaded)",
+        ];
+        expected.extend(PYRIGHT_MATCHES);
+        assert_eq!(out.full_text().lines().collect::<Vec<_>>(), expected);
+        let s = out.structured.unwrap();
+        assert_eq!(s["total"], 2, "{s}");
+        let servers = s["servers"].as_array().unwrap();
+        assert_eq!(
+            servers[0],
+            json!({"server": "pyright-langserver", "language": "python", "outcome": "answered", "matches": 2})
+        );
+        let ts = &servers[1];
+        assert_eq!(
+            (&ts["server"], &ts["language"], &ts["outcome"], &ts["why"]),
+            (
+                &json!("typescript-language-server"),
+                &json!("typescript"),
+                &json!("could_not_search"),
+                &json!("No Project (no tsconfig/jsconfig project is loaded)")
+            ),
+            "{s}"
+        );
+        assert!(
+            ts["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("typescript-language-server refused `workspace/symbol`: "),
+            "{s}"
+        );
+        assert_eq!(servers.len(), 2, "{s}");
+    }
+}
+
+/// Regression: a first search longer than the request timeout (pyright's on Django: every
+/// one of 2,814 files read while its analysis runs) was cancelled at the bound and begun
+/// anew on every ask, so asking again never answered. It goes on now, and the next ask
+/// takes its answer.
+#[tokio::test]
+async fn a_search_longer_than_the_call_goes_on_and_the_next_ask_takes_its_answer() {
+    let p = Project::new(
+        &[("fake.toml", ""), ("a.fake", "alpha\n")],
+        &super::fake_server_config("slow-search", "request_timeout_ms = 1000\n"),
+    );
+    let e = p
+        .err(json!({"action": "symbols", "query": "found"}))
+        .await
+        .to_string();
+    assert_eq!(
+        e,
+        "timed out: python3 is still searching after 1s (a first search of a large workspace reads every file); the search goes on, and asking again takes its answer"
+    );
+    // The first search answers 2.5 s after it was asked: an ask a second later waits for
+    // it, and does not start a second one.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let out = p.ok(json!({"action": "symbols", "query": "found"})).await;
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "1 workspace symbol(s) match `found`:",
+            "function found_by_search_1  a.fake:1:1"
+        ]
+    );
+    // Taken: the next ask searches afresh.
+    let _ = p.err(json!({"action": "symbols", "query": "found"})).await;
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let out = p.ok(json!({"action": "symbols", "query": "found"})).await;
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "1 workspace symbol(s) match `found`:",
+            "function found_by_search_2  a.fake:1:1"
+        ]
+    );
+}
