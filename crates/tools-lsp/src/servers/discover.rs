@@ -135,6 +135,30 @@ pub struct WorkspaceScan {
     pub files: std::collections::BTreeMap<String, usize>,
     /// Language → folders holding one of its markers (sorted, capped at 20).
     pub roots: std::collections::BTreeMap<String, Vec<PathBuf>>,
+    /// Language → how many of its files lie under an asset folder (see [`in_asset_folder`]).
+    pub asset_files: std::collections::BTreeMap<String, usize>,
+}
+
+/// Folders that hold a site's assets or code copied in from elsewhere, not the program the
+/// workspace is about: Django's `static/admin/js/`, a `vendor/` tree, a `third_party/` copy.
+const ASSET_FOLDERS: &[&str] = &[
+    "static",
+    "staticfiles",
+    "assets",
+    "public",
+    "vendor",
+    "vendored",
+    "third_party",
+    "third-party",
+];
+
+/// Whether `file` lies under an asset folder of `workspace` (see [`ASSET_FOLDERS`]).
+pub fn in_asset_folder(file: &Path, workspace: &Path) -> bool {
+    let rel = file.strip_prefix(workspace).unwrap_or(file);
+    rel.parent().is_some_and(|dir| {
+        dir.components()
+            .any(|c| ASSET_FOLDERS.contains(&c.as_os_str().to_string_lossy().as_ref()))
+    })
 }
 
 /// Walks the workspace (honouring ignore files, at most 20 000 entries) to see which
@@ -166,6 +190,9 @@ pub fn scan_workspace(table: &[ServerSpec], workspace: &Path) -> WorkspaceScan {
             && let Some(spec) = spec_for(table, path, workspace)
         {
             *scan.files.entry(spec.language.clone()).or_default() += 1;
+            if in_asset_folder(path, workspace) {
+                *scan.asset_files.entry(spec.language.clone()).or_default() += 1;
+            }
         }
     }
     for r in scan.roots.values_mut() {
@@ -189,6 +216,22 @@ pub fn scan_workspace(table: &[ServerSpec], workspace: &Path) -> WorkspaceScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn asset_folders_are_any_folder_of_the_path_below_the_workspace() {
+        let ws = Path::new("/w/static/site");
+        assert!(in_asset_folder(
+            &ws.join("django/contrib/admin/static/admin/js/core.js"),
+            ws
+        ));
+        assert!(in_asset_folder(&ws.join("vendor/lib.js"), ws));
+        // The workspace's own folders above it do not count, nor a file named like one.
+        assert!(!in_asset_folder(
+            &ws.join("js_tests/admin/core.test.js"),
+            ws
+        ));
+        assert!(!in_asset_folder(&ws.join("src/static.js"), ws));
+    }
 
     #[test]
     fn roots_are_nearest_markers_inside_the_workspace() {

@@ -5,6 +5,12 @@
 //! first query finds the server up or loading rather than starting it. A start still under
 //! way when the run closes is shut down as it ends (see `ServerSupervisor::client_at`).
 //!
+//! Only the workspace's main languages: one whose files are a small minority beside the
+//! leading language's and lie mostly under asset folders (`static/`, `vendor/`, …) — the
+//! admin's JavaScript in a Django checkout — waits for a question or a write about one of
+//! its files, as every other server does (its server can cost more memory than the main
+//! one, for files no question may ever be about).
+//!
 //! Bounded: at most [`MAX_STARTED_AT_RUN_START`] languages, most files first; never a
 //! companion (they start with the first write that needs them) nor a stand-in (it starts
 //! with the first request the file's own server does not offer), never an install, only in a
@@ -43,24 +49,50 @@ const NOT_AT_RUN_START: &[&str] = &[
     "html",
 ];
 
+/// A language's files are "a small minority" beside the leading language's at most one in
+/// this many.
+const MINORITY: usize = 10;
+
+/// Whether a language with `files` files, `under_assets` of them in asset folders, is
+/// incidental to a workspace whose leading code language has `leading` files: a small
+/// minority (see [`MINORITY`]), three in four of them or more under asset folders. "Mostly",
+/// not "only": Django's checkout has 98 of its 112 JavaScript files under `static/`, the rest
+/// its tests of them.
+pub(crate) fn incidental(files: usize, under_assets: usize, leading: usize) -> bool {
+    files * MINORITY <= leading && under_assets * 4 >= files * 3
+}
+
 impl ServerSupervisor {
     /// The servers to start with the run: per language with a root marker at the
     /// workspace root (not `.git`, which every checkout has), files of its own in the
-    /// workspace and a binary that resolves, most files first, at most
-    /// [`MAX_STARTED_AT_RUN_START`]. Companions and the servers of data and markup formats
-    /// are never among them.
+    /// workspace, not [`incidental`] to it, and a binary that resolves, most files first,
+    /// at most [`MAX_STARTED_AT_RUN_START`]. Companions, stand-ins and the servers of data
+    /// and markup formats are never among them.
     pub(crate) fn run_start_servers(&self) -> Vec<Located> {
         let workspace = self.workspace();
         let scan = discover::scan_workspace(self.table(), workspace);
         let search = self.config().program_search(workspace);
+        let code = |spec: &&crate::servers::table::ServerSpec| {
+            !spec.companion
+                && spec.stands_in.is_none()
+                && !spec.offers_no_workspace_symbols()
+                && !NOT_AT_RUN_START.contains(&spec.language.as_str())
+        };
+        let count = |language: &str| scan.files.get(language).copied().unwrap_or(0);
+        let leading = self
+            .table()
+            .iter()
+            .filter(code)
+            .map(|spec| count(&spec.language))
+            .max()
+            .unwrap_or(0);
         let mut wanted: Vec<(usize, Located)> = self
             .table()
             .iter()
+            .filter(code)
             .filter(|spec| {
-                !spec.companion
-                    && spec.stands_in.is_none()
-                    && !spec.offers_no_workspace_symbols()
-                    && !NOT_AT_RUN_START.contains(&spec.language.as_str())
+                let assets = scan.asset_files.get(&spec.language).copied().unwrap_or(0);
+                !incidental(count(&spec.language), assets, leading)
             })
             .filter(|spec| {
                 spec.markers
@@ -68,7 +100,7 @@ impl ServerSupervisor {
                     .any(|m| m != ".git" && !m.contains('*') && workspace.join(m).is_file())
             })
             .filter_map(|spec| {
-                let files = scan.files.get(&spec.language).copied().unwrap_or(0);
+                let files = count(&spec.language);
                 let Resolution::Found { candidate, path } =
                     discover::resolve(&spec.candidates, workspace, &search)
                 else {
@@ -136,5 +168,22 @@ impl ServerSupervisor {
             });
             futures::future::join_all(starts).await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::incidental;
+
+    #[test]
+    fn a_small_minority_mostly_under_asset_folders_is_incidental() {
+        // Django: 2,818 Python files, 112 JavaScript files, 98 of them under `static/`.
+        assert!(incidental(112, 98, 2818));
+        // The same scripts outside asset folders are the workspace's own code.
+        assert!(!incidental(112, 14, 2818));
+        // A language with a tenth of the leading one's files or more is a main language.
+        assert!(!incidental(300, 300, 2818));
+        // The leading language itself, wherever its files are.
+        assert!(!incidental(2818, 2818, 2818));
     }
 }

@@ -124,6 +124,54 @@ async fn a_server_that_cannot_search_is_named_first_and_the_others_answer() {
     }
 }
 
+/// The lines `lsp status` gives `language`, without the memory line (its figures vary).
+async fn status_lines(p: &Project, language: &str) -> Vec<String> {
+    let out = p.ok(json!({"action": "status"})).await;
+    out.lines()
+        .filter(|l| l.starts_with(&format!("{language}: ")) && !l.contains(": memory of "))
+        .map(String::from)
+        .collect()
+}
+
+#[tokio::test]
+async fn run_start_leaves_the_server_of_a_few_static_scripts_for_a_question_about_them() {
+    if !servers_available() {
+        return;
+    }
+    let ts = require_binary("typescript-language-server", "typescript-language-server").unwrap();
+    let p = project(CONFIG);
+    p.wait_for_a_server_started_with_the_run().await;
+    assert_eq!(
+        status_lines(&p, "python").await,
+        ["python: running pyright-langserver for root ."]
+    );
+    let not_started = format!(
+        "typescript: not started yet for root .; typescript-language-server resolves at {} and starts on the first query",
+        ts.display()
+    );
+    assert_eq!(status_lines(&p, "typescript").await, [not_started.as_str()]);
+    // A search asks the servers that run: pyright's matches, nothing about tsserver.
+    for _ in 0..2 {
+        let out = p.ok(json!({"action": "symbols", "query": "Catalog"})).await;
+        assert_eq!(out.lines().collect::<Vec<_>>(), PYRIGHT_MATCHES);
+    }
+    // A question about one of the scripts starts tsserver.
+    let out = p
+        .ok(json!({"action": "symbols", "file": "static/admin/js/core.js"}))
+        .await;
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "1 symbol(s) in static/admin/js/core.js:",
+            "function quickElement  line 2"
+        ]
+    );
+    assert_eq!(
+        status_lines(&p, "typescript").await,
+        ["typescript: running typescript-language-server for root ."]
+    );
+    p.close_and_check().await;
+}
 /// Regression: a first search longer than the request timeout (pyright's on Django: every
 /// one of 2,814 files read while its analysis runs) was cancelled at the bound and begun
 /// anew on every ask, so asking again never answered. It goes on now, and the next ask
