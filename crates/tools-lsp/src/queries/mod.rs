@@ -26,7 +26,6 @@ pub(crate) mod query;
 pub(crate) mod search_in_flight;
 pub(crate) mod sibling_importers;
 pub(crate) mod stand_in;
-pub(crate) mod stand_in;
 pub(crate) mod status_view;
 pub(crate) mod vue_template;
 pub(crate) mod workspace_symbols;

@@ -271,7 +271,7 @@ fn why_not(e: &LspError) -> String {
                 budget::shorten(message, 160)
             )
         }
-        LspError::Other(m) => budget::shorten(m, 160),
+        LspError::StartTimeout(m) | LspError::Other(m) => budget::shorten(m, 160),
     }
 }
 
