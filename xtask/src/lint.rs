@@ -1,6 +1,6 @@
 //! `cargo xtask lint`: the gate on the code's habits, and its place in `cargo xtask test`.
 //!
-//! Five steps, each timed (`cargo xtask lint STEP...` runs only the named ones):
+//! Six steps, each timed (`cargo xtask lint STEP...` runs only the named ones):
 //! - `fmt`: `cargo fmt --all --check`;
 //! - `deps`: no declared dependency goes unused (see [`crate::deps`]);
 //! - `tidy`: module docs, lint inheritance, gated test hooks, private crate modules, file
@@ -8,11 +8,13 @@
 //! - `clippy`: `cargo clippy --workspace --all-targets --keep-going -- -D warnings` (with
 //!   the workspace's `missing_docs`, an undocumented public item fails here);
 //! - `doc`: `cargo doc --workspace --no-deps --keep-going` with `RUSTDOCFLAGS=-D warnings`
-//!   (a broken intra-doc link fails here).
+//!   (a broken intra-doc link fails here);
+//! - `cross`: clippy for macOS (both architectures) and Windows over the portable crates
+//!   (see [`crate::cross`]).
 //!
 //! `--keep-going` makes one run report every crate's findings, not only the first failing
 //! crate's. `cargo xtask test` runs the quick steps (fmt, deps, tidy) before anything is
-//! built, so a formatting slip shows in seconds, and clippy and doc after the tests, so a
+//! built, so a formatting slip shows in seconds, and clippy, doc and cross after the tests, so a
 //! failing test is reported first; they reuse the build scripts and proc macros the test
 //! build compiled. A failing step does not stop the others: the report lists every one.
 
@@ -152,7 +154,11 @@ type Step = (&'static str, fn() -> crate::Result);
 const QUICK: [Step; 3] = [("fmt", fmt), ("deps", deps), ("tidy", tidy)];
 
 /// The steps that compile, in order.
-const COMPILED: [Step; 2] = [("clippy", clippy), ("doc", doc)];
+const COMPILED: [Step; 3] = [
+    ("clippy", clippy),
+    ("doc", doc),
+    ("cross", crate::cross::check),
+];
 
 fn run_all(steps: &mut Steps, list: &[Step]) -> Vec<String> {
     list.iter()
@@ -165,7 +171,7 @@ pub fn quick(steps: &mut Steps) -> Vec<String> {
     run_all(steps, &QUICK)
 }
 
-/// The steps that compile: clippy and rustdoc.
+/// The steps that compile: clippy, rustdoc and the other operating systems' clippy.
 pub fn compiled(steps: &mut Steps) -> Vec<String> {
     run_all(steps, &COMPILED)
 }

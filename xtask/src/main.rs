@@ -25,6 +25,7 @@
 mod bench_peer;
 mod bench_smoke;
 mod component_table;
+mod cross;
 mod deps;
 mod finding;
 mod fuzz;

@@ -41,6 +41,10 @@ pub struct Components {
     /// rustup toolchains besides the active one (e.g. `nightly` for `cargo xtask fuzz`).
     #[serde(default)]
     pub rustup_toolchains: Vec<String>,
+    /// rustup targets added to the active toolchain (the other operating systems that
+    /// `cargo xtask lint cross` checks).
+    #[serde(default)]
+    pub rustup_targets: Vec<String>,
     /// crates.io programs, each `NAME@VERSION`, built with `cargo install --locked` into
     /// `.tools` (their programs land in `.tools/bin`).
     #[serde(default)]
@@ -73,6 +77,7 @@ pub fn load_components() -> Result<Components> {
         all.apt.extend(c.apt);
         all.rustup.extend(c.rustup);
         all.rustup_toolchains.extend(c.rustup_toolchains);
+        all.rustup_targets.extend(c.rustup_targets);
         all.cargo.extend(c.cargo);
         all.cargo_toolchain = c.cargo_toolchain.or(all.cargo_toolchain);
         all.projects.extend(c.projects);
@@ -178,9 +183,11 @@ pub fn setup() -> Result {
                 // One thread for rustup: it takes no lock of its own, so its runs stay in line.
                 // The crates come after the toolchains: one of them may build them.
                 let toolchains = &c.rustup_toolchains;
+                let targets = unique(&c.rustup_targets);
                 let crates = unique(&c.cargo);
                 vec![
                     timed("rustup", rustup.len(), || install_rustup(&rustup)),
+                    timed("targets", targets.len(), || install_targets(&targets)),
                     timed("toolchains", toolchains.len(), || {
                         crate::fuzz::install_toolchains(toolchains).map(|()| false)
                     }),
@@ -318,6 +325,16 @@ fn install_rustup(rustup: &[String]) -> Result<bool> {
         run(Command::new("rustup")
             .args(["component", "add"])
             .args(rustup))
+    })
+}
+
+/// Adds each rustup target to the active toolchain.
+fn install_targets(targets: &[String]) -> Result<bool> {
+    if targets.is_empty() {
+        return Ok(true);
+    }
+    stamped("targets", targets, || {
+        run(Command::new("rustup").args(["target", "add"]).args(targets))
     })
 }
 

@@ -46,7 +46,10 @@ pub(crate) fn declared_under_test_gate(repo: &Path, rel: &Path) -> Result<bool, 
 }
 
 /// The attribute lines directly above line `i` (doc comments skipped).
-pub(crate) fn attributes_above<'a>(lines: &'a [&'a str], i: usize) -> impl Iterator<Item = &'a str> + 'a {
+pub(crate) fn attributes_above<'a>(
+    lines: &'a [&'a str],
+    i: usize,
+) -> impl Iterator<Item = &'a str> + 'a {
     lines[..i]
         .iter()
         .rev()

@@ -309,7 +309,6 @@ fn public_modules(rel: &Path, text: &str, allowed: &[(&str, &str, &str)]) -> Vec
     out
 }
 
-
 /// The doc comment lines directly above line `i`, joined.
 fn doc_above(lines: &[&str], i: usize) -> String {
     let mut doc: Vec<&str> = lines[..i]

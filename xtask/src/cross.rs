@@ -1,0 +1,94 @@
+//! `cargo xtask lint cross`: the portable crates checked for the operating systems this
+//! machine cannot run.
+//!
+//! macOS (Intel and Apple silicon) and Windows are compile-checked here: clippy with warnings
+//! denied for `x86_64-apple-darwin`, `aarch64-apple-darwin` and `x86_64-pc-windows-gnu`, over
+//! the crates of [`crate::platform_calls::PORTABLE_CRATES`] (those whose OS-specific code
+//! goes through the platform layer), so a Linux-only call cannot land in them unnoticed.
+//! There is no Apple SDK here: the C parts a check builds (tree-sitter and its grammars, for
+//! test targets) are compiled by clang for the darwin target against clang's own headers and
+//! Debian's musl headers, which is enough for a compile-only check. Windows' C parts use
+//! mingw-w64. Nothing is linked or run.
+//!
+//! Windows is checked without `--all-targets`: the portable crates' tests still plant Unix
+//! files (FIFOs, symbolic links through `std::os::unix`) and are gated per OS with the Wine
+//! suite, not yet.
+
+use std::process::Command;
+
+/// One target: its triple, whether its test targets are checked too, and the C compiler
+/// settings its build scripts need.
+struct Target {
+    triple: &'static str,
+    all_targets: bool,
+    c_compiler: Option<DarwinClang>,
+}
+
+/// clang for a darwin target without an Apple SDK: its own headers, musl's for libc.
+struct DarwinClang {
+    clang_target: &'static str,
+}
+
+/// Where Debian's `musl-dev` puts its headers.
+const MUSL_HEADERS: &str = "/usr/include/x86_64-linux-musl";
+
+const TARGETS: [Target; 3] = [
+    Target {
+        triple: "x86_64-apple-darwin",
+        all_targets: true,
+        c_compiler: Some(DarwinClang {
+            clang_target: "x86_64-apple-darwin",
+        }),
+    },
+    Target {
+        triple: "aarch64-apple-darwin",
+        all_targets: true,
+        c_compiler: Some(DarwinClang {
+            clang_target: "arm64-apple-darwin",
+        }),
+    },
+    Target {
+        triple: "x86_64-pc-windows-gnu",
+        all_targets: false,
+        c_compiler: None,
+    },
+];
+
+/// Clippy with warnings denied over the portable crates, for every target in [`TARGETS`];
+/// every target is checked, and the failures are listed together.
+pub fn check() -> crate::Result {
+    let mut failures = Vec::new();
+    for target in &TARGETS {
+        let mut cmd = crate::cargo();
+        cmd.args(["clippy", "--keep-going", "--target", target.triple]);
+        for krate in crate::platform_calls::PORTABLE_CRATES {
+            let name = krate.rsplit('/').next().unwrap_or(krate);
+            cmd.args(["-p", name]);
+        }
+        if target.all_targets {
+            cmd.arg("--all-targets");
+        }
+        cmd.args(["--", "-D", "warnings"]);
+        if let Some(clang) = &target.c_compiler {
+            darwin_c_compiler(&mut cmd, target.triple, clang);
+        }
+        if let Err(e) = crate::run(&mut cmd) {
+            failures.push(format!("{}: {e}", target.triple));
+        }
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
+}
+
+/// The `cc` crate's per-target settings: clang with `--target`, musl's headers for libc.
+fn darwin_c_compiler(cmd: &mut Command, triple: &str, clang: &DarwinClang) {
+    let var = triple.replace('-', "_");
+    let flags = format!("--target={} -isystem {MUSL_HEADERS}", clang.clang_target);
+    cmd.env(format!("CC_{var}"), "clang")
+        .env(format!("CXX_{var}"), "clang++")
+        .env(format!("CFLAGS_{var}"), &flags)
+        .env(format!("CXXFLAGS_{var}"), &flags);
+}
