@@ -27,12 +27,15 @@ use crate::idle::{Activity, Answering, BusyBody};
 use crate::memory::FreedMemory;
 use crate::metrics::{Gauges, Metrics};
 use crate::origin::{self, OriginPolicy};
-use crate::session::{OpenRuns, SessionHandler};
+use crate::session::{CallWatch, OpenRuns, SessionHandler};
+use crate::status::LanguageServers;
+use crate::status::board::{Board, SessionFacts};
 use crate::warm::WarmPool;
 use crate::{ServeOptions, ServedWorkspace};
 
 mod credential;
 mod probes;
+mod status;
 
 type McpService = StreamableHttpService<SessionHandler, LocalSessionManager>;
 
@@ -77,6 +80,10 @@ pub(crate) struct AppState {
     metrics: Arc<Metrics>,
     /// `/metrics` answers without credentials.
     metrics_public: bool,
+    /// Sessions, calls running and ended, for the status page.
+    pub(crate) board: Arc<Board>,
+    /// The language servers shared by the sessions, for the status page.
+    language_servers: Option<LanguageServers>,
     /// Requests being answered, for the drain on stop.
     answering: Arc<Answering>,
     /// Whether closed sessions left memory to hand back (see `memory`).
@@ -100,6 +107,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
     let sessions = Arc::new(manager);
     let open_runs = Arc::new(OpenRuns::default());
     let metrics = Arc::new(Metrics::default());
+    let board = Arc::new(Board::new(opts.auth.static_token.as_deref()));
     let sessionless = opts.sessionless;
     let heartbeat = opts.heartbeat;
     let origins = Arc::new(OriginPolicy::new(opts.addr, &opts.allow_origins)?);
@@ -132,6 +140,7 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
             let pool = Arc::clone(&pool);
             let runs = Arc::clone(&open_runs);
             let counters = Arc::clone(&metrics);
+            let board = Arc::clone(&board);
             let parked = Arc::clone(&parked);
             let service = StreamableHttpService::new(
                 move || {
@@ -139,7 +148,10 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
                         surface,
                         pool.factory(),
                         Arc::clone(&runs),
-                        Arc::clone(&counters),
+                        CallWatch {
+                            metrics: Arc::clone(&counters),
+                            board: Arc::clone(&board),
+                        },
                         sessionless,
                         heartbeat,
                         Arc::clone(&parked),
@@ -192,6 +204,8 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         shared_children: opts.shared_children.clone(),
         metrics,
         metrics_public: opts.metrics_public,
+        board,
+        language_servers: opts.language_servers.clone(),
         answering: Arc::new(Answering::default()),
         freed: FreedMemory::default(),
         draining: CancellationToken::new(),
@@ -199,7 +213,17 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
         cancel,
     });
     tokio::spawn(reap_idle(Arc::clone(&state), opts.idle_timeout));
-    let router = Router::new()
+    let mut router = Router::new();
+    if opts.status {
+        router = router
+            .route("/status", get(status::page))
+            .route("/status.json", get(status::json))
+            .route(
+                "/status/calls/{id}/cancel",
+                axum::routing::post(status::cancel),
+            );
+    }
+    let router = router
         .route("/healthz", get(probes::healthz))
         .route("/readyz", get(probes::readyz))
         .route("/accepting", get(probes::accepting))
@@ -232,6 +256,13 @@ impl AppState {
         if let Ok(mut owners) = self.owners.lock() {
             owners.remove(id);
         }
+    }
+
+    /// Child processes of open and warm runs, and those the embedder shares.
+    fn children(&self) -> usize {
+        self.open_runs.children()
+            + self.pools.iter().map(|p| p.children()).sum::<usize>()
+            + self.shared_children.as_ref().map_or(0, |count| count())
     }
 
     fn owner(&self, id: &str) -> Option<SessionOwner> {
@@ -333,9 +364,7 @@ async fn metrics_text(State(state): State<Arc<AppState>>, request: Request) -> R
         sessions_open: state.session_count().await,
         runs_open: state.open_runs.count(),
         warm_runs: state.pools.iter().map(|p| p.ready()).sum(),
-        children: state.open_runs.children()
-            + state.pools.iter().map(|p| p.children()).sum::<usize>()
-            + state.shared_children.as_ref().map_or(0, |count| count()),
+        children: state.children(),
         requests_in_flight: state.answering.count(),
         resident_bytes: crate::metrics::resident_bytes(),
     };
@@ -523,6 +552,13 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         if state.owner(&id).as_ref() != Some(&owner) {
             return not_found("no such session for this endpoint and credential");
         }
+        if let Some(version) = request
+            .headers()
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+        {
+            state.board.session_protocol(&id, version);
+        }
         let method = request.method().clone();
         if method == Method::POST {
             let busy = state.activity.begin(&id);
@@ -671,6 +707,34 @@ async fn open_session(
             owners.insert(id.to_string(), owner);
         }
         state.activity.touch(id);
+        state
+            .board
+            .session_opened(id, session_facts(&message, workspace));
     }
     response
+}
+
+/// What the status page shows of a session, from its `initialize`: the client's name and
+/// version as it gave them (cut short) and the protocol it asked for, until its requests
+/// name the one it speaks.
+fn session_facts(message: &Value, workspace: &ServedWorkspace) -> SessionFacts {
+    let text = |pointer: &str| -> String {
+        message
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("-")
+            .chars()
+            .take(64)
+            .collect()
+    };
+    SessionFacts {
+        client_name: text("/params/clientInfo/name"),
+        client_version: text("/params/clientInfo/version"),
+        protocol: text("/params/protocolVersion"),
+        workspace: workspace.root.display().to_string(),
+        trusted: workspace.trusted,
+        opened: std::time::Instant::now(),
+        calls: 0,
+        run: None,
+    }
 }

@@ -62,6 +62,17 @@ impl Activity {
         }
     }
 
+    /// How long session `id` has been idle: zero while a request of it is answered.
+    pub(crate) fn idle_for(&self, id: &str) -> Duration {
+        let Ok(s) = self.sessions.lock() else {
+            return Duration::ZERO;
+        };
+        match s.get(id) {
+            Some(a) if a.in_flight == 0 => a.last.elapsed(),
+            _ => Duration::ZERO,
+        }
+    }
+
     /// The sessions with nothing in flight and no request for `timeout`.
     pub(crate) fn idle(&self, timeout: Duration) -> Vec<String> {
         let Ok(s) = self.sessions.lock() else {

@@ -31,6 +31,9 @@
 //! - **Metrics.** `/metrics` in the Prometheus text format (sessions, calls by tool and
 //!   outcome, call latency, runs, warm runs, child processes, memory), behind the same
 //!   credentials as `/mcp` unless `metrics_public`.
+//! - **Status page** (`status`, the `status` module): `/status` and `/status.json` show an
+//!   operator the sessions, shared language servers, running and recent calls, behind the
+//!   credentials of `/mcp`; a running call can be cancelled from it.
 //! - **Origins** (the `origin` module): a request carrying an `Origin` header is served only
 //!   when it is the server's own or listed in `allow_origins`; anything else gets 403.
 //! - **Sessions required.** A request of a handshake-era protocol (2025-11-25 and before)
@@ -52,6 +55,7 @@ mod memory;
 mod metrics;
 mod origin;
 mod session;
+mod status;
 mod warm;
 
 use std::net::SocketAddr;
@@ -64,6 +68,10 @@ use tools_mcp::RegistryFactory;
 
 pub use auth::{AuthSettings, JwksSource, OAuthSettings, read_token_file};
 pub use checkout::{CheckoutSettings, REF_HEADER, REPOSITORY_HEADER};
+pub use status::report::{
+    EndedRow, LanguageServerRow, RunningRow, ServerFacts, SessionRow, StatusReport, ToolTimes,
+};
+pub use status::{LanguageServers, PooledServer, ServerState};
 pub use warm::WarmAhead;
 
 /// Opens the registry factory for one session of a workspace (the embedder's way to build a
@@ -132,6 +140,11 @@ pub struct ServeOptions {
     /// Origins besides the server's own whose requests are served (`--allow-origin`,
     /// `http://host:port`); a request from any other origin gets HTTP 403.
     pub allow_origins: Vec<String>,
+    /// Serve the operator's status page (`/status`, `/status.json`), behind the
+    /// credentials of `/mcp` whatever `metrics_public` says.
+    pub status: bool,
+    /// Lists the language servers shared by the sessions, for the status page.
+    pub language_servers: Option<LanguageServers>,
     /// Opens a session's run.
     pub run_factory: RunFactory,
     /// How many child processes the embedder keeps for all sessions together (language
@@ -166,6 +179,8 @@ impl ServeOptions {
             heartbeat: tools_mcp::DEFAULT_HEARTBEAT,
             metrics_public: false,
             allow_origins: Vec::new(),
+            status: false,
+            language_servers: None,
             run_factory,
             shared_children: None,
         }

@@ -15,7 +15,8 @@
 //! ([`tools_mcp::ParkedCalls`], shared by every handler of the server; both answer only to
 //! the caller that started them).
 //!
-//! Every call is counted for `/metrics` and logged as two events, `call started` and `call
+//! Every call is counted for `/metrics`, shown on the status page while it runs and after
+//! (tool, duration, outcome, an error's first line; see `status::board`) and logged as two events, `call started` and `call
 //! ended` (session, request id, tool, duration, outcome) — never its arguments: they hold
 //! the user's code and data.
 
@@ -34,6 +35,7 @@ use tools_core::{Run, Surface};
 use tools_mcp::{Caller, McpServer, ParkedCalls, RegistryFactory};
 
 use crate::metrics::{Metrics, Outcome};
+use crate::status::board::Board;
 
 /// The runs that are open, across all sessions of the server.
 #[derive(Debug, Default)]
@@ -68,11 +70,18 @@ impl OpenRuns {
     }
 }
 
+/// Where every call is told of: `/metrics`' counters and the status page's board.
+#[derive(Clone)]
+pub(crate) struct CallWatch {
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) board: Arc<Board>,
+}
+
 /// The handler rmcp runs for one session.
 pub(crate) struct SessionHandler {
     server: McpServer,
     open_runs: Arc<OpenRuns>,
-    metrics: Arc<Metrics>,
+    watch: CallWatch,
     counted: std::sync::atomic::AtomicBool,
     sessionless: bool,
     /// The session id, learnt from the first request that names it (for the logs).
@@ -83,12 +92,12 @@ impl SessionHandler {
     /// A handler for `surface` whose run `factory` opens on first use. With `sessionless`,
     /// the newest protocol (no sessions; a run per request) is offered besides the
     /// handshake versions. A quiet call is reported still running every `heartbeat`. A
-    /// sessionless call's question waits in `parked`.
+    /// sessionless call's question waits in `parked`. Calls are told to `watch`.
     pub(crate) fn new(
         surface: Surface,
         factory: RegistryFactory,
         open_runs: Arc<OpenRuns>,
-        metrics: Arc<Metrics>,
+        watch: CallWatch,
         sessionless: bool,
         heartbeat: std::time::Duration,
         parked: Arc<ParkedCalls>,
@@ -99,7 +108,7 @@ impl SessionHandler {
                 .with_heartbeat(heartbeat)
                 .with_run_per_request(parked),
             open_runs,
-            metrics,
+            watch,
             counted: Default::default(),
             sessionless,
             session: OnceLock::new(),
@@ -117,6 +126,11 @@ impl SessionHandler {
             && !self.counted.swap(true, Ordering::SeqCst)
         {
             self.open_runs.add(registry.run());
+            if let Some(id) = self.session.get() {
+                self.watch
+                    .board
+                    .session_run(id, registry.run().conversation_id());
+            }
         }
     }
 
@@ -235,17 +249,38 @@ impl ServerHandler for SessionHandler {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let ctx = with_caller(ctx);
+        let mut ctx = with_caller(ctx);
         if let Some(id) = session_id(&ctx) {
             let _ = self.session.set(id);
         }
+        // The status page cancels the call through a token of its own, below the client's:
+        // a cancel from the page stops the call as the client's would, and the client
+        // still gets its answer (saying so).
+        let page_cancel = ctx.ct.child_token();
+        ctx.ct = page_cancel.clone();
+        // The name as the client sent it is not trusted in a log line either.
+        let name: String = request.name.chars().take(64).collect();
+        let shown = self.tool_label(&name);
+        let shown = if shown == "(unknown)" && self.server.registry().is_none() {
+            // Before the run is open no name is known yet; a tool's name is letters,
+            // digits and `_`, so nothing else is shown.
+            name.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                .collect()
+        } else {
+            shown
+        };
         let mut record = CallRecord {
             handler: self,
             started: Instant::now(),
             call: ctx.id.to_string(),
-            // The name as the client sent it is not trusted in a log line either.
-            name: request.name.chars().take(64).collect(),
+            board_id: self
+                .watch
+                .board
+                .call_started(&shown, self.session(), page_cancel),
+            name,
             outcome: Outcome::Abandoned,
+            error: None,
         };
         tracing::info!(
             session = self.session(),
@@ -256,10 +291,21 @@ impl ServerHandler for SessionHandler {
         let result = self.server.call_tool(request, ctx.clone()).await;
         self.note_open(&ctx);
         record.outcome = match &result {
-            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::Error,
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
+                record.error = Some(
+                    r.content
+                        .iter()
+                        .find_map(|c| c.as_text().map(|t| t.text.clone()))
+                        .unwrap_or_default(),
+                );
+                Outcome::Error
+            }
             Ok(CallToolResponse::Complete(_)) => Outcome::Ok,
             Ok(_) => Outcome::InputRequired,
-            Err(_) => Outcome::ProtocolError,
+            Err(e) => {
+                record.error = Some(e.message.to_string());
+                Outcome::ProtocolError
+            }
         };
         result
     }
@@ -285,15 +331,26 @@ struct CallRecord<'a> {
     handler: &'a SessionHandler,
     started: Instant,
     call: String,
+    /// The call's id on the status board.
+    board_id: u64,
     name: String,
     outcome: Outcome,
+    /// The error's text, when it failed (the board keeps its first line).
+    error: Option<String>,
 }
 
 impl Drop for CallRecord<'_> {
     fn drop(&mut self) {
         let took = self.started.elapsed();
         let tool = self.handler.tool_label(&self.name);
-        self.handler.metrics.call(&tool, self.outcome, took);
+        self.handler.watch.metrics.call(&tool, self.outcome, took);
+        self.handler.watch.board.call_ended(
+            self.board_id,
+            &tool,
+            self.outcome,
+            took,
+            self.error.as_deref(),
+        );
         tracing::info!(
             session = self.handler.session(),
             call = self.call,

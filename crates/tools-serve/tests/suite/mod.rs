@@ -2,3 +2,4 @@
 
 mod front;
 mod routed;
+mod status;

@@ -100,6 +100,11 @@ pub struct ServeArgs {
     /// /metrics answers without credentials (else it asks for those of /mcp).
     #[arg(long)]
     metrics_public: bool,
+    /// Serve the operator's status page at /status (and /status.json): sessions, shared
+    /// language servers, running and recent calls; behind the credentials of /mcp, even
+    /// with --metrics-public.
+    #[arg(long)]
+    status: bool,
     /// An origin (http://host:port) whose browser pages may call this server besides its
     /// own (repeatable). A request carrying any other Origin header gets HTTP 403; requests
     /// without one (MCP clients that are programs) are not affected.
@@ -294,11 +299,16 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
         kernels: args.warm_kernel,
     };
     opts.metrics_public = args.metrics_public;
+    opts.status = args.status;
     opts.allow_origins = args.allow_origin;
     opts.heartbeat = Duration::from_secs(args.progress_interval.max(1));
     #[cfg(feature = "lsp")]
     if let Some(pool) = pool.clone() {
+        let listed = pool.clone();
         opts.shared_children = Some(std::sync::Arc::new(move || pool.live_count()));
+        opts.language_servers = Some(std::sync::Arc::new(move || {
+            listed.servers().iter().map(pooled_server).collect()
+        }));
     }
     let server = tools_serve::bind(opts).await?;
     let (stop, stop_now) = stop_signals();
@@ -374,4 +384,35 @@ fn stop_signals() -> (
         }
     };
     (wait_for(1), wait_for(2))
+}
+
+/// A shared language server as the status page shows it.
+#[cfg(feature = "lsp")]
+fn pooled_server(s: &tools_lsp::SharedServer) -> tools_serve::PooledServer {
+    use tools_serve::ServerState;
+    let running = s.client.as_ref().filter(|c| c.is_alive());
+    let state = match running {
+        _ if s.gave_up => ServerState::GaveUp,
+        None => ServerState::Stopped,
+        Some(c) if c.loading() => ServerState::Loading,
+        Some(c) if c.indexing() => ServerState::Indexing,
+        Some(_) => ServerState::Ready,
+    };
+    tools_serve::PooledServer {
+        root: s.key.root.clone(),
+        language: s.key.language.clone(),
+        server: s
+            .key
+            .program
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        trusted: s.key.trusted,
+        pid: running.map(|c| c.pid()),
+        rss_bytes: s.rss,
+        runs: s.sessions.clone(),
+        state,
+        crashes: s.crashes,
+        last_failure: s.last_failure.clone(),
+        idle: s.idle,
+    }
 }
