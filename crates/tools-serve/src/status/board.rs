@@ -26,6 +26,12 @@ const SAMPLES_PER_TOOL: usize = 500;
 const ERROR_LINE_CHARS: usize = 200;
 /// An environment value shorter than this is too common to blank out (`1`, `true`, `en`).
 const SHORTEST_SECRET: usize = 8;
+/// Variables every process has whose values are places and settings, not secrets: blanking
+/// them would hide the paths an error names (`PWD` is often the workspace itself).
+const NOT_SECRET: [&str; 12] = [
+    "PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "LANG", "TERM", "TMPDIR",
+    "HOSTNAME", "_",
+];
 
 /// What an `initialize` said of its client, and where the session was opened.
 #[derive(Debug, Clone)]
@@ -81,10 +87,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Board {
-    /// An empty board that blanks `token` (when there is one) and every value of this
-    /// process's environment out of the error lines it keeps.
+    /// An empty board that blanks `token` (when there is one) and the values of this
+    /// process's environment (but for the usual places and settings, [`NOT_SECRET`]) out of
+    /// the error lines it keeps.
     pub(crate) fn new(token: Option<&str>) -> Self {
         let mut secrets: Vec<String> = std::env::vars_os()
+            .filter(|(k, _)| {
+                let name = k.to_string_lossy();
+                !NOT_SECRET.contains(&name.as_ref()) && !name.starts_with("LC_")
+            })
             .filter_map(|(_, v)| v.into_string().ok())
             .chain(token.map(str::to_string))
             .filter(|v| v.chars().count() >= SHORTEST_SECRET)
@@ -247,7 +258,9 @@ mod tests {
     #[test]
     fn an_error_keeps_its_first_line_without_the_token_or_environment_values() {
         let board = Board::new(Some("the-static-token-1234"));
-        let path = std::env::var("PATH").unwrap_or_default();
+        // Cargo sets it for every test run.
+        let value = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+        let home = std::env::var("HOME").unwrap_or_default();
         let id = board.call_started("eval", "s1", CancellationToken::new());
         assert_eq!(board.running().len(), 1);
         board.call_ended(
@@ -256,16 +269,14 @@ mod tests {
             Outcome::Error,
             Duration::from_millis(5),
             Some(&format!(
-                "failed with the-static-token-1234 and {path}\nsecond line"
+                "failed with the-static-token-1234 and {value} in {home}\nsecond line"
             )),
         );
         let ended = board.recent();
-        let expected = if path.len() >= SHORTEST_SECRET {
-            "failed with [hidden] and [hidden]"
-        } else {
-            "failed with [hidden] and "
-        };
-        assert_eq!(ended[0].error.as_deref(), Some(expected));
+        assert_eq!(
+            ended[0].error.as_deref(),
+            Some(format!("failed with [hidden] and [hidden] in {home}").as_str())
+        );
         assert!(board.running().is_empty());
     }
 

@@ -345,6 +345,58 @@ async fn sessions_and_calls_show_with_names_and_figures_and_a_running_call_is_ca
         "{page}"
     );
     let (_, _, json_text) = exchange(addr, "GET", "/status.json", &refs(&[bearer()]), "").await;
+    let shape: Value = serde_json::from_str(&json_text).unwrap();
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(&shape),
+        [
+            "language_servers",
+            "order",
+            "recent",
+            "running",
+            "server",
+            "sessions",
+            "slowest_tools"
+        ]
+    );
+    assert_eq!(
+        keys(&shape["server"]),
+        ["children", "rss_bytes", "uptime_s", "version"]
+    );
+    assert_eq!(
+        keys(&shape["sessions"][0]),
+        [
+            "age_s",
+            "calls",
+            "client",
+            "client_version",
+            "id",
+            "idle_s",
+            "open_calls",
+            "protocol",
+            "trusted",
+            "workspace"
+        ]
+    );
+    assert_eq!(
+        keys(&shape["recent"][0]),
+        [
+            "duration_ms",
+            "ended_s_ago",
+            "error",
+            "outcome",
+            "session",
+            "tool"
+        ]
+    );
+    assert_eq!(
+        keys(&shape["slowest_tools"][0]),
+        ["calls", "p50_ms", "p95_ms", "tool"]
+    );
     for secret in [TOKEN, FILE_SECRET, ARG_SECRET, &env_secret(), &busy, &idle] {
         assert!(!page.contains(secret), "the page shows {secret}");
         assert!(!json_text.contains(secret), "the JSON shows {secret}");
