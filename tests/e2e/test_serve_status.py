@@ -5,11 +5,13 @@ both sessions and the server with its memory; a running call appears and disappe
 ends; a failed call shows its error's first line; cancelling the running call from the page
 stops it. Without the credential the page answers 401, from a foreign origin 403, and
 neither the page nor its JSON shows the token, an environment value or a file's contents.
+A pooled server killed under the sessions shows its crash and its restart.
 Screenshots go to pytest's temporary directory."""
 
 import os
 import re
 import shutil
+import signal
 import tempfile
 
 import anyio
@@ -197,6 +199,27 @@ async def test_the_status_page_shows_sessions_servers_and_calls_live_in_a_browse
                 assert outcome["error"], outcome
                 assert outcome["text"] == "rejected: the client cancelled the call", outcome
                 await in_thread(driver.save_screenshot, str(shots / "4-after-cancel.png"))
+
+                # A shared server that crashed shows its crash and its restart.
+                os.kill(int(pid), signal.SIGKILL)
+                hover = {"action": "hover", "file": "lib/area.py", "line": 1, "symbol": "area"}
+                r = await idle.call_tool("lsp", hover)
+                if r.is_error:
+                    # The call that meets the dead server says so; the next one restarts it.
+                    assert text(r).endswith("the next call restarts it"), text(r)
+                    r = await idle.call_tool("lsp", hover)
+                assert "Disc area" in text(r), text(r)
+                restarted = await in_thread(
+                    wait_for, driver, "the restart shows", lambda d: (r := rows(d, "servers")) and r[0][9] != "-" and r[0]
+                )
+                new_pid = restarted[3]
+                assert new_pid != pid and restarted[7:9] == ["1", "pyright-langserver exited (signal: 9 (SIGKILL))"], restarted
+                assert re.fullmatch(
+                    rf"\d+s ago: the python server \(pyright-langserver\) for root \., shared by 1 session\(s\), exited "
+                    rf"\(pid {pid}\) and was restarted once for all of them \(pid {new_pid}\); open files were sent to it again",
+                    restarted[9],
+                ), restarted
+                await in_thread(driver.save_screenshot, str(shots / "4b-restarted.png"))
                 await in_thread(driver.get, srv.url("/status?order=slowest"))
                 slowest = await in_thread(wait_for, driver, "recent calls", lambda d: rows(d, "recent"))
                 assert slowest[0][0] == "eval" and slowest[0][2].endswith(" s"), slowest
@@ -220,5 +243,6 @@ async def test_the_status_page_shows_sessions_servers_and_calls_live_in_a_browse
                 assert secret not in page, secret
                 assert secret not in as_json, secret
     assert sorted(p.name for p in shots.iterdir()) == [
-        "1-sessions-and-servers.png", "2-running.png", "3-before-cancel.png", "4-after-cancel.png", "5-without-scripting.png",
+        "1-sessions-and-servers.png", "2-running.png", "3-before-cancel.png", "4-after-cancel.png", "4b-restarted.png",
+        "5-without-scripting.png",
     ]

@@ -155,14 +155,9 @@ async fn report(state: &AppState, order: Order) -> StatusReport {
                 .collect(),
             state: s.state,
             crashes: s.crashes,
-            last_failure: s.last_failure.map(|f| {
-                f.lines()
-                    .next()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(200)
-                    .collect()
-            }),
+            last_failure: s.last_failure.as_deref().map(first_line),
+            restarted_s_ago: s.last_restart.as_ref().map(|(ago, _)| ago.as_secs()),
+            restart: s.last_restart.as_ref().map(|(_, why)| first_line(why)),
             idle_s: s.idle.as_secs(),
         })
         .collect();
@@ -189,4 +184,14 @@ async fn report(state: &AppState, order: Order) -> StatusReport {
         recent: report::ended_rows(state.board.recent(), order),
         slowest_tools: report::slowest_tools(state.board.durations()),
     }
+}
+
+/// The first line of what the pool says, cut short.
+fn first_line(text: &str) -> String {
+    text.lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(200)
+        .collect()
 }

@@ -55,6 +55,8 @@ pub struct PooledServer {
     pub crashes: u32,
     /// Why it last failed, if it did.
     pub last_failure: Option<String>,
+    /// Its last restart (after a crash, or a reload): how long ago, and why.
+    pub last_restart: Option<(Duration, String)>,
     /// How long since a run last asked for it.
     pub idle: Duration,
 }

@@ -54,10 +54,11 @@ pub(crate) fn render(report: &StatusReport) -> String {
                 td(&state_text(r.state)),
                 num(&r.crashes.to_string()),
                 td(r.last_failure.as_deref().unwrap_or("-")),
+                td(&restart_text(r.restarted_s_ago, r.restart.as_deref())),
                 td(&ago(r.idle_s)),
             ]
         }),
-        10,
+        11,
         "no shared language server runs",
     );
     let running = rows(
@@ -133,6 +134,14 @@ fn td(text: &str) -> String {
 
 fn num(text: &str) -> String {
     format!("<td class=\"n\">{}</td>", esc(text))
+}
+
+/// A server's last restart, as the script shows it (`12s ago: the python server … exited`).
+fn restart_text(ago_s: Option<u64>, why: Option<&str>) -> String {
+    match (ago_s, why) {
+        (Some(s), Some(why)) => format!("{} ago: {why}", ago(s)),
+        _ => "-".into(),
+    }
 }
 
 fn trust(trusted: bool) -> &'static str {

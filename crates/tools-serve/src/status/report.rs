@@ -92,6 +92,10 @@ pub struct LanguageServerRow {
     pub crashes: u32,
     /// The first line of why it last failed.
     pub last_failure: Option<String>,
+    /// Seconds since its last restart (after a crash, or a reload).
+    pub restarted_s_ago: Option<u64>,
+    /// What that restart was.
+    pub restart: Option<String>,
     /// Seconds since a session last asked for it.
     pub idle_s: u64,
 }

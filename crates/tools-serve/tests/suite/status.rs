@@ -402,3 +402,59 @@ async fn sessions_and_calls_show_with_names_and_figures_and_a_running_call_is_ca
         assert!(!json_text.contains(secret), "the JSON shows {secret}");
     }
 }
+
+#[tokio::test]
+async fn the_shared_language_servers_are_listed_as_the_embedder_describes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let listed = root.clone();
+    let (addr, _stop) = start_with(dir.path(), move |opts| {
+        with_status(opts);
+        opts.language_servers = Some(Arc::new(move || {
+            vec![tools_serve::PooledServer {
+                root: listed.clone(),
+                language: "python".into(),
+                server: "pyright-langserver".into(),
+                trusted: false,
+                pid: Some(4242),
+                rss_bytes: Some(130 * 1024 * 1024 + 1),
+                runs: vec!["run-gone".into()],
+                state: tools_serve::ServerState::Indexing,
+                crashes: 1,
+                last_failure: Some("pyright-langserver exited (signal 9)\nmore".into()),
+                last_restart: Some((Duration::from_secs(75), "it was restarted\nmore".into())),
+                idle: Duration::from_secs(3),
+            }]
+        }));
+    })
+    .await;
+    let (_, _, body) = exchange(addr, "GET", "/status.json", &refs(&[bearer()]), "").await;
+    let shape: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        shape["language_servers"],
+        json!([{
+            "workspace": root.display().to_string(),
+            "language": "python",
+            "server": "pyright-langserver",
+            "trusted": false,
+            "pid": 4242,
+            "rss_bytes": 130 * 1024 * 1024 + 1,
+            "sessions": ["run:run-gone"],
+            "state": "indexing",
+            "crashes": 1,
+            "last_failure": "pyright-langserver exited (signal 9)",
+            "restarted_s_ago": 75,
+            "restart": "it was restarted",
+            "idle_s": 3,
+        }])
+    );
+    let (_, _, page) = exchange(addr, "GET", "/status", &refs(&[bearer()]), "").await;
+    let row = format!(
+        "<tr><td>{}</td><td>pyright-langserver (python)</td><td>untrusted</td><td>4242</td>\
+         <td class=\"n\">131 MiB</td><td>run:run-gone</td><td>indexing</td><td class=\"n\">1</td>\
+         <td>pyright-langserver exited (signal 9)</td><td>1m 15s ago: it was restarted</td>\
+         <td>3s</td></tr>",
+        root.display()
+    );
+    assert!(page.contains(&row), "{page}");
+}

@@ -413,6 +413,7 @@ fn pooled_server(s: &tools_lsp::SharedServer) -> tools_serve::PooledServer {
         state,
         crashes: s.crashes,
         last_failure: s.last_failure.clone(),
+        last_restart: s.last_restart.clone(),
         idle: s.idle,
     }
 }

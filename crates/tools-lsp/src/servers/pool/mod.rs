@@ -107,6 +107,8 @@ struct EntryState {
     generation: u64,
     /// What restarted the server at `generation`, for the runs that got an older one.
     restart_notice: Option<(u64, String)>,
+    /// When that restart happened.
+    restarted: Option<Instant>,
     crashes: u32,
     last_failure: Option<String>,
     gave_up: bool,
@@ -148,6 +150,8 @@ pub struct SharedServer {
     pub last_failure: Option<String>,
     /// Whether it is left down after too many failures.
     pub gave_up: bool,
+    /// Its last restart (after a crash, or a reload): how long ago, and what happened.
+    pub last_restart: Option<(Duration, String)>,
 }
 
 /// Language servers shared by the runs built on it (see the module doc). Cheap to clone
@@ -306,6 +310,7 @@ impl LspPool {
         st.generation += 1;
         if let Some(dead) = dead {
             let sharing = st.sharers.len();
+            st.restarted = Some(Instant::now());
             st.restart_notice = Some((
                 st.generation,
                 format!(
@@ -466,6 +471,7 @@ impl LspPool {
         if let Some(old) = old {
             let mut st = entry.state();
             let sharing = st.sharers.len();
+            st.restarted = Some(Instant::now());
             st.restart_notice = Some((
                 st.generation,
                 format!(
@@ -535,6 +541,10 @@ impl LspPool {
             crashes: st.crashes,
             last_failure: st.last_failure.clone(),
             gave_up: st.gave_up,
+            last_restart: st
+                .restarted
+                .zip(st.restart_notice.as_ref())
+                .map(|(at, (_, why))| (at.elapsed(), why.clone())),
         }
     }
 
