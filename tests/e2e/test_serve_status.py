@@ -197,7 +197,7 @@ async def test_the_status_page_shows_sessions_servers_and_calls_live_in_a_browse
                         wait_for, driver, "the cancelled call is gone", lambda d: rows(d, "running") == [["no call is running"]]
                     )
                 assert outcome["error"], outcome
-                assert outcome["text"] == "rejected: the client cancelled the call", outcome
+                assert outcome["text"] == "rejected: the server's operator cancelled the call from its status page", outcome
                 await in_thread(driver.save_screenshot, str(shots / "4-after-cancel.png"))
 
                 # A shared server that crashed shows its crash and its restart.

@@ -26,8 +26,9 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    GetTaskParams, GetTaskResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -256,6 +257,7 @@ impl ServerHandler for SessionHandler {
         // The status page cancels the call through a token of its own, below the client's:
         // a cancel from the page stops the call as the client's would, and the client
         // still gets its answer (saying so).
+        let client_cancel = ctx.ct.clone();
         let page_cancel = ctx.ct.child_token();
         ctx.ct = page_cancel.clone();
         // The name as the client sent it is not trusted in a log line either.
@@ -277,7 +279,7 @@ impl ServerHandler for SessionHandler {
             board_id: self
                 .watch
                 .board
-                .call_started(&shown, self.session(), page_cancel),
+                .call_started(&shown, self.session(), page_cancel.clone()),
             name,
             outcome: Outcome::Abandoned,
             error: None,
@@ -288,8 +290,11 @@ impl ServerHandler for SessionHandler {
             tool = record.name,
             "call started"
         );
-        let result = self.server.call_tool(request, ctx.clone()).await;
+        let mut result = self.server.call_tool(request, ctx.clone()).await;
         self.note_open(&ctx);
+        if page_cancel.is_cancelled() && !client_cancel.is_cancelled() {
+            result = Ok(operator_cancelled().into());
+        }
         record.outcome = match &result {
             Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
                 record.error = Some(
@@ -309,6 +314,19 @@ impl ServerHandler for SessionHandler {
         };
         result
     }
+}
+
+/// The answer of a call the operator cancelled from the status page: the agent reads that
+/// it was not its client that gave up.
+fn operator_cancelled() -> CallToolResult {
+    let e = tools_core::ToolError::rejected(
+        "the server's operator cancelled the call from its status page",
+    );
+    let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
+    result.structured_content = Some(serde_json::json!({
+        "error": {"kind": e.kind(), "message": e.to_string()}
+    }));
+    result
 }
 
 /// `ctx` with the caller the front named on the HTTP request, where the MCP server binds

@@ -291,7 +291,11 @@ async fn sessions_and_calls_show_with_names_and_figures_and_a_running_call_is_ca
         .await
         .expect("the cancelled call ended")
         .unwrap();
-    assert_eq!(napped["result"]["isError"], true, "{napped}");
+    assert_eq!(
+        napped["result"]["content"][0]["text"],
+        "rejected: the server's operator cancelled the call from its status page",
+        "{napped}"
+    );
 
     let after = report(addr, "?order=failed").await;
     assert!(after.running.is_empty(), "{after:?}");
