@@ -252,6 +252,7 @@ impl AppState {
     async fn close_session(&self, id: &str) {
         let _ = self.sessions.close_session(&id.to_string().into()).await;
         self.activity.forget(id);
+        self.board.session_closed(id);
         self.freed.session_closed();
         if let Ok(mut owners) = self.owners.lock() {
             owners.remove(id);
@@ -572,6 +573,7 @@ async fn mcp_entry(State(state): State<Arc<AppState>>, request: Request) -> Resp
         let mut response = service.handle(request).await.map(Body::new);
         if method == Method::DELETE {
             state.activity.forget(&id);
+            state.board.session_closed(&id);
             state.freed.session_closed();
             if let Ok(mut owners) = state.owners.lock() {
                 owners.remove(&id);
@@ -678,6 +680,7 @@ async fn open_session(
     if let Ok(mut owners) = state.owners.lock() {
         owners.retain(|id, _| live.contains(id));
     }
+    state.board.keep_sessions(&live);
     if state.session_count().await >= state.max_sessions {
         tracing::warn!(max = state.max_sessions, "session refused: limit reached");
         state.metrics.session_refused();

@@ -138,10 +138,20 @@ impl Board {
         }
     }
 
+    /// Forgets a closed session.
+    pub(crate) fn session_closed(&self, id: &str) {
+        lock(&self.sessions).remove(id);
+    }
+
+    /// Forgets every session but the `live` ones (closed by the transport itself).
+    pub(crate) fn keep_sessions(&self, live: &[String]) {
+        lock(&self.sessions).retain(|id, _| live.contains(id));
+    }
+
     /// The open sessions' facts, keeping only those of `live` sessions.
     pub(crate) fn sessions(&self, live: &[String]) -> Vec<(String, SessionFacts)> {
-        let mut sessions = lock(&self.sessions);
-        sessions.retain(|id, _| live.contains(id));
+        self.keep_sessions(live);
+        let sessions = lock(&self.sessions);
         let mut out: Vec<_> = sessions
             .iter()
             .map(|(id, f)| (id.clone(), f.clone()))

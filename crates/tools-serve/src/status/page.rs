@@ -69,7 +69,7 @@ pub(crate) fn render(report: &StatusReport) -> String {
                 td(&r.session),
                 num(&format!("{:.1} s", r.running_s)),
                 format!(
-                    "<td><form method=\"post\" action=\"/status/calls/{id}/cancel\" data-call=\"{id}\">\
+                    "<td><form method=\"post\" action=\"status/calls/{id}/cancel\" data-call=\"{id}\">\
                      <button data-call=\"{id}\">cancel</button></form></td>",
                     id = r.id
                 ),

@@ -405,6 +405,22 @@ async fn sessions_and_calls_show_with_names_and_figures_and_a_running_call_is_ca
         assert!(!page.contains(secret), "the page shows {secret}");
         assert!(!json_text.contains(secret), "the JSON shows {secret}");
     }
+
+    // A closed session leaves the page.
+    let headers = [
+        bearer(),
+        ("Mcp-Session-Id", idle.clone()),
+        ("Mcp-Protocol-Version", "2025-06-18".into()),
+    ];
+    let (status, _, _) = exchange(addr, "DELETE", "/mcp", &refs(&headers), "").await;
+    assert_eq!(status, 204);
+    let left: Vec<String> = report(addr, "")
+        .await
+        .sessions
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(left, [busy[..8].to_string()]);
 }
 
 #[tokio::test]
