@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import tempfile
 
 import anyio
 import httpx2
@@ -37,9 +36,10 @@ def need(path):
         pytest.skip(f"{path} is missing")
 
 
-def browser(base, scripting=True):
+def browser(profile, scripting=True):
     """A headless Chromium whose every request to the server carries the bearer token (as
-    a header-adding proxy or extension would for an operator)."""
+    a header-adding proxy or extension would for an operator), with a fresh profile in
+    `profile`."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -48,7 +48,7 @@ def browser(base, scripting=True):
     for flag in (
         "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--window-size=1400,1000", f"--user-data-dir={tempfile.mkdtemp(prefix='status-chromium-')}",
+        "--window-size=1400,1000", f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
     if not scripting:
@@ -135,7 +135,7 @@ async def test_the_status_page_shows_sessions_servers_and_calls_live_in_a_browse
             r = await busy.call_tool("read", {"path": "lib/missing.py"})
             assert r.is_error and text(r) == "invalid arguments (`path`): `lib/missing.py` does not exist", text(r)
 
-            driver = await in_thread(browser, srv.base)
+            driver = await in_thread(browser, tmp_path / "chromium-live")
             try:
                 await in_thread(driver.get, srv.url("/status"))
                 sessions = await in_thread(
@@ -228,7 +228,7 @@ async def test_the_status_page_shows_sessions_servers_and_calls_live_in_a_browse
                 await in_thread(driver.quit)
 
             # Without scripting the page is a plain table of the same facts.
-            plain = await in_thread(browser, srv.base, False)
+            plain = await in_thread(browser, tmp_path / "chromium-plain", False)
             try:
                 await in_thread(plain.get, srv.url("/status"))
                 assert plain.find_element("id", "live").text == "(reload to refresh)"
