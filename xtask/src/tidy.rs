@@ -53,6 +53,12 @@ pub const PUBLIC_MODULES: &[(&str, &str, &str)] = &[
     ),
     (
         "crates/tools-core/src/lib.rs",
+        "platform",
+        "the one platform layer: the other crates' OS-specific needs (a leftover process \
+         ended, resident memory, a terminal conversation) go through its few public items",
+    ),
+    (
+        "crates/tools-core/src/lib.rs",
         "watchdog",
         "the binary starts it before any thread exists, so it must be reachable from main",
     ),

@@ -24,6 +24,7 @@
 //! - [`SymbolSources`] and [`resolve_symbol`]: a file's symbols as the families that read
 //!   them report them (language servers, grammars), and a name path such as `Greeter.greet`
 //!   resolved to one of them, so tools address code by name without depending on each other.
+//! - [`platform`]: what differs between Linux, macOS and Windows, for every crate.
 //! - [`trust`], [`discovery`], [`child_env`]: workspace trust, where a program may be found,
 //!   and the environment every child process gets.
 //!
@@ -42,7 +43,7 @@ pub mod json_unicode;
 mod name_path;
 mod output;
 mod path_locks;
-mod platform;
+pub mod platform;
 mod pre_write;
 mod preview;
 pub mod process;

@@ -4,7 +4,8 @@
 //! folders, locks, link counts), ids and modes, and file names as bytes.
 //!
 //! The rest of the crate calls only the small functions and types re-exported here; `cfg`
-//! on an OS appears nowhere else. Where an OS has no equivalent of a facility yet, its
+//! on an OS appears nowhere else. The workspace's other crates call only the few public
+//! ones: [`kill_leftover`], [`resident_bytes`], [`return_freed_memory`] and [`Terminal`]. Where an OS has no equivalent of a facility yet, its
 //! function answers an `Unsupported` error naming what is missing, never a silent no-op.
 //! Linux is the reference: its behaviour is the one the crate's tests pin down.
 
@@ -36,6 +37,11 @@ pub(crate) use os::process::{
 pub(crate) use os::procs::process;
 pub(crate) use os::procs::{all_processes, become_subreaper};
 pub use proc_stat::{ProcStat, parse_stat};
+
+// The public surface, for the workspace's other crates.
+pub use os::memory::{resident_bytes, return_freed_memory};
+pub use os::process::kill_leftover;
+pub use os::terminal::Terminal;
 
 /// Which side of [`fork_watchdog`] this is.
 // Each OS makes only some of these: Unix forks (the first two), Windows needs no watchdog.

@@ -157,3 +157,18 @@ pub(crate) fn exit_watchdog() -> ! {
     // SAFETY: `_exit` has no preconditions.
     unsafe { libc::_exit(0) }
 }
+
+/// Ends `pid` for good: when it leads a process group of its own, the whole group (a
+/// debuggee an adapter started in a group of its own takes its children with it), else the
+/// one process. A pid that is gone, or in no group, is left alone.
+pub fn kill_leftover(pid: i32) {
+    // SAFETY: getpgid and kill take plain integers and have no memory-safety preconditions.
+    unsafe {
+        let pgid = libc::getpgid(pid);
+        if pgid == pid {
+            libc::killpg(pgid, libc::SIGKILL);
+        } else if pgid > 0 {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}

@@ -2,5 +2,7 @@
 
 pub(crate) mod fs;
 pub(crate) mod jail;
+pub(crate) mod memory;
 pub(crate) mod process;
 pub(crate) mod procs;
+pub(crate) mod terminal;

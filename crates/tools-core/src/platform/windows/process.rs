@@ -19,6 +19,7 @@ use windows_sys::Win32::System::JobObjects::{
     JobObjectBasicAccountingInformation, JobObjectExtendedLimitInformation,
     QueryInformationJobObject, SetInformationJobObject, TerminateJobObject,
 };
+use windows_sys::Win32::System::Threading::{OpenProcess, PROCESS_TERMINATE, TerminateProcess};
 
 /// A Job Object handle, closed (and so its processes killed) on drop.
 struct Job(HANDLE);
@@ -157,4 +158,20 @@ pub(crate) fn detach_watchdog() {}
 /// Never called on Windows (no watchdog is forked).
 pub(crate) fn exit_watchdog() -> ! {
     std::process::exit(0)
+}
+
+/// Ends the process `pid` for good (a debuggee that outlived its adapter). Windows has no
+/// process groups to end with it. A pid that is gone is left alone.
+pub fn kill_leftover(pid: i32) {
+    let Ok(pid) = u32::try_from(pid) else { return };
+    // SAFETY: OpenProcess takes plain values; a null answer means no such process.
+    let process = unsafe { OpenProcess(PROCESS_TERMINATE, 0, pid) };
+    if process.is_null() {
+        return;
+    }
+    // SAFETY: `process` is a valid handle with terminate access, closed right after.
+    unsafe {
+        TerminateProcess(process, 1);
+        CloseHandle(process);
+    }
 }
