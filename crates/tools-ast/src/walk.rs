@@ -254,11 +254,15 @@ pub fn walk(scope: &Path, lang: Option<Lang>, max_file_bytes: u64) -> Walked {
 }
 
 /// The order of [`Path::cmp`] (component by component) for the normalised paths a walk
-/// yields, by comparing bytes with the separator ranked first: `Path::cmp` splits both paths
-/// into components on every comparison, which showed in profiles of large walks.
+/// yields, by comparing bytes with the separators ranked first: `Path::cmp` splits both paths
+/// into components on every comparison, which showed in profiles of large walks. The bytes
+/// are the OS's own encoding of the path (the plain bytes on Unix), and the separators its
+/// own (`/`, and `\` too on Windows).
 pub fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
-    use std::os::unix::ffi::OsStrExt;
-    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    let (a, b) = (
+        a.as_os_str().as_encoded_bytes(),
+        b.as_os_str().as_encoded_bytes(),
+    );
     // Only the first differing byte decides; find it a word at a time (sibling paths share
     // long prefixes).
     let words = a.chunks_exact(8).zip(b.chunks_exact(8));
@@ -266,7 +270,13 @@ pub fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
     let first_difference = a[skip..].iter().zip(&b[skip..]).find(|(x, y)| x != y);
     match first_difference {
         Some((x, y)) => {
-            let rank = |c: u8| if c == b'/' { 0 } else { c };
+            let rank = |c: u8| {
+                if std::path::is_separator(char::from(c)) {
+                    0
+                } else {
+                    c
+                }
+            };
             rank(*x).cmp(&rank(*y))
         }
         None => a.len().cmp(&b.len()),
