@@ -268,15 +268,7 @@ fn kill_debuggee(pid: i32, adapter_pid: i32) {
     if pid <= 1 || pid == std::process::id() as i32 || pid == adapter_pid {
         return;
     }
-    // SAFETY: getpgid and kill take plain integers and have no memory-safety preconditions.
-    unsafe {
-        let pgid = libc::getpgid(pid);
-        if pgid == pid {
-            libc::killpg(pgid, libc::SIGKILL);
-        } else if pgid > 0 {
-            libc::kill(pid, libc::SIGKILL);
-        }
-    }
+    tools_core::platform::kill_leftover(pid);
 }
 
 /// Continue or one of the steps.
