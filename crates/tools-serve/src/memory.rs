@@ -4,7 +4,8 @@
 //! glibc's allocator keeps what those sessions freed in its per-thread arenas, so the
 //! process stays at the burst's size long after the burst (in the soak, 1,000 sessions opened
 //! and closed left it 10–15% above its size before them, for good). Once sessions have closed
-//! and no request is being answered, the freed pages are returned with `malloc_trim`; a
+//! and no request is being answered, the freed pages are returned (glibc's `malloc_trim` on
+//! Linux, the platform's own elsewhere: `tools_core::platform::return_freed_memory`); a
 //! server that is busy or has closed nothing lately is left alone, so the cost (a walk of the
 //! arenas, a few milliseconds) is paid only on quiet ticks after closes.
 
@@ -40,20 +41,10 @@ impl FreedMemory {
         if took.is_err() {
             return false;
         }
-        trim();
+        tools_core::platform::return_freed_memory();
         true
     }
 }
-
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn trim() {
-    // SAFETY: malloc_trim only walks the allocator's own arenas under their locks; it takes
-    // no pointer from us and is safe to call from any thread at any time.
-    let _ = unsafe { libc::malloc_trim(0) };
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn trim() {}
 
 #[cfg(test)]
 mod tests {

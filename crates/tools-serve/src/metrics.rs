@@ -202,13 +202,10 @@ fn label(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// The server's resident memory, from `/proc/self/statm`.
+/// The server's resident memory, as the platform layer measures it (`/proc/self/statm` on
+/// Linux).
 pub(crate) fn resident_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages * u64::try_from(page).ok()?)
+    tools_core::platform::resident_bytes()
 }
 
 #[cfg(test)]
