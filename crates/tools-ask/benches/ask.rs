@@ -94,8 +94,9 @@ fn openpty() -> Res<(File, File, std::path::PathBuf)> {
             &mut m,
             &mut s,
             std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
+            // Mutable on macOS, `const` on Linux: a null of either kind fits both.
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
         )
     };
     if rc != 0 {

@@ -7,14 +7,12 @@
 //! skip. A line that fits none of these is explained and asked again, within the card's
 //! timeout. Cards are drawn one at a time; a second question waits for the first.
 
-use std::fs::{File, OpenOptions};
-use std::io::{ErrorKind, Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
+use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio::io::unix::AsyncFd;
+use tools_core::platform::Terminal;
 use tools_core::text::cut_text;
 
 use crate::card::{ALLOW, Card, CardKind, DENY, MAX_ANSWER_CHARS, Reply};
@@ -61,17 +59,15 @@ impl TerminalGate {
     }
 
     fn open(&self) -> Result<File, GateError> {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(&self.path)
-            .map_err(|e| {
-                GateError::Unavailable(format!(
-                    "no terminal to ask on ({} cannot be opened: {e}); this process has no controlling terminal",
-                    self.path.display()
-                ))
-            })
+        Terminal::open_device(&self.path).map_err(|e| {
+            if e.kind() == ErrorKind::Unsupported {
+                return GateError::Unavailable(format!("no terminal to ask on: {e}"));
+            }
+            GateError::Unavailable(format!(
+                "no terminal to ask on ({} cannot be opened: {e}); this process has no controlling terminal",
+                self.path.display()
+            ))
+        })
     }
 }
 
@@ -188,21 +184,12 @@ pub fn parse_line(card: &Card, line: &str) -> Result<Reply, String> {
     ))
 }
 
-struct Tty(AsyncFd<File>);
+/// One conversation's terminal: the card and prompts written, the answer line read.
+struct Tty(Terminal);
 
 impl Tty {
-    async fn write_all(&self, mut bytes: &[u8]) -> std::io::Result<()> {
-        while !bytes.is_empty() {
-            let mut guard = self.0.writable().await?;
-            match guard.try_io(|f| f.get_ref().write(bytes)) {
-                Ok(Ok(0)) => return Err(ErrorKind::WriteZero.into()),
-                Ok(Ok(k)) => bytes = &bytes[k..],
-                Ok(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
-                Ok(Err(e)) => return Err(e),
-                Err(_would_block) => {}
-            }
-        }
-        Ok(())
+    async fn write_all(&self, bytes: &[u8]) -> std::io::Result<()> {
+        self.0.write_all(bytes).await
     }
 
     /// One line (without its newline); `None` at end of input (the terminal hung up).
@@ -210,14 +197,13 @@ impl Tty {
         let mut line: Vec<u8> = Vec::new();
         let mut buf = [0u8; 1024];
         loop {
-            let mut guard = self.0.readable().await?;
-            match guard.try_io(|f| f.get_ref().read(&mut buf)) {
-                Ok(Ok(0)) => {
+            match self.0.read(&mut buf).await? {
+                Some(0) => {
                     return Ok(
                         (!line.is_empty()).then(|| String::from_utf8_lossy(&line).into_owned())
                     );
                 }
-                Ok(Ok(k)) => {
+                Some(k) => {
                     let chunk = &buf[..k];
                     if let Some(pos) = chunk.iter().position(|b| *b == b'\n' || *b == b'\r') {
                         if line.len() < MAX_LINE_BYTES {
@@ -230,31 +216,21 @@ impl Tty {
                         line.extend_from_slice(chunk);
                     }
                 }
-                Ok(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
-                // A pseudo-terminal whose other side closed reads EIO: a hang-up.
-                Ok(Err(e)) if e.raw_os_error() == Some(libc::EIO) => return Ok(None),
-                Ok(Err(e)) => return Err(e),
-                Err(_would_block) => {}
+                // A pseudo-terminal whose other side closed: a hang-up.
+                None => return Ok(None),
             }
         }
     }
 
     fn discard_typeahead(&self) {
-        // SAFETY: tcflush only reads the descriptor number, which the AsyncFd keeps open;
-        // it fails harmlessly (ENOTTY) on a non-terminal.
-        unsafe {
-            libc::tcflush(self.0.get_ref().as_raw_fd(), libc::TCIFLUSH);
-        }
+        self.0.discard_typeahead();
     }
 }
 
 impl TerminalGate {
     async fn converse(&self, card: &Card) -> Result<Reply, GateError> {
         let file = self.open()?;
-        // SAFETY: the `File` is owned by the AsyncFd for its whole life and its descriptor
-        // never changes, which is what `register` asks of the caller.
-        let registered = unsafe { AsyncFd::register(file) };
-        let tty = Tty(registered
+        let tty = Tty(Terminal::watch(file)
             .map_err(|e| GateError::Unavailable(format!("cannot watch the terminal: {e}")))?);
         let lost =
             |e: std::io::Error| GateError::Unavailable(format!("the terminal went away: {e}"));
