@@ -5,9 +5,11 @@
 //! denied for `x86_64-apple-darwin`, `aarch64-apple-darwin` and `x86_64-pc-windows-gnu`, over
 //! the crates of [`crate::platform_calls::PORTABLE_CRATES`] (those whose OS-specific code
 //! goes through the platform layer), so a Linux-only call cannot land in them unnoticed.
-//! There is no Apple SDK here: the C parts a check builds (tree-sitter and its grammars, for
-//! test targets) are compiled by clang for the darwin target against clang's own headers and
-//! Debian's musl headers, which is enough for a compile-only check. Windows' C parts use
+//! There is no Apple SDK here: the C parts a check builds (tree-sitter and its grammars, ring
+//! under rustls) are compiled by clang for the darwin target against clang's own headers,
+//! Debian's musl headers and a stand-in for the SDK's `TargetConditionals.h`
+//! (`xtask/darwin-include/`, saying the target is macOS), which is enough for a compile-only
+//! check. Windows' C parts use
 //! mingw-w64. Nothing is linked or run.
 //!
 //! Windows is checked without `--all-targets`: the portable crates' tests still plant Unix
@@ -24,7 +26,8 @@ struct Target {
     c_compiler: Option<DarwinClang>,
 }
 
-/// clang for a darwin target without an Apple SDK: its own headers, musl's for libc.
+/// clang for a darwin target without an Apple SDK: its own headers, musl's for libc, ours
+/// for the SDK's target macros.
 struct DarwinClang {
     clang_target: &'static str,
 }
@@ -83,10 +86,15 @@ pub fn check() -> crate::Result {
     }
 }
 
-/// The `cc` crate's per-target settings: clang with `--target`, musl's headers for libc.
+/// The `cc` crate's per-target settings: clang with `--target`, musl's headers for libc,
+/// ours for `TargetConditionals.h`.
 fn darwin_c_compiler(cmd: &mut Command, triple: &str, clang: &DarwinClang) {
     let var = triple.replace('-', "_");
-    let flags = format!("--target={} -isystem {MUSL_HEADERS}", clang.clang_target);
+    let sdk_stand_ins = concat!(env!("CARGO_MANIFEST_DIR"), "/darwin-include");
+    let flags = format!(
+        "--target={} -isystem {MUSL_HEADERS} -isystem {sdk_stand_ins}",
+        clang.clang_target
+    );
     cmd.env(format!("CC_{var}"), "clang")
         .env(format!("CXX_{var}"), "clang++")
         .env(format!("CFLAGS_{var}"), &flags)

@@ -14,7 +14,15 @@ use crate::finding::{Finding, finding};
 
 /// Crates whose library code is portable: their OS-specific code goes through the
 /// platform layer. A crate joins the list once it builds for every target.
-pub const PORTABLE_CRATES: &[&str] = &["crates/tools-core", "crates/tools-fs"];
+pub const PORTABLE_CRATES: &[&str] = &[
+    "crates/tools-core",
+    "crates/tools-fs",
+    "crates/tools-mcp",
+    "crates/tools-ast",
+    "crates/tools-debug",
+    "crates/tools-ask",
+    "crates/tools-serve",
+];
 
 /// The one folder where OS-specific code belongs.
 pub const PLATFORM_LAYER: &str = "crates/tools-core/src/platform";
