@@ -1,13 +1,16 @@
 //! Everything that differs between Linux, macOS and Windows, in one place with one job:
 //! child process trees (sessions and groups, Job Objects), children dying with us, the
 //! watchdog, the process listing, the jailed folder walk, files of our own state (private
-//! folders, locks, link counts), ids and modes, and file names as bytes.
+//! folders, locks, link counts), ids and modes, file names as bytes, this process's memory,
+//! and terminal devices.
 //!
 //! The rest of the crate calls only the small functions and types re-exported here; `cfg`
 //! on an OS appears nowhere else. The workspace's other crates call only the few public
-//! ones: [`kill_leftover`], [`resident_bytes`], [`return_freed_memory`] and [`Terminal`]. Where an OS has no equivalent of a facility yet, its
-//! function answers an `Unsupported` error naming what is missing, never a silent no-op.
-//! Linux is the reference: its behaviour is the one the crate's tests pin down.
+//! ones: [`kill_leftover`], [`resident_bytes`], [`return_freed_memory`] and [`Terminal`].
+//! Where an OS has no equivalent of a facility yet, its function answers an `Unsupported`
+//! error naming what is missing, never a silent no-op (handing freed memory back does
+//! nothing where the allocator does it on its own). Linux is the reference: its behaviour
+//! is the one the crate's tests pin down.
 
 mod entry;
 mod proc_stat;
