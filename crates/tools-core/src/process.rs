@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-pub use crate::process_group::{group_alive, kill_group, signal_group};
+pub use crate::process_group::{ask_group_to_stop, group_alive, kill_group, signal_group};
 use crate::text::BoundedBuffer;
 use crate::{Run, ToolError};
 

@@ -15,6 +15,15 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
+/// Asks a whole process tree to stop cleanly (SIGTERM to its group on Unix). Where there is
+/// no such request (Windows) nothing is sent and that is logged: the caller's grace period
+/// then passes and the tree is ended.
+pub fn ask_group_to_stop(pgid: i32) {
+    if let Err(e) = crate::platform::ask_group_to_stop(pgid) {
+        tracing::debug!(pgid, error = %e, "could not ask a process tree to stop");
+    }
+}
+
 /// Whether any process of group `pgid` still exists.
 pub fn group_alive(pgid: i32) -> bool {
     crate::platform::group_alive(pgid)

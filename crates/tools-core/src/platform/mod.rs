@@ -6,7 +6,10 @@
 //!
 //! The rest of the crate calls only the small functions and types re-exported here; `cfg`
 //! on an OS appears nowhere else. The workspace's other crates call only the few public
-//! ones: [`kill_leftover`], [`resident_bytes`], [`return_freed_memory`] and [`Terminal`].
+//! ones: [`kill_leftover`], [`exit_signal`], [`resident_bytes`], [`return_freed_memory`],
+//! [`Terminal`], [`tree_processes`] (what a child's tree holds in memory), and for files
+//! [`make_own_private_dir`], [`private_file_options`], [`link_file`], [`make_executable`]
+//! and [`same_file`].
 //! Where an OS has no equivalent of a facility yet, its function answers an `Unsupported`
 //! error naming what is missing, never a silent no-op (handing freed memory back does
 //! nothing where the allocator does it on its own). Linux is the reference: its behaviour
@@ -29,12 +32,13 @@ pub(crate) use entry::{Entry, EntryKind};
 pub(crate) use os::fs::{
     create_private_dir, create_private_dir_all, effective_ids, file_identity, is_executable_file,
     is_path_like, is_superuser, link_count, lock_exclusive, os_str_bytes, os_string_from_bytes,
-    private_file_options, probe_file_options, program_file_names,
+    owned_by_us, probe_file_options, program_file_names,
 };
 pub(crate) use os::jail::{Dir, entry_of, is_link_or_not_folder, set_owner_and_mode};
 pub(crate) use os::process::{
-    detach_watchdog, exit_watchdog, fork_watchdog, group_alive, kill_group, kill_process,
-    kill_self_now, own_tree_dying_with_us, reap_exited, signal_group, tree_forgotten, tree_started,
+    ask_group_to_stop, detach_watchdog, exit_watchdog, fork_watchdog, group_alive, kill_group,
+    kill_process, kill_self_now, own_tree_dying_with_us, reap_exited, signal_group, tree_forgotten,
+    tree_started,
 };
 #[cfg(test)]
 pub(crate) use os::procs::process;
@@ -42,9 +46,30 @@ pub(crate) use os::procs::{all_processes, become_subreaper};
 pub use proc_stat::{ProcStat, parse_stat};
 
 // The public surface, for the workspace's other crates.
+pub use os::fs::{link_file, make_executable, private_file_options};
 pub use os::memory::{resident_bytes, return_freed_memory};
-pub use os::process::kill_leftover;
+pub use os::process::{exit_signal, kill_leftover};
 pub use os::terminal::Terminal;
+pub use os::tree_memory::tree_processes;
+
+/// One process of a child's tree and the memory it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessMemory {
+    /// Its process id.
+    pub pid: i32,
+    /// Its command name (on Linux `/proc/PID/comm`: at most 15 bytes, as the kernel keeps it).
+    pub name: String,
+    /// Its resident memory in bytes.
+    pub rss: u64,
+}
+
+/// Whether `a` and `b` name the same file (links followed); `false` when either is missing.
+pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.metadata(), b.metadata()) {
+        (Ok(x), Ok(y)) => file_identity(&x) == file_identity(&y),
+        _ => false,
+    }
+}
 
 /// Which side of [`fork_watchdog`] this is.
 // Each OS makes only some of these: Unix forks (the first two), Windows needs no watchdog.
@@ -79,4 +104,17 @@ pub(crate) fn sync_dir(dir: &std::path::Path) -> std::io::Result<()> {
         let _ = dir;
         Ok(())
     }
+}
+
+/// Makes the one folder `dir` (its parent must exist) readable by this user only, or takes
+/// the one already there. `Ok(false)` when what has that name is not a folder of ours: a
+/// link (never followed) or a folder of another user's (on Unix).
+pub fn make_own_private_dir(dir: &std::path::Path) -> std::io::Result<bool> {
+    match create_private_dir(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    Ok(meta.file_type().is_dir() && owned_by_us(&meta))
 }

@@ -23,7 +23,7 @@ pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
 /// Options for a file of our own state (journals, run marks): readable by this user only
 /// when created (0600), never following a link at the last component, not inherited by
 /// children. The caller says read, write, create.
-pub(crate) fn private_file_options() -> OpenOptions {
+pub fn private_file_options() -> OpenOptions {
     let mut o = OpenOptions::new();
     o.mode(0o600)
         .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW);
@@ -71,6 +71,12 @@ pub(crate) fn file_identity(meta: &std::fs::Metadata) -> (u64, u64) {
     (meta.dev(), meta.ino())
 }
 
+/// Whether what `meta` describes belongs to this process's effective user.
+pub(crate) fn owned_by_us(meta: &std::fs::Metadata) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    meta.uid() == unsafe { libc::geteuid() }
+}
+
 /// This process's effective user and group ids, the owner a file it creates gets.
 pub(crate) fn effective_ids() -> (u32, u32) {
     // SAFETY: geteuid/getegid have no preconditions.
@@ -108,4 +114,14 @@ pub(crate) fn os_string_from_bytes(bytes: Vec<u8>) -> OsString {
 pub(crate) fn os_str_bytes(name: &std::ffi::OsStr) -> &[u8] {
     use std::os::unix::ffi::OsStrExt;
     name.as_bytes()
+}
+
+/// Makes a link at `at` to `target` (a path relative to `at`'s folder, or absolute).
+pub fn link_file(target: &Path, at: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, at)
+}
+
+/// Lets everyone run the file at `path` (mode 0755).
+pub fn make_executable(path: &Path) -> io::Result<()> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
 }

@@ -75,6 +75,17 @@ pub(crate) fn signal_group(pgid: i32, signal: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Asks a whole process group to stop (SIGTERM), leaving it time to finish cleanly.
+pub(crate) fn ask_group_to_stop(pgid: i32) -> io::Result<()> {
+    signal_group(pgid, libc::SIGTERM)
+}
+
+/// The signal that ended a process, when a signal did.
+pub fn exit_signal(status: &std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
 /// Whether any process of group `pgid` still exists.
 pub(crate) fn group_alive(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence.

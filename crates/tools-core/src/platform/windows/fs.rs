@@ -23,10 +23,17 @@ pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
 
 /// Options for a file of our own state: a reparse point (link) at the last component is
 /// opened itself, never followed. The caller says read, write, create.
-pub(crate) fn private_file_options() -> OpenOptions {
+pub fn private_file_options() -> OpenOptions {
     let mut o = OpenOptions::new();
     o.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
     o
+}
+
+/// Whether what `meta` describes belongs to this user. Windows keeps the owner in the
+/// access list, not in the metadata; a folder under the user's profile is the user's by
+/// what it inherits, so this answers yes.
+pub(crate) fn owned_by_us(_meta: &std::fs::Metadata) -> bool {
+    true
 }
 
 /// Options to open an existing file of our own state for reading only to test its lock.
@@ -138,4 +145,22 @@ pub(crate) fn os_string_from_bytes(bytes: Vec<u8>) -> OsString {
 /// The bytes of a file name (its WTF-8 form, UTF-8 for every valid name).
 pub(crate) fn os_str_bytes(name: &std::ffi::OsStr) -> &[u8] {
     name.as_encoded_bytes()
+}
+
+/// Makes a link at `at` to `target` (a path relative to `at`'s folder, or absolute); where
+/// this user may not make links (they need developer mode or a privilege), a copy of the
+/// target instead.
+pub fn link_file(target: &Path, at: &Path) -> io::Result<()> {
+    match std::os::windows::fs::symlink_file(target, at) {
+        Ok(()) => Ok(()),
+        Err(_) => {
+            let source = at.parent().unwrap_or(Path::new(".")).join(target);
+            std::fs::copy(source, at).map(|_| ())
+        }
+    }
+}
+
+/// Windows runs a file by its extension (`PATHEXT`), not by a mode: nothing to change.
+pub fn make_executable(_path: &Path) -> io::Result<()> {
+    Ok(())
 }

@@ -6,3 +6,4 @@ pub(crate) mod memory;
 pub(crate) mod process;
 pub(crate) mod procs;
 pub(crate) mod terminal;
+pub(crate) mod tree_memory;

@@ -115,6 +115,20 @@ pub(crate) fn signal_group(_pgid: i32, signal: i32) -> io::Result<()> {
     ))
 }
 
+/// Windows has no polite "please stop" for a process tree without a console of its own:
+/// the caller's grace period passes and the tree is then ended.
+pub(crate) fn ask_group_to_stop(_pgid: i32) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "asking a process tree to stop is not supported on Windows; it is ended after the grace period",
+    ))
+}
+
+/// The signal that ended a process: never one on Windows, where there are no signals.
+pub fn exit_signal(_status: &std::process::ExitStatus) -> Option<i32> {
+    None
+}
+
 /// Whether any process of the job of the child `pgid` still runs.
 pub(crate) fn group_alive(pgid: i32) -> bool {
     let Ok(jobs) = JOBS.lock() else { return false };
