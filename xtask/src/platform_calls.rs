@@ -22,6 +22,7 @@ pub const PORTABLE_CRATES: &[&str] = &[
     "crates/tools-debug",
     "crates/tools-ask",
     "crates/tools-serve",
+    "crates/tools-vibe",
 ];
 
 /// The one folder where OS-specific code belongs.

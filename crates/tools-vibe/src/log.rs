@@ -8,21 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use tools_core::{Run, ToolError};
 
-/// The run's worker-log folder: `vibe/` in the run's state folder, created private (0700).
+/// The run's worker-log folder: `vibe/` in the run's state folder, created private (0700 on
+/// Unix).
 /// A symlink or a folder of someone else planted there is refused, so logs never land
 /// outside the run's own folder.
 pub(crate) fn private_log_dir(run: &Run) -> Result<PathBuf, ToolError> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let dir = run.state_dir()?.join("vibe");
-    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(log_error(&dir, e)),
-    }
-    let meta = std::fs::symlink_metadata(&dir).map_err(|e| log_error(&dir, e))?;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if !meta.file_type().is_dir() || meta.uid() != me {
+    if !tools_core::platform::make_own_private_dir(&dir).map_err(|e| log_error(&dir, e))? {
         return Err(ToolError::internal(format!(
             "the worker-log folder {} is not a folder of ours (a link or another user's folder); refusing to write logs there",
             dir.display()
@@ -32,10 +24,9 @@ pub(crate) fn private_log_dir(run: &Run) -> Result<PathBuf, ToolError> {
 }
 
 /// Creates a worker's log in `dir`: a new file (`O_EXCL`), never through a link
-/// (`O_NOFOLLOW`), readable by the user only. `w1.log`, or `w1-2.log`, … when a name is
+/// (`O_NOFOLLOW` on Unix), readable by the user only. `w1.log`, or `w1-2.log`, … when a name is
 /// taken (a worker that failed to start, an earlier run with the same conversation id).
 pub(crate) fn create_log(dir: &Path, id: &str) -> Result<PathBuf, ToolError> {
-    use std::os::unix::fs::OpenOptionsExt;
     let mut last = None;
     for n in 1..=64 {
         let path = if n == 1 {
@@ -43,11 +34,9 @@ pub(crate) fn create_log(dir: &Path, id: &str) -> Result<PathBuf, ToolError> {
         } else {
             dir.join(format!("{id}-{n}.log"))
         };
-        match std::fs::OpenOptions::new()
+        match tools_core::platform::private_file_options()
             .write(true)
             .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
         {
             Ok(_) => return Ok(path),
@@ -76,10 +65,8 @@ pub(crate) struct LogFile(Arc<Mutex<Option<std::fs::File>>>);
 impl LogFile {
     /// Opens the log [`create_log`] made; a link planted in its place is not followed.
     pub(crate) fn open(path: &Path) -> Result<Self, ToolError> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let f = std::fs::OpenOptions::new()
+        let f = tools_core::platform::private_file_options()
             .append(true)
-            .custom_flags(libc::O_NOFOLLOW)
             .open(path)
             .map_err(|e| log_error(path, e))?;
         Ok(LogFile(Arc::new(Mutex::new(Some(f)))))

@@ -257,7 +257,7 @@ async fn supervise(
             st
         }
         None => {
-            tools_core::process::signal_group(child.pid(), libc::SIGTERM);
+            tools_core::process::ask_group_to_stop(child.pid());
             child.shutdown(STOP_GRACE).await
         }
     };
@@ -284,10 +284,7 @@ async fn supervise(
         }
         let stop_reason = s.stop.take();
         let exit_code = exit_status.and_then(|st| st.code());
-        let signal = exit_status.and_then(|st| {
-            use std::os::unix::process::ExitStatusExt;
-            st.signal()
-        });
+        let signal = exit_status.and_then(|st| tools_core::platform::exit_signal(&st));
         let by_exit = || match (exit_code, signal) {
             (Some(0), _) => (Status::Done, None),
             (Some(c), _) => (Status::Failed, Some(format!("exited with code {c}"))),
