@@ -99,10 +99,7 @@ fn mirror_compile_database(state: &Path, root: &Path) -> Option<PathBuf> {
     if std::fs::symlink_metadata(&link).is_ok() {
         std::fs::remove_file(&link).ok()?;
     }
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(&db, &link).ok()?;
-    #[cfg(not(unix))]
-    std::fs::copy(&db, &link).ok()?;
+    tools_core::platform::link_file(&db, &link).ok()?;
     Some(dir)
 }
 

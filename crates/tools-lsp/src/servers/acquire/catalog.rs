@@ -82,13 +82,10 @@ pub fn entry_states(table: &[ServerSpec], search: &ProgramSearch) -> Vec<EntrySt
 /// and fails when run. Asked outside the workspace, so a repository's toolchain file plays
 /// no part, and with rustup's auto-install off.
 fn rustup_proxy_without_component(path: &std::path::Path, program: &str) -> bool {
-    use std::os::unix::fs::MetadataExt;
     let rustup = path.with_file_name("rustup");
-    let same_file = |a: &std::path::Path, b: &std::path::Path| match (a.metadata(), b.metadata()) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
-    };
-    if path.file_name().is_some_and(|n| n == "rustup") || !same_file(path, &rustup) {
+    if path.file_name().is_some_and(|n| n == "rustup")
+        || !tools_core::platform::same_file(path, &rustup)
+    {
         return false;
     }
     !std::process::Command::new(&rustup)

@@ -255,7 +255,7 @@ fn link(bin: &Path, name: &str, target: &str) -> Result<(), ToolError> {
     }
     let at = bin.join(name);
     let _ = std::fs::remove_file(&at);
-    std::os::unix::fs::symlink(target, &at).map_err(|e| io_error("link", &at, e))
+    tools_core::platform::link_file(Path::new(target), &at).map_err(|e| io_error("link", &at, e))
 }
 
 /// The `bin` names of an installed npm package (`"bin": "cli.js"` means the package's own
@@ -344,7 +344,6 @@ fn rewrite_script_headers(venv_bin: &Path, from: &Path, to: &Path) -> Result<(),
 
 /// A wrapper in `bin/` that runs a gem's program with the install's gems on `GEM_PATH`.
 fn write_gem_wrapper(bin: &Path, name: &str) -> Result<(), ToolError> {
-    use std::os::unix::fs::PermissionsExt;
     if name.contains(['/', '\'', '"', '$', '`', '\\']) {
         return Ok(());
     }
@@ -354,8 +353,7 @@ fn write_gem_wrapper(bin: &Path, name: &str) -> Result<(), ToolError> {
          GEM_HOME=\"$here/gems\" GEM_PATH=\"$here/gems\" exec \"$here/gems/bin/{name}\" \"$@\"\n"
     );
     std::fs::write(&at, script).map_err(|e| io_error("write", &at, e))?;
-    std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| io_error("chmod", &at, e))
+    tools_core::platform::make_executable(&at).map_err(|e| io_error("chmod", &at, e))
 }
 
 #[cfg(test)]

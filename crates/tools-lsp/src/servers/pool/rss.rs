@@ -1,94 +1,27 @@
 //! How much memory a language server holds: the resident set of every process in its
-//! session, read from `/proc`. A server is started as the leader of a session of its own,
-//! and what it starts (rust-analyzer's `cargo check` and proc-macro servers, tsserver's
-//! Node processes) stays in that session, so the session is what the server costs.
+//! session, read through the platform layer. A server is started as the leader of a session
+//! of its own, and what it starts (rust-analyzer's `cargo check` and proc-macro servers,
+//! tsserver's Node processes) stays in that session, so the session is what the server costs.
 //!
-//! Elsewhere than Linux there is no `/proc`: the answer is `None`, and the pool's cap by
-//! memory does not apply (the cap by count still does).
+//! Where the OS's process tree cannot be read (Windows, for now) the answer is `None`, and
+//! the pool's cap by memory does not apply (the cap by count still does).
 
-use std::path::Path;
+pub use tools_core::platform::ProcessMemory;
 
 /// The resident memory, in bytes, of every process in session `sid` (the server's pid),
-/// `None` when it cannot be read (no `/proc`, or the server is gone).
+/// `None` when it cannot be read (not on this OS, or the server is gone).
 pub fn session_rss(sid: i32) -> Option<u64> {
-    if sid <= 1 {
-        return None;
-    }
-    let leader = rss_of(&Path::new("/proc").join(sid.to_string()))?;
-    let mut total = leader;
-    let entries = std::fs::read_dir("/proc").ok()?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        if pid == sid || session_of(&entry.path()) != Some(sid) {
-            continue;
-        }
-        total += rss_of(&entry.path()).unwrap_or(0);
-    }
-    Some(total)
-}
-
-/// One process of a server's session and the memory it holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcessMemory {
-    /// Its process id.
-    pub pid: i32,
-    /// Its command name (`/proc/PID/comm`: at most 15 bytes, as the kernel keeps it).
-    pub name: String,
-    /// Its resident memory in bytes.
-    pub rss: u64,
+    let processes = session_processes(sid);
+    (processes.first()?.pid == sid).then(|| processes.iter().map(|p| p.rss).sum())
 }
 
 /// Every process in session `sid` (the server first, then the others by pid) with its
-/// resident memory; empty when none can be read (no `/proc`, or the server is gone).
+/// resident memory; empty when none can be read (not on this OS, or the server is gone).
 pub fn session_processes(sid: i32) -> Vec<ProcessMemory> {
     if sid <= 1 {
         return Vec::new();
     }
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut out: Vec<ProcessMemory> = entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
-            let dir = entry.path();
-            (pid == sid || session_of(&dir) == Some(sid)).then_some(())?;
-            let name = std::fs::read_to_string(dir.join("comm"))
-                .map(|n| n.trim_end().to_string())
-                .unwrap_or_default();
-            Some(ProcessMemory {
-                pid,
-                name,
-                rss: rss_of(&dir)?,
-            })
-        })
-        .collect();
-    out.sort_by_key(|p| (p.pid != sid, p.pid));
-    out
-}
-
-/// The session id of the process at `/proc/PID`: the sixth field of its `stat`, counted
-/// after the command name (which may itself hold spaces and parentheses).
-fn session_of(proc_dir: &Path) -> Option<i32> {
-    let stat = std::fs::read_to_string(proc_dir.join("stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    // state, ppid, pgrp, session
-    after_name.split_whitespace().nth(3)?.parse().ok()
-}
-
-/// `VmRSS` of the process at `/proc/PID`, in bytes (0 for a zombie, which has none).
-fn rss_of(proc_dir: &Path) -> Option<u64> {
-    let status = std::fs::read_to_string(proc_dir.join("status")).ok()?;
-    let kib = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|n| n.parse::<u64>().ok())
-        .unwrap_or(0);
-    Some(kib * 1024)
+    tools_core::platform::tree_processes(sid).unwrap_or_default()
 }
 
 /// Processes named per server in the text of `lsp status`, at most (the rest are counted).
@@ -132,20 +65,16 @@ mod tests {
             .spawn()
             .unwrap();
         let sid = child.id() as i32;
-        let mut members = 0;
+        let mut members = Vec::new();
         for _ in 0..50 {
-            members = std::fs::read_dir("/proc")
-                .unwrap()
-                .flatten()
-                .filter(|e| session_of(&e.path()) == Some(sid))
-                .count();
-            if members >= 3 {
+            members = session_processes(sid);
+            if members.len() >= 3 {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        assert_eq!(members, 3, "sh and its two sleeps share the session");
-        let leader = rss_of(&Path::new("/proc").join(sid.to_string())).unwrap();
+        assert_eq!(members.len(), 3, "sh and its two sleeps share the session");
+        let leader = members[0].rss;
         let total = session_rss(sid).unwrap();
         assert!(total > leader, "{total} should add the sleeps to {leader}");
         let _ = std::process::Command::new("kill")
