@@ -23,6 +23,7 @@ pub const PORTABLE_CRATES: &[&str] = &[
     "crates/tools-ask",
     "crates/tools-serve",
     "crates/tools-vibe",
+    "crates/tools-lsp",
 ];
 
 /// The one folder where OS-specific code belongs.
@@ -136,6 +137,7 @@ mod tests {
         assert!(!in_scope(Path::new(
             "crates/tools-fs/tests/suite/hostile.rs"
         )));
-        assert!(!in_scope(Path::new("crates/tools-lsp/src/server.rs")));
+        assert!(in_scope(Path::new("crates/tools-lsp/src/server.rs")));
+        assert!(!in_scope(Path::new("crates/tools-eval/src/lib.rs")));
     }
 }
