@@ -126,11 +126,11 @@ impl Plan {
         let Some(text) = self.state(p)? else {
             return Err(ToolError::rejected(format!(
                 "the server's edit changes {}, which does not exist; nothing was changed",
-                p.display()
+                self.ws.display(p)
             )));
         };
         let new = apply_text_edits(&text, edits, enc).map_err(|m| {
-            ToolError::rejected(format!("{m} for {}; nothing was changed", p.display()))
+            ToolError::rejected(format!("{m} for {}; nothing was changed", self.ws.display(p)))
         })?;
         *self.edits.entry(p.to_path_buf()).or_default() += edits.len();
         self.set(p, Final::Text(new))
