@@ -244,6 +244,17 @@ pub(crate) fn app(opts: ServeOptions) -> Result<(Router, Arc<AppState>), ToolErr
 }
 
 impl AppState {
+    /// The ids of the sessions the transport holds open now.
+    pub(crate) async fn live_session_ids(&self) -> Vec<String> {
+        self.sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(|k| k.to_string())
+            .collect()
+    }
+
     async fn session_count(&self) -> usize {
         self.sessions.sessions.read().await.len()
     }
@@ -669,14 +680,7 @@ async fn open_session(
     workspace: &ServedWorkspace,
 ) -> Response {
     let _opening = state.opening.lock().await;
-    let live: Vec<String> = state
-        .sessions
-        .sessions
-        .read()
-        .await
-        .keys()
-        .map(|k| k.to_string())
-        .collect();
+    let live = state.live_session_ids().await;
     if let Ok(mut owners) = state.owners.lock() {
         owners.retain(|id, _| live.contains(id));
     }

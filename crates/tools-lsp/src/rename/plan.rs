@@ -130,7 +130,10 @@ impl Plan {
             )));
         };
         let new = apply_text_edits(&text, edits, enc).map_err(|m| {
-            ToolError::rejected(format!("{m} for {}; nothing was changed", self.ws.display(p)))
+            ToolError::rejected(format!(
+                "{m} for {}; nothing was changed",
+                self.ws.display(p)
+            ))
         })?;
         *self.edits.entry(p.to_path_buf()).or_default() += edits.len();
         self.set(p, Final::Text(new))

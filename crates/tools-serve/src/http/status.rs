@@ -100,14 +100,7 @@ pub(super) async fn cancel(
 
 /// Gathers the report.
 async fn report(state: &AppState, order: Order) -> StatusReport {
-    let live: Vec<String> = state
-        .sessions
-        .sessions
-        .read()
-        .await
-        .keys()
-        .map(|k| k.to_string())
-        .collect();
+    let live = state.live_session_ids().await;
     let running = state.board.running();
     let sessions = state.board.sessions(&live);
     let by_run: HashMap<String, String> = sessions

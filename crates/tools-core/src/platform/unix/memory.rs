@@ -14,23 +14,7 @@ pub fn resident_bytes() -> Option<u64> {
     }
     #[cfg(target_os = "macos")]
     {
-        let mut info = std::mem::MaybeUninit::<libc::proc_taskinfo>::zeroed();
-        let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_taskinfo>()).ok()?;
-        // SAFETY: `info` is valid for writes of `size` bytes; read only after a full answer.
-        let got = unsafe {
-            libc::proc_pidinfo(
-                libc::getpid(),
-                libc::PROC_PIDTASKINFO,
-                0,
-                info.as_mut_ptr().cast(),
-                size,
-            )
-        };
-        if got != size {
-            return None;
-        }
-        // SAFETY: proc_pidinfo filled the whole struct.
-        Some(unsafe { info.assume_init() }.pti_resident_size)
+        resident_bytes_of(i32::try_from(std::process::id()).ok()?)
     }
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
@@ -48,4 +32,27 @@ pub fn return_freed_memory() {
         // takes no pointer from us and is safe to call from any thread at any time.
         let _ = unsafe { libc::malloc_trim(0) };
     }
+}
+
+/// The resident size in bytes of the process `pid`, from libproc's task info; `None` when
+/// it is gone or the answer is short.
+#[cfg(target_os = "macos")]
+pub(crate) fn resident_bytes_of(pid: i32) -> Option<u64> {
+    let mut info = std::mem::MaybeUninit::<libc::proc_taskinfo>::zeroed();
+    let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_taskinfo>()).ok()?;
+    // SAFETY: `info` is valid for writes of `size` bytes; read only after a full answer.
+    let got = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDTASKINFO,
+            0,
+            info.as_mut_ptr().cast(),
+            size,
+        )
+    };
+    if got != size {
+        return None;
+    }
+    // SAFETY: proc_pidinfo filled the whole struct.
+    Some(unsafe { info.assume_init() }.pti_resident_size)
 }

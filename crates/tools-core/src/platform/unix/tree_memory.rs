@@ -61,7 +61,7 @@ pub fn tree_processes(sid: i32) -> io::Result<Vec<ProcessMemory>> {
             Some(ProcessMemory {
                 pid: p.pid,
                 name: name_of(p.pid),
-                rss: rss_of(p.pid)?,
+                rss: super::memory::resident_bytes_of(p.pid)?,
             })
         })
         .collect();
@@ -75,27 +75,6 @@ pub fn tree_processes(sid: i32) -> io::Result<Vec<ProcessMemory>> {
         let got = unsafe { libc::proc_name(pid, buf.as_mut_ptr().cast(), 256) };
         let len = usize::try_from(got).unwrap_or(0).min(buf.len());
         String::from_utf8_lossy(&buf[..len]).into_owned()
-    }
-
-    /// The process's resident size in bytes, `None` when it is gone.
-    fn rss_of(pid: i32) -> Option<u64> {
-        let mut info = std::mem::MaybeUninit::<libc::proc_taskinfo>::zeroed();
-        let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_taskinfo>()).ok()?;
-        // SAFETY: `info` is valid for writes of `size` bytes; read only after a full answer.
-        let got = unsafe {
-            libc::proc_pidinfo(
-                pid,
-                libc::PROC_PIDTASKINFO,
-                0,
-                info.as_mut_ptr().cast(),
-                size,
-            )
-        };
-        if got != size {
-            return None;
-        }
-        // SAFETY: proc_pidinfo filled the whole struct.
-        Some(unsafe { info.assume_init() }.pti_resident_size)
     }
 }
 
