@@ -38,7 +38,7 @@ pub(super) fn link_vue(p: &Project, vue_tsc: &std::path::Path) {
     std::os::unix::fs::symlink(&vue, p.root().join("node_modules/vue")).unwrap();
 }
 
-fn vue_tsc(p: &Project, program: &std::path::Path) -> std::process::Output {
+pub(super) fn vue_tsc(p: &Project, program: &std::path::Path) -> std::process::Output {
     std::process::Command::new(program)
         .args(["--noEmit", "-p", "."])
         .current_dir(p.root())

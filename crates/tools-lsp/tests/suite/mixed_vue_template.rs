@@ -115,11 +115,7 @@ async fn with_vue_installed_the_servers_answer_template_uses_themselves() {
             before.replace("handleDigit", "pressDigit")
         )
     );
-    let checked = std::process::Command::new(&vue_tsc)
-        .args(["--noEmit", "-p", "."])
-        .current_dir(p.root())
-        .output()
-        .unwrap();
+    let checked = super::mixed_vue::vue_tsc(&p, &vue_tsc);
     assert!(
         checked.status.success(),
         "{}{}",

@@ -38,21 +38,6 @@ pub fn return_freed_memory() {
 /// it is gone or the answer is short.
 #[cfg(target_os = "macos")]
 pub(crate) fn resident_bytes_of(pid: i32) -> Option<u64> {
-    let mut info = std::mem::MaybeUninit::<libc::proc_taskinfo>::zeroed();
-    let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_taskinfo>()).ok()?;
-    // SAFETY: `info` is valid for writes of `size` bytes; read only after a full answer.
-    let got = unsafe {
-        libc::proc_pidinfo(
-            pid,
-            libc::PROC_PIDTASKINFO,
-            0,
-            info.as_mut_ptr().cast(),
-            size,
-        )
-    };
-    if got != size {
-        return None;
-    }
-    // SAFETY: proc_pidinfo filled the whole struct.
-    Some(unsafe { info.assume_init() }.pti_resident_size)
+    let info: libc::proc_taskinfo = super::procs::pid_info(pid, libc::PROC_PIDTASKINFO)?;
+    Some(info.pti_resident_size)
 }

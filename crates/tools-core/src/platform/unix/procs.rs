@@ -52,23 +52,7 @@ pub(crate) fn all_processes() -> io::Result<Vec<ProcStat>> {
 /// One process's parent, group, session and state from libproc, `None` when it is gone.
 #[cfg(target_os = "macos")]
 pub(crate) fn process(pid: i32) -> Option<ProcStat> {
-    let mut info = std::mem::MaybeUninit::<libc::proc_bsdinfo>::zeroed();
-    let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_bsdinfo>()).ok()?;
-    // SAFETY: `info` is valid for writes of `size` bytes; read only after a full answer.
-    let got = unsafe {
-        libc::proc_pidinfo(
-            pid,
-            libc::PROC_PIDTBSDINFO,
-            0,
-            info.as_mut_ptr().cast(),
-            size,
-        )
-    };
-    if got != size {
-        return None;
-    }
-    // SAFETY: proc_pidinfo filled the whole struct.
-    let info = unsafe { info.assume_init() };
+    let info: libc::proc_bsdinfo = pid_info(pid, libc::PROC_PIDTBSDINFO)?;
     // SAFETY: getsid takes a plain integer.
     let session = unsafe { libc::getsid(pid) };
     Some(ProcStat {
@@ -112,4 +96,19 @@ pub(crate) fn become_subreaper() -> io::Result<()> {
         io::ErrorKind::Unsupported,
         "adopting orphaned descendants (a child subreaper) is not supported on this OS",
     ))
+}
+
+/// libproc's answer of kind `flavor` about the process `pid` (its BSD info, its task info),
+/// `None` when the process is gone or the answer is short.
+#[cfg(target_os = "macos")]
+pub(crate) fn pid_info<T: Copy>(pid: i32, flavor: libc::c_int) -> Option<T> {
+    let mut info = std::mem::MaybeUninit::<T>::zeroed();
+    let size = libc::c_int::try_from(std::mem::size_of::<T>()).ok()?;
+    // SAFETY: `info` is valid for writes of `size` bytes; read only after a full answer.
+    let got = unsafe { libc::proc_pidinfo(pid, flavor, 0, info.as_mut_ptr().cast(), size) };
+    if got != size {
+        return None;
+    }
+    // SAFETY: proc_pidinfo filled the whole struct, a plain C record.
+    Some(unsafe { info.assume_init() })
 }
