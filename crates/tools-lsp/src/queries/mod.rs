@@ -2,7 +2,8 @@
 //! is prepared once — the file synced, the position found from a symbol on a line (`query`)
 //! — then answered: definitions and references (`locate`), hover (`hover`), a file's outline
 //! (`outline`, cut to its shape when big: `outline_shape`), call and type hierarchies (`hierarchy`), workspace symbols
-//! (`workspace_symbols`, its searches outliving a call in `search_in_flight`), answers merged
+//! (`workspace_symbols`, its searches outliving a call in `search_in_flight`, its first
+//! answers while a server loads from `declaration_scan`), answers merged
 //! from every server of a file (`co_servers`), the server that answers what a file's own does
 //! not offer (`stand_in`), importers outside a narrowed pyright program (`outside_importers`),
 //! the TypeScript projects beside a server's root that import the symbol
@@ -15,6 +16,7 @@
 //! `answer` and `error`; never the rename.
 
 pub(crate) mod co_servers;
+pub(crate) mod declaration_scan;
 pub(crate) mod hierarchy;
 pub(crate) mod hover;
 pub(crate) mod locate;

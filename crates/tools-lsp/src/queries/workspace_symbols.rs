@@ -4,8 +4,14 @@
 //! project loaded, a timeout, a crash) does not sink the others' answer: it is named, with
 //! why, in the answer's first line, and each server's outcome is in the structured result.
 //! Only when no server could answer is the answer an error.
+//!
+//! A server that has not answered within `[lsp] declaration_scan_after_ms` (still indexing,
+//! or on its first search of a large tree) does not hold the first answer either: its part
+//! is then the declarations a scan of its files' syntax finds (`declaration_scan`), labelled
+//! so in the first line, while its own search goes on for the next ask.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::FutureExt;
 use lsp_types::request::WorkspaceSymbolRequest;
@@ -13,12 +19,13 @@ use lsp_types::{
     PartialResultParams, WorkDoneProgressParams, WorkspaceSymbolParams, WorkspaceSymbolResponse,
 };
 use serde_json::{Value, json};
-use tools_core::{CallCtx, ToolError, ToolOutput};
+use tools_core::{CallCtx, SymbolSources, ToolError, ToolOutput};
 
 use crate::answer::budget::{self, Window};
 use crate::answer::format::{self, Renderer};
 use crate::client::{LspClient, uri_to_path};
 use crate::error::LspError;
+use crate::queries::declaration_scan::{self, ScanLimits};
 use crate::queries::query;
 use crate::queries::search_in_flight::{SEARCH_BOUND, SearchesInFlight, Waited};
 use crate::servers::projects::Loaded;
@@ -53,10 +60,10 @@ pub async fn workspace_symbols(
     // Side by side: a slow or loading server holds the answer no longer than its own bound,
     // and never adds its wait to another's.
     let searches =
-        futures::future::join_all(clients.iter().map(|c| search_with(sup, ctx, c, q))).await;
+        futures::future::join_all(clients.iter().map(|c| search_or_scan(sup, ctx, c, q))).await;
     let answered = searches
         .iter()
-        .filter(|s| matches!(s.outcome, Outcome::Answered(_)))
+        .filter(|s| matches!(s.outcome, Outcome::Answered(_) | Outcome::Scanned { .. }))
         .count();
     if answered == 0 {
         return Err(no_answer(searches));
@@ -69,7 +76,7 @@ pub async fn workspace_symbols(
     for s in searches {
         servers.push(s.json());
         match s.outcome {
-            Outcome::Answered(_) => {
+            Outcome::Answered(_) | Outcome::Scanned { .. } => {
                 lines.extend(s.lines);
                 items.extend(s.items);
             }
@@ -167,6 +174,17 @@ enum Outcome {
     CouldNotSearch { why: String, error: LspError },
     /// Its search was still under way at the call's bound (seconds); it goes on.
     StillSearching(f64),
+    /// It had not answered in time; its part is what a scan of its files' declarations
+    /// found.
+    Scanned {
+        /// Why the server's own answer is not here, in a few words.
+        why: String,
+        /// Matches found.
+        matches: usize,
+        /// Files of its language looked at, and of those parsed.
+        files_seen: usize,
+        files_parsed: usize,
+    },
 }
 
 /// One server's part of the answer.
@@ -209,6 +227,18 @@ impl ServerSearch {
             Outcome::StillSearching(after) => {
                 v["outcome"] = json!("still_searching");
                 v["after_s"] = json!(after);
+            }
+            Outcome::Scanned {
+                why,
+                matches,
+                files_seen,
+                files_parsed,
+            } => {
+                v["outcome"] = json!("scanned");
+                v["why"] = json!(why);
+                v["matches"] = json!(matches);
+                v["files_seen"] = json!(files_seen);
+                v["files_parsed"] = json!(files_parsed);
             }
         }
         v
@@ -272,6 +302,93 @@ fn why_not(e: &LspError) -> String {
             )
         }
         LspError::StartTimeout(m) | LspError::Other(m) => budget::shorten(m, 160),
+    }
+}
+
+/// [`search_with`], unless `c` has not answered within the declaration-scan wait and a scan
+/// of its files' declarations (begun with the call) found matches first: then those, with a
+/// first line that says they are not the server's answer. The server's search, once sent,
+/// goes on for the next ask (see `search_in_flight`).
+async fn search_or_scan(
+    sup: &ServerSupervisor,
+    ctx: &CallCtx,
+    c: &Arc<LspClient>,
+    q: &str,
+) -> ServerSearch {
+    let source = declaration_scan::grammar_source(&SymbolSources::for_run(&ctx.run));
+    let (Some(after), Some(source)) = (sup.config().declaration_scan_after(), source) else {
+        return search_with(sup, ctx, c, q).await;
+    };
+    if c.caps.workspace_symbol_provider.is_none() {
+        return ServerSearch::new(c, Outcome::Unsupported);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let scan = tokio::spawn({
+        let root = c.root.clone();
+        let extensions = sup.extensions_of(&c.language);
+        let q = q.to_string();
+        let stop = Arc::clone(&stop);
+        async move {
+            let limits = ScanLimits::default();
+            declaration_scan::scan(&source, &root, &extensions, &q, limits, &stop).await
+        }
+    });
+    let search = search_with(sup, ctx, c, q);
+    tokio::pin!(search);
+    if let Ok(answered) = tokio::time::timeout(after, &mut search).await {
+        stop.store(true, Ordering::SeqCst);
+        return answered;
+    }
+    let scanned = tokio::select! {
+        answered = &mut search => {
+            stop.store(true, Ordering::SeqCst);
+            return answered;
+        }
+        scanned = scan => scanned,
+    };
+    match scanned {
+        Ok(scanned) if !scanned.found.is_empty() => {
+            let why = match query::indexing_caveat(c) {
+                Some(_) => {
+                    let so_far = c
+                        .indexing_progress()
+                        .map(|p| format!(" ({})", budget::shorten(&p, 80)))
+                        .unwrap_or_default();
+                    format!("{} is still indexing{so_far}", c.server)
+                }
+                None => format!(
+                    "{} had not answered within {} s",
+                    c.server,
+                    after.as_secs_f64()
+                ),
+            };
+            let renderer = Renderer::new(ctx.run.root(), c.encoding);
+            let (lines, items) = scanned.lines(|p| renderer.display(p));
+            let read_with = scanned.source.as_deref().unwrap_or("the bundled grammars");
+            let mut caveats = vec![format!(
+                "(not final: {why}; its {} match(es) below are declarations read from the files with {read_with}, not {}'s answer — ask again shortly for it)",
+                lines.len(),
+                c.server
+            )];
+            if let Some(cut) = &scanned.cut {
+                caveats.push(format!("(the scan was cut: {cut})"));
+            }
+            let mut s = ServerSearch::new(
+                c,
+                Outcome::Scanned {
+                    why,
+                    matches: lines.len(),
+                    files_seen: scanned.files_seen,
+                    files_parsed: scanned.files_parsed,
+                },
+            );
+            s.lines = lines;
+            s.items = items;
+            s.caveats = caveats;
+            s
+        }
+        // Nothing found by the scan: only the server can answer.
+        _ => search.await,
     }
 }
 

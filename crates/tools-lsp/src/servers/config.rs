@@ -60,6 +60,12 @@ pub struct LspConfig {
     /// takes a moment (default 300; 0 keeps companions up for the whole run). Primary
     /// servers stay up: their first analysis of the project is what a restart would cost.
     pub companion_idle_s: u64,
+    /// Workspace symbol search: a server that has not answered within this many
+    /// milliseconds of the call (still indexing, or on its first search of a large tree)
+    /// gives its part of the answer from a scan of its files' declarations with the bundled
+    /// grammars, labelled so in the first line, while its own search goes on for the next
+    /// ask (default 1 000; 0 always waits for the server). Needs the `ast` family.
+    pub declaration_scan_after_ms: u64,
     /// Overrides and additions to the server table, keyed by language (`python`, `c`, …).
     pub servers: BTreeMap<String, ServerOverride>,
     /// Overrides and additions to the project-checker table, keyed by language.
@@ -90,6 +96,7 @@ impl Default for LspConfig {
             answer_bytes: crate::answer::budget::DEFAULT_ANSWER_BYTES,
             start_at_run_start: true,
             companion_idle_s: 300,
+            declaration_scan_after_ms: 1_000,
             servers: BTreeMap::new(),
             checkers: BTreeMap::new(),
             trusted: false,
@@ -125,6 +132,12 @@ impl LspConfig {
     /// How long a companion may stay idle before it is stopped; `None` keeps it up.
     pub fn companion_idle(&self) -> Option<Duration> {
         (self.companion_idle_s > 0).then(|| Duration::from_secs(self.companion_idle_s))
+    }
+    /// How long a name search waits for a server before it answers from a declaration
+    /// scan; `None`: always the server.
+    pub fn declaration_scan_after(&self) -> Option<Duration> {
+        (self.declaration_scan_after_ms > 0)
+            .then(|| Duration::from_millis(self.declaration_scan_after_ms))
     }
     /// The request timeout.
     pub fn request_timeout(&self) -> Duration {

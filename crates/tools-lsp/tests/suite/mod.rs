@@ -10,6 +10,7 @@ mod cold_start;
 mod complete_writes;
 mod failures;
 mod first_line_limits;
+mod first_name_search;
 mod first_write;
 mod go;
 mod hidden_findings;
