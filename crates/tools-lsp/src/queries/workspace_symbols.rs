@@ -29,6 +29,7 @@ use crate::queries::declaration_scan::{self, ScanLimits};
 use crate::queries::query;
 use crate::queries::search_in_flight::{SEARCH_BOUND, SearchesInFlight, Waited};
 use crate::servers::projects::Loaded;
+use crate::servers::run_start::incidental;
 use crate::servers::supervisor::ServerSupervisor;
 
 /// Opens one file of every project of `client`'s language under its root (see
@@ -48,13 +49,14 @@ pub async fn workspace_symbols(
     window: Window,
     budget_bytes: usize,
 ) -> Result<ToolOutput, ToolError> {
-    let mut clients = match file {
+    let clients = match file {
         Some(_) => {
             let path = query::resolve_file(&ctx.run, file)?;
-            vec![sup.client_for(&path).await?]
+            (vec![sup.client_for(&path).await?], Vec::new())
         }
         None => workspace_clients(sup).await?,
     };
+    let (mut clients, left_out) = clients;
     // The same order on every ask, whatever order the servers started in.
     clients.sort_by(|a, b| (&a.language, &a.root).cmp(&(&b.language, &b.root)));
     // Side by side: a slow or loading server holds the answer no longer than its own bound,
@@ -104,6 +106,9 @@ pub async fn workspace_symbols(
     for n in &notes {
         text.push_str(&format!("\n(note: {n})"));
     }
+    for n in &left_out {
+        text.push_str(&format!("\n(note: {n})"));
+    }
     if !first.is_empty() {
         text = format!("{}\n{text}", first.join("\n"));
     }
@@ -113,16 +118,45 @@ pub async fn workspace_symbols(
 
 /// The servers a search without `file` asks: those running or starting (the run's start
 /// may still be starting one while another is up), or else the ones the conjunction rule
-/// allows for the workspace's roots, started now.
-async fn workspace_clients(sup: &ServerSupervisor) -> Result<Vec<Arc<LspClient>>, ToolError> {
+/// allows for the workspace's roots, started now — except those of a language incidental to
+/// the workspace (a few scripts under `static/` beside a large package, see
+/// `run_start::incidental`), which are named in a note instead (a question about one of
+/// their files starts them). Django's admin JavaScript would otherwise start
+/// typescript-language-server, hundreds of MiB, for a search no one asked of it.
+async fn workspace_clients(
+    sup: &ServerSupervisor,
+) -> Result<(Vec<Arc<LspClient>>, Vec<String>), ToolError> {
     let mut v = sup.running_or_starting().await;
     if !v.is_empty() {
-        return Ok(v);
+        return Ok((v, Vec::new()));
     }
     let scan = crate::servers::discover::scan_workspace(sup.table(), sup.workspace());
+    let count = |language: &str| scan.files.get(language).copied().unwrap_or(0);
+    let leading = sup
+        .table()
+        .iter()
+        .filter(|spec| !spec.companion && !spec.offers_no_workspace_symbols())
+        .map(|spec| count(&spec.language))
+        .max()
+        .unwrap_or(0);
     let mut errors = Vec::new();
+    let mut left_out = Vec::new();
     for spec in sup.table() {
-        if scan.files.get(&spec.language).copied().unwrap_or(0) == 0 {
+        let files = count(&spec.language);
+        if files == 0 {
+            continue;
+        }
+        let assets = scan.asset_files.get(&spec.language).copied().unwrap_or(0);
+        if !spec.companion && incidental(files, assets, leading) {
+            if !left_out
+                .iter()
+                .any(|l: &String| l.starts_with(&format!("{} ", spec.language)))
+            {
+                left_out.push(format!(
+                    "{} not searched: its {files} file(s) are mostly under asset folders; pass `file` to search from one of them",
+                    spec.language
+                ));
+            }
             continue;
         }
         if spec.offers_no_workspace_symbols() {
@@ -152,6 +186,7 @@ async fn workspace_clients(sup: &ServerSupervisor) -> Result<Vec<Arc<LspClient>>
         }
     }
     if v.is_empty() {
+        errors.extend(left_out);
         return Err(ToolError::not_available(format!(
             "no language server can run for a workspace symbol search{}",
             if errors.is_empty() {
@@ -161,7 +196,7 @@ async fn workspace_clients(sup: &ServerSupervisor) -> Result<Vec<Arc<LspClient>>
             }
         )));
     }
-    Ok(v)
+    Ok((v, left_out))
 }
 
 /// What one server's search came to.
@@ -222,7 +257,10 @@ impl ServerSearch {
             Outcome::CouldNotSearch { why, error } => {
                 v["outcome"] = json!("could_not_search");
                 v["why"] = json!(why);
-                v["error"] = json!(error.to_string());
+                // Its first lines: tsserver's refusal carries its whole stack trace.
+                let error = error.to_string();
+                let head: Vec<&str> = error.lines().take(2).collect();
+                v["error"] = json!(budget::shorten(&head.join("\n"), 400));
             }
             Outcome::StillSearching(after) => {
                 v["outcome"] = json!("still_searching");

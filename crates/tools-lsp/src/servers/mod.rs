@@ -33,7 +33,7 @@ pub(crate) mod python_imports;
 pub(crate) mod python_program;
 pub mod recipe;
 pub(crate) mod roots;
-mod run_start;
+pub(crate) mod run_start;
 pub(crate) mod sibling_projects;
 pub(crate) mod stand_in;
 pub(crate) mod state_dir;

@@ -8,9 +8,10 @@ use tools_core::testing::require_binary;
 use super::{Project, started_by_the_first_call};
 
 /// A Python package with a JavaScript admin beside it: a `package.json` at the root, a few
-/// scripts under `static/admin/js/`, no `tsconfig.json` or `jsconfig.json` (Django's shape:
+/// scripts (under `static/admin/js/` in Django), no `tsconfig.json` or `jsconfig.json` (Django's shape:
 /// its JavaScript is a small minority of its files, mostly under `static/`).
-fn python_with_static_js() -> Vec<(String, String)> {
+/// `scripts` is the folder of the scripts: `static/admin/js` (asset folders) or `admin/js`.
+fn python_with_static_js(scripts: &str) -> Vec<(String, String)> {
     let mut files: Vec<(String, String)> = [
         ("pyproject.toml", "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n"),
         ("shop/__init__.py", ""),
@@ -27,20 +28,23 @@ fn python_with_static_js() -> Vec<(String, String)> {
             "{\n  \"name\": \"shop-admin\",\n  \"private\": true,\n  \"scripts\": {\"test\": \"echo none\"}\n}\n",
         ),
         (
-            "static/admin/js/actions.js",
+            "actions.js",
             "'use strict';\nfunction showCatalogActions(form) {\n    return form;\n}\n",
         ),
         (
-            "static/admin/js/core.js",
+            "core.js",
             "'use strict';\nfunction quickElement(tag, parent) {\n    return parent;\n}\n",
         ),
         (
-            "static/admin/js/calendar.js",
+            "calendar.js",
             "'use strict';\nconst CalendarNamespace = {monthsOfYear: []};\n",
         ),
     ]
     .iter()
-    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .map(|(p, t)| match p.ends_with(".js") {
+        true => (format!("{scripts}/{p}"), t.to_string()),
+        false => (p.to_string(), t.to_string()),
+    })
     .collect();
     // The package's bulk: ten Python files to each JavaScript one.
     for i in 0..30 {
@@ -53,7 +57,11 @@ fn python_with_static_js() -> Vec<(String, String)> {
 }
 
 fn project(config: &str) -> Project {
-    let files = python_with_static_js();
+    project_with_scripts_in("static/admin/js", config)
+}
+
+fn project_with_scripts_in(scripts: &str, config: &str) -> Project {
+    let files = python_with_static_js(scripts);
     let refs: Vec<(&str, &str)> = files
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
@@ -82,9 +90,9 @@ async fn a_server_that_cannot_search_is_named_first_and_the_others_answer() {
     if !servers_available() {
         return;
     }
-    // The first search starts the server of every language with files here: tsserver runs,
-    // with no project to search.
-    let p = project(&started_by_the_first_call(CONFIG));
+    // The first search starts the server of every language with files of its own here:
+    // tsserver runs, with no project to search.
+    let p = project_with_scripts_in("admin/js", &started_by_the_first_call(CONFIG));
     for _ in 0..2 {
         let out = p
             .lsp(json!({"action": "symbols", "query": "Catalog"}))
@@ -131,6 +139,31 @@ async fn status_lines(p: &Project, language: &str) -> Vec<String> {
         .filter(|l| l.starts_with(&format!("{language}: ")) && !l.contains(": memory of "))
         .map(String::from)
         .collect()
+}
+
+/// Regression: in a run that starts its servers on demand (an untrusted one), the first
+/// search started typescript-language-server for Django's admin scripts, which no question
+/// was about. Its language is named in a note instead.
+#[tokio::test]
+async fn a_search_leaves_the_server_of_a_few_static_scripts_unstarted_and_says_so() {
+    if !servers_available() {
+        return;
+    }
+    let p = project(&started_by_the_first_call(CONFIG));
+    let out = p.ok(json!({"action": "symbols", "query": "Catalog"})).await;
+    let mut expected = PYRIGHT_MATCHES.to_vec();
+    expected.push("(note: typescript not searched: its 3 file(s) are mostly under asset folders; pass `file` to search from one of them)");
+    assert_eq!(out.lines().collect::<Vec<_>>(), expected);
+    // Once a server runs, a search asks the servers that run, as after a run's start.
+    let out = p.ok(json!({"action": "symbols", "query": "Catalog"})).await;
+    assert_eq!(out.lines().collect::<Vec<_>>(), PYRIGHT_MATCHES);
+    let ts = require_binary("typescript-language-server", "typescript-language-server").unwrap();
+    let not_started = format!(
+        "typescript: not started yet for root .; typescript-language-server resolves at {} and starts on the first query",
+        ts.display()
+    );
+    assert_eq!(status_lines(&p, "typescript").await, [not_started.as_str()]);
+    p.close_and_check().await;
 }
 
 #[tokio::test]
