@@ -90,6 +90,18 @@ pub async fn workspace_symbols(
         // They limit every line below, so they lead the answer, after what could not search.
         first.extend(s.caveats);
     }
+    // The symbol asked for before those whose name merely contains it: pyright lists
+    // Django's 356 matches of `ModelAdmin` with `variable modeladmin (in delete_selected)`
+    // first and the class itself far below. Stable: each server's order within a rank.
+    let mut ranked: Vec<(u8, String, Value)> = lines
+        .into_iter()
+        .zip(items)
+        .map(|(l, i)| (name_rank(i["name"].as_str().unwrap_or(""), q), l, i))
+        .collect();
+    ranked.sort_by_key(|(rank, _, _)| *rank);
+    let (lines, items): (Vec<String>, Vec<Value>) =
+        ranked.into_iter().map(|(_, l, i)| (l, i)).unzip();
+    let mut items = items;
     let total = lines.len();
     let mut text = if total == 0 {
         format!("no workspace symbols match `{q}`")
@@ -313,6 +325,26 @@ fn no_answer(mut searches: Vec<ServerSearch>) -> ToolError {
     ToolError::not_available(each.join("; "))
 }
 
+/// How closely a symbol's `name` matches the query `q` (its last `.`/`::` part): 0 the
+/// same name, 1 the same but for case, 2 a name that starts with it, 3 any other.
+fn name_rank(name: &str, q: &str) -> u8 {
+    let want = q.rsplit(['.', ':']).next().unwrap_or(q).trim();
+    // Servers may print a callable with its parameters (`greet()`).
+    let name = name.split('(').next().unwrap_or(name).trim();
+    if name == want {
+        0
+    } else if name.eq_ignore_ascii_case(want) {
+        1
+    } else if name
+        .to_ascii_lowercase()
+        .starts_with(&want.to_ascii_lowercase())
+    {
+        2
+    } else {
+        3
+    }
+}
+
 fn unsupported(server: &str) -> String {
     format!("{server} does not support workspace symbol search")
 }
@@ -373,7 +405,14 @@ async fn search_or_scan(
     });
     let search = search_with(sup, ctx, c, q);
     tokio::pin!(search);
-    if let Ok(answered) = tokio::time::timeout(after, &mut search).await {
+    // A server that says it is still loading or indexing will not answer within the wait:
+    // the scan's answer is taken as soon as it is there.
+    let first_wait = if c.loading() || c.still_indexing() {
+        std::time::Duration::ZERO
+    } else {
+        after
+    };
+    if let Ok(answered) = tokio::time::timeout(first_wait, &mut search).await {
         stop.store(true, Ordering::SeqCst);
         return answered;
     }
