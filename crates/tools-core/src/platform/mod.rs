@@ -16,6 +16,7 @@
 //! is the one the crate's tests pin down.
 
 mod entry;
+mod file_uri;
 mod proc_stat;
 
 #[cfg(unix)]
@@ -29,6 +30,10 @@ mod windows;
 use windows as os;
 
 pub(crate) use entry::{Entry, EntryKind};
+pub use file_uri::{
+    FileUriError, PathStyle, file_uri_to_path, looks_like_windows_path, path_to_file_uri,
+    uri_to_path_bytes, windows_path_to_uri,
+};
 pub(crate) use os::fs::{
     create_private_dir, create_private_dir_all, effective_ids, file_identity, is_executable_file,
     is_path_like, is_superuser, link_count, lock_exclusive, os_str_bytes, os_string_from_bytes,
