@@ -224,6 +224,29 @@ pub fn looks_like_windows_path(given: &str) -> bool {
     matches!(b, [l, b':', b'\\' | b'/', ..] if l.is_ascii_alphabetic()) || given.starts_with(r"\\")
 }
 
+/// Why `given`, a path an agent wrote, cannot mean what it says under `style`: on Unix a
+/// Windows path (a drive letter or a share) or backslashes between names (which Unix takes
+/// as part of one name). `None` when it reads as a path of `style`. The caller asks only
+/// when no such file exists, since a Unix name may hold a backslash.
+pub fn foreign_path_reason(style: PathStyle, given: &str) -> Option<String> {
+    if style == PathStyle::Windows {
+        return None;
+    }
+    if looks_like_windows_path(given) {
+        return Some(format!(
+            "`{given}` is a Windows path (a drive letter or a share); on this system name the \
+             file relative to the workspace, with `/` between names"
+        ));
+    }
+    given.contains('\\').then(|| {
+        format!(
+            "`{given}` has backslashes, which separate names only on Windows; on this system \
+             write `{}`",
+            given.replace('\\', "/")
+        )
+    })
+}
+
 /// The `file://` URI of the absolute Windows path `path` (backslashes or slashes between
 /// names, a drive letter or a share, or either behind the verbatim `\\?\` prefix that
 /// `std::fs::canonicalize` gives on Windows).

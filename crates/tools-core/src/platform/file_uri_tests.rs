@@ -174,6 +174,28 @@ fn windows_paths_are_recognised_by_their_start() {
     }
 }
 
+#[test]
+fn a_windows_path_given_under_unix_rules_says_why_it_cannot_be_meant() {
+    let unix = |p| foreign_path_reason(PathStyle::Unix, p);
+    assert_eq!(
+        unix(r"C:\w\a.rs").as_deref(),
+        Some(
+            "`C:\\w\\a.rs` is a Windows path (a drive letter or a share); on this system name the \
+             file relative to the workspace, with `/` between names"
+        )
+    );
+    assert_eq!(
+        unix(r"src\lib\a.rs").as_deref(),
+        Some(
+            "`src\\lib\\a.rs` has backslashes, which separate names only on Windows; on this \
+             system write `src/lib/a.rs`"
+        )
+    );
+    assert_eq!(unix("src/a.rs"), None);
+    assert_eq!(foreign_path_reason(PathStyle::Windows, r"C:\w\a.rs"), None);
+    assert_eq!(foreign_path_reason(PathStyle::Windows, r"src\a.rs"), None);
+}
+
 #[cfg(unix)]
 #[test]
 fn on_unix_a_path_and_its_uri_round_trip_byte_for_byte() {
