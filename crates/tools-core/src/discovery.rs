@@ -28,21 +28,14 @@ pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.b
 /// The project-local virtual environments, in order of preference.
 pub const VENV_DIRS: [&str; 2] = [".venv", "venv"];
 
-/// The folder, under the user's cache, that holds one subfolder per installed server.
-pub const SERVER_CACHE_SUBDIR: &str = "agent-tools/servers";
-
-/// The per-user server cache: `$XDG_CACHE_HOME/agent-tools/servers`, else
-/// `$HOME/.cache/agent-tools/servers`. `None` when neither variable is set (or the XDG one is
-/// relative, which the XDG rules say to ignore).
+/// The per-user server cache: the tools' cache folder's `servers`
+/// ([`crate::platform::user_folder`]: on Linux `$XDG_CACHE_HOME/agent-tools/servers`, else
+/// `$HOME/.cache/agent-tools/servers`; `~/Library/Caches/agent-tools/servers` on macOS;
+/// `%LOCALAPPDATA%\agent-tools\cache\servers` on Windows). `None` when no cache folder
+/// can be named (on Linux: neither variable set, or the XDG one relative, which the XDG
+/// rules say to ignore).
 pub fn server_cache_root() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let base = match xdg {
-        Some(x) => x,
-        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
-    };
-    Some(base.join(SERVER_CACHE_SUBDIR))
+    crate::platform::user_folder(crate::platform::UserFolder::Cache).map(|c| c.join("servers"))
 }
 
 /// The `bin` folders of the completed installs in `cache` (folders named `MANAGER-PACKAGE@VERSION`),

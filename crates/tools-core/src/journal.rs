@@ -2,7 +2,8 @@
 //!
 //! Before the first file of a change to several files is replaced, the whole change is
 //! recorded in one journal file outside the checkout, in the user's state folder
-//! (`$XDG_STATE_HOME/agent-tools/journal/<workspace key>/`, else `~/.local/state/…`): every
+//! (`$XDG_STATE_HOME/agent-tools/journal/<workspace key>/`, else `~/.local/state/…`; the
+//! OS's own folder on macOS and Windows, see [`crate::platform::user_folder`]): every
 //! path, the content and mode it holds before, and the content it gets. The journal is
 //! flushed (the file and its folder) before any file is touched and removed once the last
 //! file is in place. The writer holds an exclusive `flock` on its journal the whole time, so
@@ -26,20 +27,12 @@ pub(crate) use format::{Entry, NewState, OldState};
 
 use crate::ToolError;
 
-/// Where the journals of the workspace at `root` (canonical) live. `None` when no state
-/// folder can be named (no `XDG_STATE_HOME` and no `HOME`).
+/// Where the journals of the workspace at `root` (canonical) live: the tools' state folder's
+/// `journal` ([`crate::platform::user_folder`]). `None` when no state folder can be named
+/// (on Linux: no `XDG_STATE_HOME` and no `HOME`).
 pub fn journal_dir(root: &Path) -> Option<PathBuf> {
-    let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        Some(p) if Path::new(&p).is_absolute() => PathBuf::from(p),
-        _ => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?)
-            .join(".local")
-            .join("state"),
-    };
-    Some(
-        base.join("agent-tools")
-            .join("journal")
-            .join(workspace_key(root)),
-    )
+    let base = crate::platform::user_folder(crate::platform::UserFolder::State)?;
+    Some(base.join("journal").join(workspace_key(root)))
 }
 
 /// A folder name for `root`: its last component (for a person looking) and a hash of the

@@ -5,6 +5,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use crate::ToolError;
+use crate::platform::within_root;
 use crate::pre_write::PreWriteImages;
 
 /// A workspace root. Paths are resolved against it and may not leave it.
@@ -73,7 +74,20 @@ impl Workspace {
         if given.contains('\0') {
             return Err(ToolError::invalid("path", "the path contains a NUL byte"));
         }
-        self.resolve_path(Path::new(given))
+        let resolved = self.resolve_path(Path::new(given));
+        // A Windows path given here names a file of that name in the root, which is never
+        // what was meant: say so, unless such a file really exists.
+        let missing = match &resolved {
+            Ok(p) => p.symlink_metadata().is_err(),
+            Err(_) => true,
+        };
+        if missing
+            && let Some(why) =
+                crate::platform::foreign_path_reason(crate::platform::PathStyle::HOST, given)
+        {
+            return Err(ToolError::invalid("path", why));
+        }
+        resolved
     }
 
     /// [`Workspace::resolve`] for a path that need not be UTF-8 (a file name found on disk
@@ -89,15 +103,16 @@ impl Workspace {
         } else {
             self.root.join(p)
         };
-        let mut lexical = normalize_lexically(&joined);
-        if !lexical.starts_with(&self.root) {
+        // Inside the root as the file system sees it: where case is ignored, a path given
+        // in another case is taken, spelled as the root is.
+        let Some(mut lexical) = within_root(&normalize_lexically(&joined), &self.root) else {
             return Err(self.outside(given));
-        }
+        };
         for _ in 0..MAX_LINK_HOPS {
             match self.resolve_existing(&lexical, given)? {
                 Step::Real(full) => return Ok(full),
                 Step::DanglingLink { link, target, next } => {
-                    if !next.starts_with(&self.root) {
+                    let Some(next) = within_root(&next, &self.root) else {
                         return Err(ToolError::invalid(
                             "path",
                             format!(
@@ -108,7 +123,7 @@ impl Workspace {
                                 self.root.display()
                             ),
                         ));
-                    }
+                    };
                     lexical = next;
                 }
             }
@@ -147,7 +162,7 @@ impl Workspace {
             match existing.canonicalize() {
                 Ok(real) => {
                     let full = with_rest(real, &rest);
-                    if !full.starts_with(&self.root) {
+                    let Some(full) = within_root(&full, &self.root) else {
                         return Err(ToolError::invalid(
                             "path",
                             format!(
@@ -157,7 +172,7 @@ impl Workspace {
                                 self.root.display()
                             ),
                         ));
-                    }
+                    };
                     return Ok(Step::Real(full));
                 }
                 Err(_) => {

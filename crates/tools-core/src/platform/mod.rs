@@ -16,7 +16,10 @@
 //! is the one the crate's tests pin down.
 
 mod entry;
+mod file_uri;
+mod path_key;
 mod proc_stat;
+mod user_dirs;
 
 #[cfg(unix)]
 mod unix;
@@ -29,6 +32,10 @@ mod windows;
 use windows as os;
 
 pub(crate) use entry::{Entry, EntryKind};
+pub use file_uri::{
+    FileUriError, PathStyle, file_uri_to_path, foreign_path_reason, looks_like_windows_path,
+    path_to_file_uri, uri_to_path_bytes, windows_path_to_uri,
+};
 pub(crate) use os::fs::{
     create_private_dir, create_private_dir_all, effective_ids, file_identity, is_executable_file,
     is_path_like, is_superuser, link_count, lock_exclusive, os_str_bytes, os_string_from_bytes,
@@ -43,7 +50,11 @@ pub(crate) use os::process::{
 #[cfg(test)]
 pub(crate) use os::procs::process;
 pub(crate) use os::procs::{all_processes, become_subreaper};
+pub use path_key::{CASE_INSENSITIVE, key_in, path_key, split_case_folded, within_root};
 pub use proc_stat::{ProcStat, parse_stat};
+pub use user_dirs::{
+    APP_FOLDER, FolderRules, UserFolder, layout as user_folder_layout, user_folder, xdg_base,
+};
 
 // The public surface, for the workspace's other crates.
 pub use os::fs::{link_file, make_executable, private_file_options};

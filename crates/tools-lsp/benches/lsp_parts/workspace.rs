@@ -83,7 +83,9 @@ impl ByHand {
             .ok()?;
         let (stdin, stdout) = (child.stdin.take()?, child.stdout.take()?);
         let (transport, events) = Transport::start(stdout, stdin, JsonRpc);
-        let uri = url::Url::from_file_path(root).ok()?.to_string();
+        let uri = tools_core::platform::path_to_file_uri(root)
+            .ok()?
+            .to_string();
         let init = json!({"method": "initialize", "params": {
             "processId": std::process::id(), "rootUri": uri,
             "workspaceFolders": [{"uri": uri, "name": "ws"}],
@@ -165,7 +167,7 @@ impl ByHand {
     }
 
     async fn change_and_save(&mut self, path: &Path, version: i32, text: &str) {
-        let uri = url::Url::from_file_path(path)
+        let uri = tools_core::platform::path_to_file_uri(path)
             .map(|u| u.to_string())
             .unwrap_or_default();
         let _ = self
@@ -201,7 +203,7 @@ async fn hand_sample() -> Option<u64> {
         eprintln!("lsp bench: rust-analyzer did not start by hand");
         return None;
     };
-    let lib_uri = url::Url::from_file_path(&hand_lib)
+    let lib_uri = tools_core::platform::path_to_file_uri(&hand_lib)
         .map(|u| u.to_string())
         .unwrap_or_default();
     let _ = hand

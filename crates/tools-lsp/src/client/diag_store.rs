@@ -5,6 +5,10 @@
 //! rust-analyzer does both at once when the client supports pull — its own analysis is
 //! pulled while `cargo check` results are pushed — so letting either overwrite the other
 //! would lose half of a file's errors.
+//!
+//! Files are keyed by [`path_key`]: where the file system ignores case (macOS, Windows) a
+//! server that names a file in another case than we did still fills in that file's entry.
+//! Each entry keeps the path as the server last named it, for listing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +16,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use lsp_types::Diagnostic;
+use tools_core::platform::path_key;
 
 /// One file's diagnostics from one source, or merged.
 #[derive(Debug, Clone, Default)]
@@ -25,11 +30,14 @@ pub struct Published {
     pub items: Vec<Diagnostic>,
 }
 
+/// One source's diagnostics: by [`path_key`], the path as named and its diagnostics.
+type Ledger = HashMap<PathBuf, (PathBuf, Published)>;
+
 /// Pushed and pulled diagnostics of one server.
 #[derive(Debug, Default)]
 pub struct DiagnosticsStore {
-    pushed: Mutex<HashMap<PathBuf, Published>>,
-    pulled: Mutex<HashMap<PathBuf, Published>>,
+    pushed: Mutex<Ledger>,
+    pulled: Mutex<Ledger>,
     seq: AtomicU64,
 }
 
@@ -64,7 +72,7 @@ impl DiagnosticsStore {
 
     fn record(
         &self,
-        map: &Mutex<HashMap<PathBuf, Published>>,
+        map: &Mutex<Ledger>,
         path: PathBuf,
         version: Option<i32>,
         items: Vec<Diagnostic>,
@@ -75,12 +83,15 @@ impl DiagnosticsStore {
             Err(p) => p.into_inner(),
         };
         m.insert(
-            path,
-            Published {
-                version,
-                seq,
-                items,
-            },
+            path_key(&path),
+            (
+                path,
+                Published {
+                    version,
+                    seq,
+                    items,
+                },
+            ),
         );
     }
 
@@ -98,7 +109,11 @@ impl DiagnosticsStore {
     pub fn get(&self, path: &Path) -> Option<Published> {
         let push = self.pushed.lock().ok()?;
         let pull = self.pulled.lock().ok()?;
-        merge(push.get(path), pull.get(path))
+        let key = path_key(path);
+        merge(
+            push.get(&key).map(|(_, p)| p),
+            pull.get(&key).map(|(_, p)| p),
+        )
     }
 
     /// Every file's diagnostics, both sources merged.
@@ -107,11 +122,12 @@ impl DiagnosticsStore {
             return HashMap::new();
         };
         let mut out = HashMap::new();
-        for p in push.keys().chain(pull.keys()) {
-            if !out.contains_key(p)
-                && let Some(m) = merge(push.get(p), pull.get(p))
+        let mut seen = std::collections::HashSet::new();
+        for (key, (path, _)) in push.iter().chain(pull.iter()) {
+            if seen.insert(key)
+                && let Some(m) = merge(push.get(key).map(|(_, p)| p), pull.get(key).map(|(_, p)| p))
             {
-                out.insert(p.clone(), m);
+                out.insert(path.clone(), m);
             }
         }
         out

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+use tools_core::platform::path_key;
 
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
@@ -75,7 +76,7 @@ impl LspClient {
         // The stamp of the text the server had from the disk stays the document's: the
         // disk did not change for this, so the external change scan must not take the
         // proposed text for a stale one.
-        let stamp = match self.docs.lock().await.get(path) {
+        let stamp = match self.docs.lock().await.get(&path_key(path)) {
             Some(d) => d.stamp,
             None => disk_stamp(path),
         };
@@ -98,7 +99,7 @@ impl LspClient {
     ) -> Result<DocState> {
         let uri = path_to_uri(path)?;
         let mut docs = self.docs.lock().await;
-        if let Some(doc) = docs.get_mut(path) {
+        if let Some(doc) = docs.get_mut(&path_key(path)) {
             doc.last_used = Instant::now();
             doc.stamp = stamp;
             doc.proposed = proposed;
@@ -129,12 +130,12 @@ impl LspClient {
                 .iter()
                 .filter(|(_, d)| !d.proposed)
                 .min_by_key(|(_, d)| d.last_used)
-                .map(|(p, _)| p.clone())
+                .map(|(k, d)| (k.clone(), d.path.clone()))
             else {
                 break;
             };
-            docs.remove(&oldest);
-            if let Ok(u) = path_to_uri(&oldest) {
+            docs.remove(&oldest.0);
+            if let Ok(u) = path_to_uri(&oldest.1) {
                 let _ = self
                     .notify::<DidCloseTextDocument>(DidCloseTextDocumentParams {
                         text_document: TextDocumentIdentifier::new(u),
@@ -143,8 +144,9 @@ impl LspClient {
             }
         }
         docs.insert(
-            path.to_path_buf(),
+            path_key(path),
             OpenDoc {
+                path: path.to_path_buf(),
                 version: 1,
                 text: text.clone(),
                 last_used: Instant::now(),
@@ -184,9 +186,9 @@ impl LspClient {
             .docs
             .lock()
             .await
-            .keys()
+            .values()
+            .map(|d| d.path.clone())
             .filter(|p| !except.contains(p))
-            .cloned()
             .collect();
         let mut changed = Vec::new();
         for p in paths {
@@ -195,7 +197,7 @@ impl LspClient {
                 changed.push(p);
                 continue;
             }
-            let before = self.docs.lock().await.get(&p).map(|d| d.version);
+            let before = self.docs.lock().await.get(&path_key(&p)).map(|d| d.version);
             let st = self.sync_file_now(&p).await?;
             if st.changed && before.is_some() {
                 changed.push(p);
@@ -260,7 +262,7 @@ impl LspClient {
     /// `None` when `path` is not open.
     pub async fn recheck(&self, path: &Path) -> Result<Option<i32>> {
         let mut docs = self.docs.lock().await;
-        let Some(doc) = docs.get_mut(path) else {
+        let Some(doc) = docs.get_mut(&path_key(path)) else {
             return Ok(None);
         };
         doc.version += 1;
@@ -274,12 +276,16 @@ impl LspClient {
 
     /// Whether `path` is open with a proposed (previewed) text.
     pub async fn is_proposed(&self, path: &Path) -> bool {
-        self.docs.lock().await.get(path).is_some_and(|d| d.proposed)
+        self.docs
+            .lock()
+            .await
+            .get(&path_key(path))
+            .is_some_and(|d| d.proposed)
     }
 
     /// Closes `path` if open.
     pub async fn close_file(&self, path: &Path) -> Result<()> {
-        if self.docs.lock().await.remove(path).is_some() {
+        if self.docs.lock().await.remove(&path_key(path)).is_some() {
             let uri = path_to_uri(path)?;
             self.notify::<DidCloseTextDocument>(DidCloseTextDocumentParams {
                 text_document: TextDocumentIdentifier::new(uri),
@@ -291,13 +297,13 @@ impl LspClient {
 
     /// Whether `path` is open in the server.
     pub async fn is_open(&self, path: &Path) -> bool {
-        self.docs.lock().await.contains_key(path)
+        self.docs.lock().await.contains_key(&path_key(path))
     }
 
     /// The document as the server has it now (no disk read), if it is open.
     pub async fn open_doc_state(&self, path: &Path) -> Option<DocState> {
         let docs = self.docs.lock().await;
-        let d = docs.get(path)?;
+        let d = docs.get(&path_key(path))?;
         Some(DocState {
             uri: path_to_uri(path).ok()?,
             version: d.version,
@@ -308,12 +314,21 @@ impl LspClient {
 
     /// The version the server has of `path`, if it is open.
     pub async fn open_version(&self, path: &Path) -> Option<i32> {
-        self.docs.lock().await.get(path).map(|d| d.version)
+        self.docs
+            .lock()
+            .await
+            .get(&path_key(path))
+            .map(|d| d.version)
     }
 
     /// The paths currently open.
     pub async fn open_paths(&self) -> Vec<PathBuf> {
-        self.docs.lock().await.keys().cloned().collect()
+        self.docs
+            .lock()
+            .await
+            .values()
+            .map(|d| d.path.clone())
+            .collect()
     }
 
     /// Sends `didSave` (with the text when the server asks for it).
@@ -396,9 +411,9 @@ impl LspClient {
             .docs
             .lock()
             .await
-            .iter()
-            .filter(|(p, d)| !except.contains(p) && disk_stamp(p) != d.stamp)
-            .map(|(p, _)| p.clone())
+            .values()
+            .filter(|d| !except.contains(&d.path) && disk_stamp(&d.path) != d.stamp)
+            .map(|d| d.path.clone())
             .collect();
         for p in stale {
             if !changes.iter().any(|(q, _)| *q == p) {

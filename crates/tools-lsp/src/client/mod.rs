@@ -228,6 +228,8 @@ pub struct Activity {
 }
 
 struct OpenDoc {
+    /// The path as it was opened (the table's key is its [`tools_core::platform::path_key`]).
+    path: PathBuf,
     version: i32,
     text: String,
     last_used: Instant,
@@ -282,6 +284,8 @@ pub struct LspClient {
     pid: i32,
     stderr: StderrLog,
     shared: Arc<Shared>,
+    /// The open documents, by [`tools_core::platform::path_key`] of their paths (one
+    /// document for a file a server names in another case where case is ignored).
     docs: tokio::sync::Mutex<HashMap<PathBuf, OpenDoc>>,
     request_timeout: Duration,
     index_wait: Duration,
@@ -347,18 +351,21 @@ impl std::fmt::Debug for LspClient {
     }
 }
 
-/// A file path as a `file://` URI.
+/// A file path as a `file://` URI, by the platform layer's one conversion (a Windows drive
+/// letter in upper case, a share as the host, every unsafe byte of a name encoded).
 pub fn path_to_uri(path: &Path) -> Result<Uri> {
-    let url = url::Url::from_file_path(path)
-        .map_err(|_| LspError::Other(format!("{} is not an absolute path", path.display())))?;
+    let url =
+        tools_core::platform::path_to_file_uri(path).map_err(|e| LspError::Other(e.to_string()))?;
     url.as_str()
         .parse::<Uri>()
         .map_err(|e| LspError::Other(format!("bad URI {url}: {e:?}")))
 }
 
-/// The file path of a `file://` URI.
+/// The file path of a `file://` URI, by the platform layer's one conversion: whatever a
+/// server encodes (`%61` for `a`, `c%3A` for a drive) names the same path. `None` for a URI
+/// that names no file of this system (another scheme, a host on Unix).
 pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
-    url::Url::parse(uri.as_str()).ok()?.to_file_path().ok()
+    tools_core::platform::file_uri_to_path(uri.as_str()).ok()
 }
 
 /// Takes in what a server sent unasked, message by message, as the client's reader does,

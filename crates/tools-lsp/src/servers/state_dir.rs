@@ -1,7 +1,8 @@
 //! A server's own state folder outside the project: some servers (jdtls) must be told
 //! where to keep their index, and the project is the wrong place. A candidate's argument
-//! `{state_dir}` becomes `$XDG_CACHE_HOME/agent-tools/state/LANGUAGE/HASH`, one folder per
-//! project root, created on first use.
+//! `{state_dir}` becomes `$XDG_CACHE_HOME/agent-tools/state/LANGUAGE/HASH` (the tools' cache
+//! folder of each OS, see `tools_core::platform::user_folder`), one folder per project
+//! root, created on first use.
 //!
 //! clangd keeps its background index beside the compile database it reads
 //! (`.cache/clangd/index` in the checkout). The argument `{compile_commands_dir}` (in
@@ -19,15 +20,12 @@ pub const STATE_DIR: &str = "{state_dir}";
 /// database.
 pub const COMPILE_COMMANDS_DIR: &str = "{compile_commands_dir}";
 
-/// The user's cache folder: `$XDG_CACHE_HOME`, else `~/.cache`, else the temporary folder.
+/// The tools' cache folder ([`tools_core::platform::user_folder`]: on Linux
+/// `$XDG_CACHE_HOME/agent-tools`, else `~/.cache/agent-tools`), else one in the temporary
+/// folder.
 fn cache_home() -> PathBuf {
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(x);
-    }
-    if let Some(h) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(h).join(".cache");
-    }
-    std::env::temp_dir()
+    tools_core::platform::user_folder(tools_core::platform::UserFolder::Cache)
+        .unwrap_or_else(|| std::env::temp_dir().join(tools_core::platform::APP_FOLDER))
 }
 
 /// The state folder of `language`'s server for `root` (not created).
@@ -39,7 +37,7 @@ pub fn state_dir(language: &str, root: &Path) -> PathBuf {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     cache_home()
-        .join("agent-tools/state")
+        .join("state")
         .join(safe)
         .join(format!("{:016x}", h.finish()))
 }

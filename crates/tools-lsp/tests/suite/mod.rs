@@ -9,6 +9,7 @@ mod clangd;
 mod cold_start;
 mod complete_writes;
 mod failures;
+mod file_uris;
 mod first_line_limits;
 mod first_name_search;
 mod first_write;
