@@ -29,6 +29,13 @@ impl LspClient {
         if self.shared.loaded.load(Ordering::SeqCst) {
             return false;
         }
+        // pyright's progress after it found its files is its analysis of them ("2073 files
+        // to analyze", minutes on Django): it answers from every file meanwhile. Taken for
+        // a load, it held every query of a run whose first question came before that
+        // progress began at the indexing bound.
+        if self.answers_before_analysis() && self.shared.files_found.load(Ordering::SeqCst) {
+            return false;
+        }
         if self.shared.loading_reported() {
             return true;
         }
