@@ -1,7 +1,7 @@
 //! `cargo xtask bench peer`: agent-tools against Serena (serena-agent from PyPI), side by
-//! side through one MCP client, on the sdists of click and requests from PyPI and a Cargo
-//! workspace whose trait is implemented in other crates. Prints the table of ratios (ours /
-//! Serena's).
+//! side through one MCP client, on the sdists of click, requests and Django from PyPI,
+//! ripgrep's crate from crates.io and a Cargo workspace whose trait is implemented in other
+//! crates. Prints the table of ratios (ours / Serena's).
 //!
 //! Serena goes into a venv of its own under the target folder (`bench-peer/serena`), pinned,
 //! and runs offline (`SERENA_USAGE_REPORTING=false`, no dashboard, no log window). Its
@@ -10,8 +10,11 @@
 //! has the MCP Python SDK. `AGENT_TOOLS_BIN` names the binary to measure; otherwise a
 //! release build is made, copied out of the shared target folder first so that no other
 //! build replaces it mid-run. `BENCH_PEER_RUNS` sets the runs per corpus (default 2) and
-//! `BENCH_PEER_ONLY` a comma-separated list of corpora (`click`, `requests`, `cargo-ws`);
-//! only the sdists of the corpora run are downloaded. `BENCH_PEER_THINK_S` sets the pause
+//! `BENCH_PEER_ONLY` a comma-separated list of corpora (`click`, `requests`, `django`,
+//! `ripgrep`, `cargo-ws`); only the sources of the corpora run are fetched: an sdist with
+//! Serena's pip, a crate through cargo (a scratch manifest depending on it, `cargo vendor`
+//! into the bench folder, then `cargo fetch` of the crate's own lock so that its checks and
+//! its language servers run offline). `BENCH_PEER_THINK_S` sets the pause
 //! before the breaking edit and the rename on both sides (default 2 s: an agent reads each
 //! answer before its next call; 0 asks back to back).
 
@@ -24,7 +27,13 @@ use crate::{Result, cargo, run, target_dir, tool_path, venv_bin};
 const SERENA: &str = "serena-agent==2.1.0";
 /// The Python corpora: each project's name and the release whose sdist (its sources under
 /// `src/`, with its `tests/`) is measured on.
-const SDISTS: [(&str, &str); 2] = [("click", "8.1.8"), ("requests", "2.32.5")];
+const SDISTS: [(&str, &str); 3] = [
+    ("click", "8.1.8"),
+    ("requests", "2.32.5"),
+    ("django", "5.2.8"),
+];
+/// The Rust corpora from crates.io: each crate's name and the release measured on.
+const CRATES: [(&str, &str); 1] = [("ripgrep", "14.1.1")];
 
 /// Installs what the comparison needs (once) and runs it.
 pub(crate) fn bench_peer() -> Result {
@@ -49,6 +58,14 @@ pub(crate) fn bench_peer() -> Result {
             sdists.push(format!(
                 "--sdist={name}={}",
                 sdist(&work, &serena, name, version)?.display()
+            ));
+        }
+    }
+    for (name, version) in CRATES {
+        if wanted(name) {
+            sdists.push(format!(
+                "--crate={name}={}",
+                crate_source(&work, name, version)?.display()
             ));
         }
     }
@@ -142,6 +159,49 @@ fn sdist(work: &Path, serena: &Path, name: &str, version: &str) -> Result<PathBu
     } else {
         Err(format!("pip did not leave {}", sdist.display()))
     }
+}
+
+/// The sources of crate `name` at `version` from crates.io, fetched by cargo once: a scratch
+/// manifest depending on exactly that release is vendored into the bench folder, and the
+/// crate's own lock is fetched so that `cargo check --offline` and the language servers
+/// find its dependencies.
+fn crate_source(work: &Path, name: &str, version: &str) -> Result<PathBuf> {
+    let fetch = work.join("fetch").join(name);
+    // Beside the scratch manifest, not under it: a crate under a manifest's folder would
+    // believe itself a member of its workspace.
+    let vendor = work.join("fetch").join(format!("{name}-vendor"));
+    let source = vendor.join(format!("{name}-{version}"));
+    let stamp = fetch.join("fetched");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(version) {
+        return Ok(source);
+    }
+    let write = |rel: &str, text: String| {
+        let path = fetch.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap_or(&fetch))
+            .and_then(|()| std::fs::write(&path, text))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    write(
+        "Cargo.toml",
+        format!(
+            "[package]\nname = \"bench-peer-fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\n{name} = \"={version}\"\n\n[workspace]\n"
+        ),
+    )?;
+    write("src/lib.rs", String::new())?;
+    let manifest = fetch.join("Cargo.toml");
+    let _ = std::fs::remove_dir_all(&vendor);
+    run(cargo()
+        .args(["vendor", "--versioned-dirs", "--manifest-path"])
+        .arg(&manifest)
+        .arg(&vendor)
+        .stdout(std::process::Stdio::null()))?;
+    run(cargo()
+        .args(["fetch", "--manifest-path"])
+        .arg(source.join("Cargo.toml")))?;
+    std::fs::write(&stamp, version)
+        .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    Ok(source)
 }
 
 /// The binary to measure: `AGENT_TOOLS_BIN`, or a release build copied out of the target
