@@ -1,0 +1,203 @@
+//! `list`, and the choice of tests behind `run file`: a test file's own tests; for a source
+//! file, the tests of the test files that name its module; for a symbol, the tests whose
+//! body names it. All read from the files' text (nothing runs).
+
+use std::path::{Path, PathBuf};
+
+use tools_core::{CallCtx, ToolError, ToolOutput};
+
+use crate::answer::paged;
+use crate::args::TestArgs;
+use crate::listing::{TestItem, is_test_file, tests_in};
+use crate::runner::{Detected, Language, detect};
+
+/// Test files read at most when searching the workspace for a symbol or a module.
+pub const MAX_FILES_SEARCHED: usize = 5000;
+
+/// Folders never searched for tests.
+const SKIPPED_DIRS: [&str; 6] = ["node_modules", "target", ".venv", "venv", ".git", "vendor"];
+
+/// The project and runner of `path` (a file), or why there is none.
+pub fn project_of(path: &Path, workspace: &Path) -> Result<(Language, Detected), ToolError> {
+    let lang = Language::of(path).ok_or_else(|| {
+        ToolError::invalid(
+            "file",
+            format!(
+                "`{}` is not a Python, Rust, Go or JavaScript/TypeScript file",
+                tools_core::display_relative(workspace, path)
+            ),
+        )
+    })?;
+    let dir = path.parent().unwrap_or(workspace);
+    let detected = detect(dir, workspace, lang)
+        .map_err(|why| ToolError::not_available(format!("no {} test runner: {why}", lang.id())))?;
+    Ok((lang, detected))
+}
+
+/// Whether `body` names `word` as a whole identifier.
+fn names(body: &str, word: &str) -> bool {
+    body.match_indices(word).any(|(i, _)| {
+        let before = body[..i].chars().next_back();
+        let after = body[i + word.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !ident(before) && !ident(after)
+    })
+}
+
+/// The tests of `text` whose body names `symbol`.
+fn mentioning(items: Vec<TestItem>, text: &str, symbol: &str) -> Vec<TestItem> {
+    let lines: Vec<&str> = text.lines().collect();
+    items
+        .into_iter()
+        .filter(|t| {
+            let body = lines
+                .get(t.line - 1..t.end.min(lines.len()))
+                .map(|b| b.join("\n"))
+                .unwrap_or_default();
+            names(&body, symbol)
+        })
+        .collect()
+}
+
+/// Every test file of `lang` under `workspace`, at most [`MAX_FILES_SEARCHED`]; the flag
+/// says the search was cut.
+fn test_files(workspace: &Path, lang: Option<Language>) -> (Vec<PathBuf>, bool) {
+    let mut out = Vec::new();
+    let walk = ignore::WalkBuilder::new(workspace)
+        .filter_entry(|e| {
+            !SKIPPED_DIRS
+                .iter()
+                .any(|d| e.file_name() == std::ffi::OsStr::new(d))
+        })
+        .build();
+    for entry in walk.flatten() {
+        let p = entry.path();
+        if !p.is_file() || !is_test_file(p) || (lang.is_some() && Language::of(p) != lang) {
+            continue;
+        }
+        if out.len() == MAX_FILES_SEARCHED {
+            return (out, true);
+        }
+        out.push(p.to_path_buf());
+    }
+    out.sort();
+    (out, false)
+}
+
+/// The tests `file` stands for: its own when it holds tests (a test file, or any Rust
+/// file), else those of the test files that name its module (`calc` for `calc.py`).
+/// Also says whether the search was cut.
+pub fn tests_of_file(path: &Path, workspace: &Path) -> Result<(Vec<TestItem>, bool), ToolError> {
+    let (lang, detected) = project_of(path, workspace)?;
+    let own = |p: &Path| -> Vec<TestItem> {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        tests_in(p, &text, &detected)
+    };
+    if is_test_file(path) {
+        return Ok((own(path), false));
+    }
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string();
+    let (files, cut) = test_files(&detected.root, Some(lang));
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        if names(&text, &stem) {
+            out.extend(tests_in(&f, &text, &detected));
+        }
+    }
+    Ok((out, cut))
+}
+
+/// `list`.
+pub async fn list(ctx: &CallCtx, args: &TestArgs, budget: usize) -> Result<ToolOutput, ToolError> {
+    let ws = ctx.run.workspace().clone();
+    let file = args.file.as_deref().map(|f| ws.resolve(f)).transpose()?;
+    if let Some(f) = &file
+        && !f.is_file()
+    {
+        return Err(ToolError::invalid(
+            "file",
+            format!("`{}` is not a file in the workspace", ws.display(f)),
+        ));
+    }
+    let symbol = args.symbol.clone();
+    let root = ws.root().to_path_buf();
+    let (items, cut, what) = tokio::task::spawn_blocking(move || match (file, symbol) {
+        (Some(f), symbol) => {
+            let (items, cut) = tests_of_file(&f, &root)?;
+            let shown = tools_core::display_relative(&root, &f);
+            Ok(match symbol {
+                Some(s) => {
+                    let text_of = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+                    let items = filter_by_symbol(items, &s, text_of);
+                    (items, cut, format!("in {shown} that name `{s}`"))
+                }
+                None => (items, cut, format!("for {shown}")),
+            })
+        }
+        (None, Some(s)) => {
+            let (files, cut) = test_files(&root, None);
+            let mut items = Vec::new();
+            for f in files {
+                let text = std::fs::read_to_string(&f).unwrap_or_default();
+                if !names(&text, &s) {
+                    continue;
+                }
+                let Ok((_, detected)) = project_of(&f, &root) else {
+                    continue;
+                };
+                items.extend(mentioning(tests_in(&f, &text, &detected), &text, &s));
+            }
+            Ok((items, cut, format!("that name `{s}`")))
+        }
+        (None, None) => Err(ToolError::invalid_args(
+            "`list` needs a `file`, a `symbol` or both",
+        )),
+    })
+    .await
+    .map_err(|e| ToolError::internal(format!("the listing task failed: {e}")))??;
+    let lines: Vec<String> = items
+        .iter()
+        .map(|t| format!("{}:{} {}", ws.display(&t.path), t.line, t.id))
+        .collect();
+    let mut head = format!(
+        "{} test{} {what}",
+        items.len(),
+        if items.len() == 1 { "" } else { "s" }
+    );
+    if cut {
+        head.push_str(&format!(
+            " (searched the first {MAX_FILES_SEARCHED} test files only)"
+        ));
+    }
+    Ok(ToolOutput::text(paged(
+        &head,
+        &lines,
+        args.offset.unwrap_or(0),
+        budget,
+        "tests",
+    )))
+}
+
+fn filter_by_symbol(
+    items: Vec<TestItem>,
+    symbol: &str,
+    text_of: impl Fn(&Path) -> String,
+) -> Vec<TestItem> {
+    let mut out = Vec::new();
+    let mut by_file: Vec<(PathBuf, Vec<TestItem>)> = Vec::new();
+    for t in items {
+        match by_file.iter_mut().find(|(p, _)| *p == t.path) {
+            Some((_, v)) => v.push(t),
+            None => by_file.push((t.path.clone(), vec![t])),
+        }
+    }
+    for (p, group) in by_file {
+        out.extend(mentioning(group, &text_of(&p), symbol));
+    }
+    out
+}
