@@ -85,12 +85,18 @@ pub fn read(json: &str, root: &Path, workspace: &Path) -> Result<Report, String>
                     let location = line
                         .map(|l| super::location(workspace, root, &rel, l))
                         .unwrap_or_default();
-                    let message = text
+                    // The message is everything above the stack (jest puts the expected
+                    // and received values on lines of their own).
+                    let message: Vec<&str> = text
                         .lines()
-                        .map(str::trim)
-                        .find(|l| !l.is_empty())
-                        .unwrap_or("failed")
-                        .to_string();
+                        .take_while(|l| !l.trim_start().starts_with("at "))
+                        .collect();
+                    let message = message.join("\n");
+                    let message = if message.trim().is_empty() {
+                        "failed".into()
+                    } else {
+                        message
+                    };
                     report.fail(location, id, message);
                 }
                 _ => report.skipped += 1,

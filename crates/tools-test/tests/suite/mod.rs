@@ -4,6 +4,7 @@
 mod bad_input;
 mod cargo;
 mod go;
+mod jest;
 mod pytest;
 mod status;
 mod vitest;
