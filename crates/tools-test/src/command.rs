@@ -54,9 +54,14 @@ pub fn plan(resolved: &Resolved, targets: &Targets, state: &Path, n: usize) -> P
                 Targets::Ids(ids) => argv.extend(ids.iter().map(OsString::from)),
             }
         }
-        RunnerKind::Cargo => {
+        RunnerKind::Cargo | RunnerKind::Nextest => {
             env.extend([("CARGO_TERM_COLOR", "never"), ("RUST_BACKTRACE", "0")]);
             argv.push("--no-fail-fast".into());
+            if resolved.detected.kind == RunnerKind::Nextest {
+                // Its libtest-shaped JSON lines are still behind this switch.
+                env.push(("NEXTEST_EXPERIMENTAL_LIBTEST_JSON", "1"));
+                argv.extend(["--message-format".into(), "libtest-json".into()]);
+            }
             let ids: Vec<String> = match targets {
                 Targets::All => Vec::new(),
                 Targets::File(f, items) => {
@@ -195,6 +200,12 @@ pub fn read(
     };
     match resolved.detected.kind {
         RunnerKind::Pytest => crate::read::junit::read(&report_text()?, root, workspace),
+        RunnerKind::Nextest => Ok(crate::read::libtest::read_json(
+            &done.stdout,
+            &done.stderr,
+            root,
+            workspace,
+        )),
         RunnerKind::Cargo => Ok(crate::read::libtest::read(
             &done.stdout,
             &done.stderr,

@@ -30,7 +30,9 @@
 //! - pytest runs as the project interpreter's `-m pytest` when the project has a `.venv` or
 //!   `venv`, else the `pytest` found first; `-p no:cacheprovider`, so the run writes no
 //!   cache into the checkout.
-//! - cargo test runs in the nearest package folder; nextest is not used yet.
+//! - A Cargo project runs in its nearest package folder with nextest when `cargo-nextest`
+//!   is installed (its libtest-shaped JSON lines), else cargo test (libtest's output);
+//!   `[test] cargo` chooses.
 //!
 //! Configuration: the `[test]` section of `agent-tools.toml` ([`TestConfig`]).
 
@@ -54,7 +56,7 @@ use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
 
 pub use listing::{TestItem, is_test_file};
 pub use report::{Failure, Report};
-pub use runner::{Language, RunnerKind};
+pub use runner::{CargoRunner, Language, RunnerKind};
 
 /// Default text budget of an answer in bytes.
 pub const DEFAULT_ANSWER_BYTES: usize = 4096;
@@ -74,6 +76,9 @@ pub struct TestConfig {
     pub max_output_bytes: usize,
     /// Text budget of an answer in bytes (default 4096); `offset` pages on.
     pub answer_bytes: usize,
+    /// The runner of a Cargo project: `auto` (nextest when `cargo-nextest` is installed,
+    /// else cargo test; the default), `test` or `nextest`.
+    pub cargo: CargoRunner,
 }
 
 impl Default for TestConfig {
@@ -84,6 +89,7 @@ impl Default for TestConfig {
             progress_ms: 5_000,
             max_output_bytes: 32 << 20,
             answer_bytes: DEFAULT_ANSWER_BYTES,
+            cargo: CargoRunner::Auto,
         }
     }
 }
@@ -129,7 +135,8 @@ impl ToolFamily for TestFamily {
     }
     async fn doctor(&self) -> Vec<DoctorEntry> {
         let run = Arc::clone(&self.run);
-        tokio::task::spawn_blocking(move || status::doctor(&run))
+        let cargo = self.shared.config.cargo;
+        tokio::task::spawn_blocking(move || status::doctor(&run, cargo))
             .await
             .unwrap_or_default()
     }

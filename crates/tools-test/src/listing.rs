@@ -48,7 +48,9 @@ pub fn tests_in(path: &Path, text: &str, detected: &Detected) -> Vec<TestItem> {
     let rel = tools_core::display_relative(&detected.root, path);
     let mut items = match detected.kind {
         RunnerKind::Pytest => python_tests(path, text, &rel),
-        RunnerKind::Cargo => rust_tests(path, text, &rust_module_prefix(&rel)),
+        RunnerKind::Cargo | RunnerKind::Nextest => {
+            rust_tests(path, text, &rust_module_prefix(&rel))
+        }
         RunnerKind::Go => go_tests(path, text, &rel),
         RunnerKind::Vitest | RunnerKind::Jest => js_tests(path, text, &rel),
     };

@@ -131,8 +131,9 @@ pub async fn run(
     };
     let search = ProgramSearch::for_run(&ctx.run);
     let runner_name = detected.kind.name();
-    let resolved = resolve(detected, &search)
+    let resolved = resolve(detected, &search, shared.config.cargo)
         .map_err(|why| ToolError::not_available(format!("cannot run {runner_name}: {why}")))?;
+    let runner_name = resolved.detected.kind.name();
     let state = ctx.run.state_dir()?.join("test");
     std::fs::create_dir_all(&state)
         .map_err(|e| ToolError::internal(format!("cannot create the run's test folder: {e}")))?;

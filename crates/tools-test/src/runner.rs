@@ -23,6 +23,8 @@ pub enum RunnerKind {
     Pytest,
     /// `cargo test`, results from libtest's output.
     Cargo,
+    /// `cargo nextest run`, results from its libtest-compatible JSON lines.
+    Nextest,
     /// `go test -json`.
     Go,
     /// `vitest run --reporter=json`.
@@ -37,6 +39,7 @@ impl RunnerKind {
         match self {
             RunnerKind::Pytest => "pytest",
             RunnerKind::Cargo => "cargo test",
+            RunnerKind::Nextest => "cargo nextest",
             RunnerKind::Go => "go test",
             RunnerKind::Vitest => "vitest",
             RunnerKind::Jest => "jest",
@@ -227,10 +230,32 @@ fn detect_here(d: &Path, lang: Language, weak: &mut Option<Detected>) -> Option<
     }
 }
 
+/// Which runner a Cargo project uses (`[test] cargo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CargoRunner {
+    /// nextest when `cargo-nextest` is installed, else cargo test.
+    Auto,
+    /// Always cargo test.
+    Test,
+    /// Always nextest (missing: the run says so).
+    Nextest,
+}
+
 /// The program for `detected`, from the project's environment first. `Err` says which
 /// program is missing and where it was looked for.
-pub fn resolve(detected: Detected, search: &ProgramSearch) -> Result<Resolved, String> {
+pub fn resolve(
+    mut detected: Detected,
+    search: &ProgramSearch,
+    cargo: CargoRunner,
+) -> Result<Resolved, String> {
     let root = detected.root.clone();
+    if detected.kind == RunnerKind::Cargo
+        && (cargo == CargoRunner::Nextest
+            || (cargo == CargoRunner::Auto && search.find("cargo-nextest", &root).is_ok()))
+    {
+        detected.kind = RunnerKind::Nextest;
+    }
     let find = |name: &str| search.find(name, &root);
     let (argv, origin) = match detected.kind {
         RunnerKind::Pytest => {
@@ -250,6 +275,14 @@ pub fn resolve(detected: Detected, search: &ProgramSearch) -> Result<Resolved, S
         RunnerKind::Cargo => {
             let found = find("cargo").map_err(|e| missing("cargo", e, search, &root))?;
             (vec![found.path, "test".into()], found.origin.to_string())
+        }
+        RunnerKind::Nextest => {
+            let cargo = find("cargo").map_err(|e| missing("cargo", e, search, &root))?;
+            find("cargo-nextest").map_err(|e| missing("cargo-nextest", e, search, &root))?;
+            (
+                vec![cargo.path, "nextest".into(), "run".into()],
+                cargo.origin.to_string(),
+            )
         }
         RunnerKind::Go => {
             let found = find("go").map_err(|e| missing("go", e, search, &root))?;

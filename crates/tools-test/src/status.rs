@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tools_core::discovery::ProgramSearch;
 use tools_core::{DoctorEntry, Run, ToolOutput};
 
-use crate::runner::{LANGUAGES, Language, detect, resolve};
+use crate::runner::{CargoRunner, LANGUAGES, Language, detect, resolve};
 
 /// Folders looked in for a project: the root and the folders right below it (sorted),
 /// at most this many.
@@ -34,7 +34,7 @@ fn candidate_folders(root: &Path) -> Vec<PathBuf> {
 }
 
 /// One language's finding: `(ok, runner or "no runner", detail)`.
-fn finding(run: &Run, lang: Language) -> (bool, String, String) {
+fn finding(run: &Run, lang: Language, cargo: CargoRunner) -> (bool, String, String) {
     let root = run.root();
     let search = ProgramSearch::for_run(run);
     let found = candidate_folders(root)
@@ -45,10 +45,11 @@ fn finding(run: &Run, lang: Language) -> (bool, String, String) {
         return (false, "no runner".into(), why);
     };
     let at = tools_core::display_relative(root, &detected.root);
-    let name = detected.kind.name().to_string();
     let because = detected.because.clone();
-    match resolve(detected, &search) {
+    let kind_name = detected.kind.name().to_string();
+    match resolve(detected, &search, cargo) {
         Ok(r) => {
+            let name = r.detected.kind.name().to_string();
             let argv: Vec<String> = r
                 .argv
                 .iter()
@@ -64,15 +65,15 @@ fn finding(run: &Run, lang: Language) -> (bool, String, String) {
                 ),
             )
         }
-        Err(why) => (false, name, format!("for {at} ({because}), but {why}")),
+        Err(why) => (false, kind_name, format!("for {at} ({because}), but {why}")),
     }
 }
 
 /// The text of `test status`.
-pub fn status(run: &Run) -> ToolOutput {
+pub fn status(run: &Run, cargo: CargoRunner) -> ToolOutput {
     let mut lines = Vec::new();
     for lang in LANGUAGES {
-        let (ok, runner, detail) = finding(run, lang);
+        let (ok, runner, detail) = finding(run, lang, cargo);
         lines.push(if ok {
             format!("{}: {runner} {detail}", lang.id())
         } else if runner == "no runner" {
@@ -90,11 +91,11 @@ pub fn status(run: &Run) -> ToolOutput {
 }
 
 /// The doctor entries: one per language.
-pub fn doctor(run: &Run) -> Vec<DoctorEntry> {
+pub fn doctor(run: &Run, cargo: CargoRunner) -> Vec<DoctorEntry> {
     LANGUAGES
         .iter()
         .map(|lang| {
-            let (ok, runner, detail) = finding(run, *lang);
+            let (ok, runner, detail) = finding(run, *lang, cargo);
             DoctorEntry {
                 family: "test".into(),
                 resource: format!("{}: {runner}", lang.id()),

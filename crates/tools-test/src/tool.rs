@@ -41,7 +41,7 @@ impl Tool for TestTool {
         let args: TestArgs = parse_args(args)?;
         match args.action {
             Action::List => crate::list::list(ctx, &args, self.shared.config.answer_bytes).await,
-            Action::Status => Ok(crate::status::status(&ctx.run)),
+            Action::Status => Ok(crate::status::status(&ctx.run, self.shared.config.cargo)),
             Action::Run => {
                 if !ctx.run.trusted() {
                     return Err(ToolError::not_available(tools_core::trust::skipped_line(

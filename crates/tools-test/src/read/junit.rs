@@ -41,7 +41,11 @@ pub fn read(xml: &str, root: &Path, workspace: &Path) -> Result<Report, String> 
             });
             let location = match (file.is_empty(), line) {
                 (false, Some(l)) => super::location(workspace, root, file, l),
-                _ => match super::find_last_location(text, &[".py"]) {
+                // A collection error names no file: its id is the module's path, and the
+                // traceback's last line in it is where the module failed.
+                _ => match super::find_last_location(text, &[id.as_str()])
+                    .or_else(|| super::find_last_location(text, &[".py"]))
+                {
                     Some((f, l)) => super::location(workspace, root, f, l),
                     None => String::new(),
                 },

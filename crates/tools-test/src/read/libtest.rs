@@ -33,14 +33,56 @@ pub fn read(stdout: &str, stderr: &str, root: &Path, workspace: &Path) -> Report
         report.fail(location, name, message);
     }
     if report.is_empty() {
-        for (message, place) in build_errors(stderr) {
-            let location = place
-                .map(|(f, l)| super::location(workspace, root, f, l))
-                .unwrap_or_default();
-            report.fail(location, "(build)".into(), message);
-        }
+        add_build_errors(&mut report, stderr, root, workspace);
     }
     report
+}
+
+/// Reads nextest's libtest-shaped JSON lines (`{"type":"test","event":"failed","name":
+/// "crate::binary$path::to::test","stdout":…}`); ids are the libtest names (after the `$`).
+pub fn read_json(stdout: &str, stderr: &str, root: &Path, workspace: &Path) -> Report {
+    let mut report = Report::default();
+    for line in stdout.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v["type"] != "test" {
+            continue;
+        }
+        let name = v["name"].as_str().unwrap_or_default();
+        let name = name.split_once('$').map_or(name, |(_, n)| n).to_string();
+        match v["event"].as_str().unwrap_or_default() {
+            "ok" => report.passed += 1,
+            "ignored" => report.skipped += 1,
+            "failed" | "timeout" => {
+                let out = v["stdout"].as_str().unwrap_or_default();
+                let (location, message) = panic_of(out)
+                    .map(|(f, l, m)| (super::location(workspace, root, f, l), m))
+                    .unwrap_or_else(|| (String::new(), "failed".into()));
+                report.fail(location, name, message);
+            }
+            _ => {}
+        }
+    }
+    if report.is_empty() {
+        add_build_errors(&mut report, stderr, root, workspace);
+    }
+    report
+}
+
+fn add_build_errors(report: &mut Report, stderr: &str, root: &Path, workspace: &Path) {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (message, place) in build_errors(stderr) {
+        let location = place
+            .map(|(f, l)| super::location(workspace, root, f, l))
+            .unwrap_or_default();
+        // The same error comes once per target that compiles the file (lib, lib test).
+        if seen.contains(&(location.clone(), message.clone())) {
+            continue;
+        }
+        seen.push((location.clone(), message.clone()));
+        report.fail(location, "(build)".into(), message);
+    }
 }
 
 /// The lines of `---- NAME stdout ----` up to the next section or the summary.

@@ -1,8 +1,9 @@
-//! cargo test, really run: libtest names as ids, panics as messages, build errors counted.
+//! cargo test and nextest, really run: libtest names as ids, panics as messages, build
+//! errors counted.
 
 use serde_json::json;
 
-use super::{run_args, workspace};
+use super::{run_args, workspace_with};
 
 const MANIFEST: &str =
     "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
@@ -39,14 +40,7 @@ async fn cargo_test_failures_name_the_panic_and_its_line() {
     if tools_core::testing::require_binary("cargo", "cargo").is_none() {
         return;
     }
-    let ws = workspace(&[
-        ("Cargo.toml", MANIFEST),
-        ("src/lib.rs", LIB),
-        (
-            "tests/api.rs",
-            "#[test]\nfn from_outside() {\n    assert!(calc::add(2, 2) == 5, \"two and two\");\n}\n",
-        ),
-    ]);
+    let ws = calc_crate("test");
     let text = ws.ok(json!({"action": "list", "file": "src/lib.rs"})).await;
     assert_eq!(
         text,
@@ -82,5 +76,45 @@ async fn cargo_test_failures_name_the_panic_and_its_line() {
         "0 passed, 1 failed, 0 skipped in T s — cargo test\n\
          src/lib.rs:2 (build) — error[E0425]: cannot find value `c` in this scope"
     );
+    ws.close().await;
+}
+
+fn calc_crate(runner: &str) -> super::Ws {
+    workspace_with(
+        &[
+            ("Cargo.toml", MANIFEST),
+            ("src/lib.rs", LIB),
+            (
+                "tests/api.rs",
+                "#[test]\nfn from_outside() {\n    assert!(calc::add(2, 2) == 5, \"two and two\");\n}\n",
+            ),
+        ],
+        true,
+        &format!("[test]\ncargo = \"{runner}\"\n"),
+    )
+}
+
+#[tokio::test]
+async fn nextest_answers_as_cargo_test_does() {
+    if tools_core::testing::which("cargo-nextest").is_none() {
+        tools_core::testing::skipped_optional("cargo-nextest", "`cargo-nextest` is not on PATH");
+        return;
+    }
+    tools_core::testing::exercised("cargo-nextest");
+    let ws = calc_crate("nextest");
+    let text = ws.ok(run_args(json!({}))).await;
+    let mut lines: Vec<&str> = text.lines().collect();
+    // nextest runs test binaries in parallel: failures come in the order they end.
+    lines[1..].sort();
+    assert_eq!(
+        lines,
+        vec![
+            "1 passed, 2 failed, 1 skipped in T s — cargo nextest",
+            "src/lib.rs:20 tests::subtracts — assertion `left == right` failed / left: 4 / right: 2",
+            "tests/api.rs:3 from_outside — two and two",
+        ]
+    );
+    let text = ws.ok(run_args(json!({"ids": ["tests::adds"]}))).await;
+    assert_eq!(text, "1 passed, 0 failed, 0 skipped in T s — cargo nextest");
     ws.close().await;
 }
