@@ -65,6 +65,9 @@ pub async fn run_to_end(
         .take_stdout()
         .ok_or_else(|| ToolError::internal("the runner's stdout was not piped"))?;
     let cap = limits.output_cap;
+    // Past the cap the tree is stopped at once: a runner blocked on a full pipe would
+    // otherwise hold the other pipe open until the timeout.
+    let pgid = child.pid();
     let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let read_out = {
         let cut = Arc::clone(&cut);
@@ -77,6 +80,7 @@ pub async fn run_to_end(
                     Ok(n) if out.len() + n > cap => {
                         out.extend_from_slice(&buf[..cap - out.len()]);
                         cut.store(true, std::sync::atomic::Ordering::SeqCst);
+                        tools_core::process::kill_group(pgid);
                         break;
                     }
                     Ok(n) => out.extend_from_slice(&buf[..n]),
@@ -92,6 +96,7 @@ pub async fn run_to_end(
             while let Some(chunk) = err_rx.recv().await {
                 if err.len() + chunk.len() > cap {
                     cut.store(true, std::sync::atomic::Ordering::SeqCst);
+                    tools_core::process::kill_group(pgid);
                     break;
                 }
                 err.extend_from_slice(&chunk);

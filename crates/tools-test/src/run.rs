@@ -177,8 +177,18 @@ pub async fn run(
         }
     };
     let report = read(&resolved, &plan, &finished, &root);
+    if let Some(file) = &plan.report_file {
+        // Read once; the run's folder should not grow with every run.
+        let _ = std::fs::remove_file(file);
+    }
+    let cap = shared.config.max_output_bytes;
     let report = match report {
         Ok(r) if !r.is_empty() => r,
+        _ if finished.cut => {
+            return Err(ToolError::not_available(format!(
+                "{runner_name}'s output passed the {cap}-byte cap ([test] max_output_bytes) before any result, and the run was stopped; run fewer tests"
+            )));
+        }
         other => {
             return Err(nothing_reported(
                 runner_name,
@@ -192,8 +202,7 @@ pub async fn run(
     let mut head = headline(&report, finished.elapsed, runner_name);
     if finished.cut {
         head.push_str(&format!(
-            " (output passed {} MB and the run was stopped: counts are partial)",
-            shared.config.max_output_bytes >> 20
+            " (the output passed the {cap}-byte cap and the run was stopped: the counts are partial)"
         ));
     }
     let lines: Vec<String> = report.failures.iter().map(failure_line).collect();

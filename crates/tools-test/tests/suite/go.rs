@@ -65,3 +65,41 @@ async fn go_test_json_gives_the_failing_line_and_message() {
     );
     ws.close().await;
 }
+
+#[tokio::test]
+async fn output_past_the_cap_stops_the_run_and_says_the_counts_are_partial() {
+    if tools_core::testing::require_binary("go", "go").is_none() {
+        return;
+    }
+    let loud = "package loud
+
+import (
+\t\"fmt\"
+\t\"testing\"
+\t\"time\"
+)
+
+func TestA(t *testing.T) {}
+
+func TestLoud(t *testing.T) {
+\tfor i := 0; i < 1000000; i++ {
+\t\tfmt.Println(\"line\", i, \"of a test that talks too much\")
+\t}
+\ttime.Sleep(300 * time.Second)
+}
+";
+    let ws = super::workspace_with(
+        &[
+            ("go.mod", "module example.com/loud\n\ngo 1.19\n"),
+            ("loud_test.go", loud),
+        ],
+        true,
+        "[test]\nmax_output_bytes = 200000\n",
+    );
+    let text = ws.ok(run_args(json!({}))).await;
+    assert_eq!(
+        text,
+        "1 passed, 0 failed, 0 skipped in T s — go test (the output passed the 200000-byte cap and the run was stopped: the counts are partial)"
+    );
+    ws.close().await;
+}
