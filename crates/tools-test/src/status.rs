@@ -55,15 +55,21 @@ fn finding(run: &Run, lang: Language, cargo: CargoRunner) -> (bool, String, Stri
                 .iter()
                 .map(|p| tools_core::display_relative(root, p))
                 .collect();
-            (
-                true,
-                name,
-                format!(
-                    "for {at} ({because}): `{}` from {}",
-                    argv.join(" "),
-                    r.origin
-                ),
-            )
+            let found = format!(
+                "for {at} ({because}): `{}` from {}",
+                argv.join(" "),
+                r.origin
+            );
+            if run.trusted() {
+                (true, name, found)
+            } else {
+                // Found, but this run will not start it.
+                (
+                    false,
+                    name,
+                    format!("{found}; untrusted workspace: `run` is refused"),
+                )
+            }
         }
         Err(why) => (false, kind_name, format!("for {at} ({because}), but {why}")),
     }
