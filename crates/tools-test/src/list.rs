@@ -85,7 +85,8 @@ fn test_files(workspace: &Path, lang: Option<Language>) -> (Vec<PathBuf>, bool) 
 }
 
 /// The tests `file` stands for: its own when it holds tests (a test file, or any Rust
-/// file), else those of the test files that name its module (`calc` for `calc.py`).
+/// file), a Go package's test files for its other files, else those of the test files
+/// that name its module (`calc` for `calc.py`).
 /// Also says whether the search was cut.
 pub fn tests_of_file(path: &Path, workspace: &Path) -> Result<(Vec<TestItem>, bool), ToolError> {
     let (lang, detected) = project_of(path, workspace)?;
@@ -95,6 +96,20 @@ pub fn tests_of_file(path: &Path, workspace: &Path) -> Result<(Vec<TestItem>, bo
     };
     if is_test_file(path) {
         return Ok((own(path), false));
+    }
+    if lang == Language::Go {
+        // A Go package's tests are its folder's `_test.go` files, whatever they name.
+        let dir = path.parent().unwrap_or(workspace);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| is_test_file(p))
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        return Ok((files.iter().flat_map(|f| own(f)).collect(), false));
     }
     let stem = path
         .file_stem()

@@ -5,8 +5,8 @@ use serde_json::json;
 use super::{run_args, workspace};
 
 const GO_MOD: &str = "module example.com/calc\n\ngo 1.19\n";
-const CALC: &str = "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a + b }\n";
-const CALC_TEST: &str = "package calc
+const CALC: &str = "package mathx\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a + b }\n";
+const CALC_TEST: &str = "package mathx
 
 import \"testing\"
 
