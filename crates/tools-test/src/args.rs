@@ -28,6 +28,11 @@ pub(crate) struct TestArgs {
     /// every test file of the workspace).
     #[serde(default)]
     pub symbol: Option<String>,
+    /// `list` with `file` and `symbol`: the line (1-based) of `symbol` in `file`; then the
+    /// tests that reach it are followed through its uses and the functions using it (a
+    /// language server answers the uses), not only the tests naming it.
+    #[serde(default)]
+    pub line: Option<usize>,
     /// `run`: test ids as `list` names them (pytest node ids, `file::name` for go and
     /// vitest/jest, libtest names for cargo).
     #[serde(default)]

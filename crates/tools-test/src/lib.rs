@@ -12,6 +12,9 @@
 //! - `list` (`file` and/or `symbol`): the tests, `path:line id`, read from the files' text.
 //!   A test file lists its own tests; a source file the tests of the test files that name
 //!   its module; a symbol the tests whose body names it.
+//! - `list` with `file`, `line` and `symbol`: the tests that reach the symbol, followed
+//!   through its uses (the run's reference sources: the language servers) and the
+//!   functions that use it, up to a depth; the answer names what was not searched.
 //! - `run` (`ids`, or a `file`, or nothing for the suite at the workspace root): pytest
 //!   (read from `--junitxml`), cargo test (libtest's output), go test (`-json`), vitest and
 //!   jest (their JSON report). Reports go to the run's state folder, outside the checkout.
@@ -42,6 +45,7 @@ mod command;
 mod exec;
 mod list;
 mod listing;
+mod reach;
 mod read;
 mod report;
 mod run;

@@ -9,30 +9,13 @@ use tools_core::{CallCtx, ToolError, ToolOutput};
 use crate::answer::paged;
 use crate::args::TestArgs;
 use crate::listing::{TestItem, is_test_file, tests_in};
-use crate::runner::{Detected, Language, detect};
+use crate::runner::{Language, project_of};
 
 /// Test files read at most when searching the workspace for a symbol or a module.
 pub const MAX_FILES_SEARCHED: usize = 5000;
 
 /// Folders never searched for tests.
 const SKIPPED_DIRS: [&str; 6] = ["node_modules", "target", ".venv", "venv", ".git", "vendor"];
-
-/// The project and runner of `path` (a file), or why there is none.
-pub fn project_of(path: &Path, workspace: &Path) -> Result<(Language, Detected), ToolError> {
-    let lang = Language::of(path).ok_or_else(|| {
-        ToolError::invalid(
-            "file",
-            format!(
-                "`{}` is not a Python, Rust, Go or JavaScript/TypeScript file",
-                tools_core::display_relative(workspace, path)
-            ),
-        )
-    })?;
-    let dir = path.parent().unwrap_or(workspace);
-    let detected = detect(dir, workspace, lang)
-        .map_err(|why| ToolError::not_available(format!("no {} test runner: {why}", lang.id())))?;
-    Ok((lang, detected))
-}
 
 /// Whether `body` names `word` as a whole identifier.
 fn names(body: &str, word: &str) -> bool {
@@ -139,6 +122,9 @@ pub async fn list(ctx: &CallCtx, args: &TestArgs, budget: usize) -> Result<ToolO
             format!("`{}` is not a file in the workspace", ws.display(f)),
         ));
     }
+    if let (Some(f), Some(line), Some(s)) = (&file, args.line, args.symbol.as_deref()) {
+        return reaching_answer(ctx, f, line, s, args.offset.unwrap_or(0), budget).await;
+    }
     let symbol = args.symbol.clone();
     let root = ws.root().to_path_buf();
     let (items, cut, what) = tokio::task::spawn_blocking(move || match (file, symbol) {
@@ -215,4 +201,48 @@ fn filter_by_symbol(
         out.extend(mentioning(group, &text_of(&p), symbol));
     }
     out
+}
+
+/// `list` with `file`, `line` and `symbol`: the reaching tests.
+async fn reaching_answer(
+    ctx: &CallCtx,
+    path: &Path,
+    line: usize,
+    symbol: &str,
+    offset: usize,
+    budget: usize,
+) -> Result<ToolOutput, ToolError> {
+    let ws = ctx.run.workspace();
+    let reach = crate::reach::reaching(&ctx.run, path, line, symbol).await?;
+    let lines: Vec<String> = reach
+        .tests
+        .iter()
+        .map(|t| format!("{}:{} {}", ws.display(&t.path), t.line, t.id))
+        .collect();
+    let n = reach.tests.len();
+    let mut head = format!(
+        "{n} test{} reach `{symbol}` at {}:{line}",
+        if n == 1 { "" } else { "s" },
+        ws.display(path)
+    );
+    if !reach.source.is_empty() {
+        head.push_str(&format!(
+            " ({} symbol{} followed through {})",
+            reach.followed,
+            if reach.followed == 1 { "" } else { "s" },
+            reach.source
+        ));
+    }
+    let mut text = paged(&head, &lines, offset, budget, "tests");
+    if reach.gaps.is_empty() {
+        if n == 0 {
+            text.push_str(
+                "\nno test reaches it through its uses: the search was complete (calls made dynamically are not seen)",
+            );
+        }
+    } else {
+        text.push_str("\nnot complete: ");
+        text.push_str(&reach.gaps.join("; "));
+    }
+    Ok(ToolOutput::text(text))
 }

@@ -39,7 +39,7 @@ fn project_for_ids(
         Language::of(&p).filter(|l| *l != Language::Rust).map(|_| p)
     });
     match from_id.as_deref().or(file) {
-        Some(p) => crate::list::project_of(p, root).map(|(_, d)| d),
+        Some(p) => crate::runner::project_of(p, root).map(|(_, d)| d),
         None => detect(root, root, Language::Rust).map_err(|why| {
             ToolError::invalid(
                 "ids",
@@ -99,7 +99,7 @@ pub async fn run(
                     format!("`{}` is not a file in the workspace", ws.display(f)),
                 ));
             }
-            let (_, detected) = crate::list::project_of(f, &root)?;
+            let (_, detected) = crate::runner::project_of(f, &root)?;
             let (items, _) = crate::list::tests_of_file(f, &root)?;
             let whole_file = crate::listing::is_test_file(f)
                 && matches!(

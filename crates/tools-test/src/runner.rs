@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
+use tools_core::ToolError;
 use tools_core::discovery::ProgramSearch;
 
 /// A test runner this crate drives.
@@ -306,4 +307,21 @@ pub fn resolve(
 
 fn missing(_program: &str, why: String, _search: &ProgramSearch, _root: &Path) -> String {
     format!("{why}; install it in the project's environment")
+}
+
+/// The project and runner of `path` (a file), or why there is none.
+pub fn project_of(path: &Path, workspace: &Path) -> Result<(Language, Detected), ToolError> {
+    let lang = Language::of(path).ok_or_else(|| {
+        ToolError::invalid(
+            "file",
+            format!(
+                "`{}` is not a Python, Rust, Go or JavaScript/TypeScript file",
+                tools_core::display_relative(workspace, path)
+            ),
+        )
+    })?;
+    let dir = path.parent().unwrap_or(workspace);
+    let detected = detect(dir, workspace, lang)
+        .map_err(|why| ToolError::not_available(format!("no {} test runner: {why}", lang.id())))?;
+    Ok((lang, detected))
 }

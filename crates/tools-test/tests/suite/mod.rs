@@ -6,6 +6,7 @@ mod cargo;
 mod go;
 mod jest;
 mod pytest;
+mod reach;
 mod status;
 mod vitest;
 

@@ -1,0 +1,73 @@
+//! The tests that reach a symbol, followed through pyright's references and the functions
+//! around each use.
+
+use serde_json::json;
+use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\n",
+    ),
+    (
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    ),
+    (
+        "ops.py",
+        "from calc import sub\n\n\ndef twice_the_gap(a, b):\n    return 2 * sub(a, b)\n",
+    ),
+    (
+        "tests/test_calc.py",
+        "from calc import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n",
+    ),
+    (
+        "tests/test_ops.py",
+        "from ops import twice_the_gap\n\n\ndef test_twice_the_gap():\n    assert twice_the_gap(3, 1) == 4\n",
+    ),
+];
+
+#[tokio::test]
+async fn the_tests_reaching_a_function_include_those_through_its_callers() {
+    if tools_core::testing::require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    super::write_files(dir.path(), FILES);
+    std::fs::write(
+        dir.path().join("agent-tools.toml"),
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
+    )
+    .unwrap();
+    let mut opts = RunOptions::at(dir.path()).unwrap();
+    opts.trusted = true;
+    let run = Run::new(opts).unwrap();
+    let mut builder = RegistryBuilder::new(run.clone());
+    for family in [
+        tools_lsp::family(&run).unwrap(),
+        tools_ast::family(&run).unwrap(),
+        tools_test::family(&run).unwrap(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        builder = builder.family(family);
+    }
+    let registry = builder.build().unwrap();
+    let args = json!({"action": "list", "file": "calc.py", "line": 5, "symbol": "sub"});
+    let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+    assert_eq!(
+        out.text,
+        "2 tests reach `sub` at calc.py:5 (2 symbols followed through pyright-langserver references)\n\
+         tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
+         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap"
+    );
+    let args = json!({"action": "list", "file": "calc.py", "line": 1, "symbol": "add"});
+    let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+    assert_eq!(
+        out.text,
+        "1 test reach `add` at calc.py:1 (1 symbol followed through pyright-langserver references)\n\
+         tests/test_calc.py:4 tests/test_calc.py::test_add"
+    );
+    run.close().await;
+}
