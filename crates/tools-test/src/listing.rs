@@ -237,3 +237,59 @@ fn js_tests(path: &Path, text: &str, rel: &str) -> Vec<TestItem> {
     }
     out
 }
+
+/// Test files read at most when searching the workspace for a symbol or a module.
+pub const MAX_FILES_SEARCHED: usize = 5000;
+
+/// Folders never searched for tests.
+const SKIPPED_DIRS: [&str; 6] = ["node_modules", "target", ".venv", "venv", ".git", "vendor"];
+
+/// Whether `body` names `word` as a whole identifier.
+pub(crate) fn names(body: &str, word: &str) -> bool {
+    body.match_indices(word).any(|(i, _)| {
+        let before = body[..i].chars().next_back();
+        let after = body[i + word.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !ident(before) && !ident(after)
+    })
+}
+
+/// The tests of `text` whose body names `symbol`.
+pub(crate) fn mentioning(items: Vec<TestItem>, text: &str, symbol: &str) -> Vec<TestItem> {
+    let lines: Vec<&str> = text.lines().collect();
+    items
+        .into_iter()
+        .filter(|t| {
+            let body = lines
+                .get(t.line - 1..t.end.min(lines.len()))
+                .map(|b| b.join("\n"))
+                .unwrap_or_default();
+            names(&body, symbol)
+        })
+        .collect()
+}
+
+/// Every test file of `lang` under `workspace`, at most [`MAX_FILES_SEARCHED`]; the flag
+/// says the search was cut.
+pub(crate) fn test_files(workspace: &Path, lang: Option<Language>) -> (Vec<PathBuf>, bool) {
+    let mut out = Vec::new();
+    let walk = ignore::WalkBuilder::new(workspace)
+        .filter_entry(|e| {
+            !SKIPPED_DIRS
+                .iter()
+                .any(|d| e.file_name() == std::ffi::OsStr::new(d))
+        })
+        .build();
+    for entry in walk.flatten() {
+        let p = entry.path();
+        if !p.is_file() || !is_test_file(p) || (lang.is_some() && Language::of(p) != lang) {
+            continue;
+        }
+        if out.len() == MAX_FILES_SEARCHED {
+            return (out, true);
+        }
+        out.push(p.to_path_buf());
+    }
+    out.sort();
+    (out, false)
+}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use tools_core::{ReferenceSources, Run, SymbolSources, ToolError};
 
-use crate::listing::{TestItem, is_test_file, tests_in};
+use crate::listing::{TestItem, is_test_file, mentioning, names, test_files, tests_in};
 
 /// How far the walk goes from the symbol.
 pub const MAX_DEPTH: usize = 4;
@@ -28,6 +28,9 @@ pub struct Reach {
     pub gaps: Vec<String>,
     /// Who answered the uses.
     pub source: String,
+    /// Tests found only because their text names a followed symbol (a use the server did
+    /// not resolve, such as `module.attribute` through a package).
+    pub by_name: usize,
 }
 
 /// The function or method around line `line` (1-based) of `path`: `(name, line of the
@@ -89,6 +92,7 @@ pub async fn reaching(
     let mut seen: HashSet<(PathBuf, usize)> = HashSet::new();
     let mut frontier = vec![(path.to_path_buf(), line, symbol.to_string(), 0usize)];
     let mut ids: HashSet<String> = HashSet::new();
+    let mut followed_names: Vec<String> = Vec::new();
     while let Some((p, l, name, depth)) = frontier.pop() {
         if !seen.insert((p.clone(), l)) {
             continue;
@@ -101,6 +105,9 @@ pub async fn reaching(
             break;
         }
         reach.followed += 1;
+        if !followed_names.contains(&name) {
+            followed_names.push(name.clone());
+        }
         let mut answered = None;
         for s in &sources {
             if let Some(uses) = s.uses(&p, l, &name).await? {
@@ -138,6 +145,31 @@ pub async fn reaching(
                 continue;
             }
             frontier.push((u.path.clone(), at, caller, depth + 1));
+        }
+    }
+    // A server does not resolve every use (an attribute of a module reached through its
+    // package, a name built at run time): tests whose text names a followed symbol count
+    // too.
+    let lang = crate::runner::Language::of(path);
+    let (files, _) = test_files(&workspace, lang);
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let named: Vec<&String> = followed_names.iter().filter(|n| names(&text, n)).collect();
+        if named.is_empty() {
+            continue;
+        }
+        let Ok((_, detected)) = crate::runner::project_of(&f, &workspace) else {
+            continue;
+        };
+        for n in named {
+            for t in mentioning(tests_in(&f, &text, &detected), &text, n) {
+                if ids.insert(t.id.clone()) {
+                    reach.by_name += 1;
+                    reach.tests.push(t);
+                }
+            }
         }
     }
     reach

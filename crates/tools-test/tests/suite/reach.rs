@@ -1,5 +1,5 @@
 //! The tests that reach a symbol, followed through pyright's references and the functions
-//! around each use.
+//! around each use, and found by name where the server sees no use (a `getattr`).
 
 use serde_json::json;
 use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
@@ -20,6 +20,10 @@ const FILES: &[(&str, &str)] = &[
     (
         "tests/test_calc.py",
         "from calc import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n",
+    ),
+    (
+        "tests/test_dynamic.py",
+        "import calc\n\n\ndef test_looked_up():\n    assert getattr(calc, \"sub\")(2, 2) == 0\n",
     ),
     (
         "tests/test_ops.py",
@@ -58,8 +62,9 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
     let out = registry.call(Surface::FULL, "test", args).await.unwrap();
     assert_eq!(
         out.text,
-        "2 tests reach `sub` at calc.py:5 (2 symbols followed through pyright-langserver references)\n\
+        "3 tests reach `sub` at calc.py:5 (2 symbols followed through pyright-langserver references; 1 found by name in the tests' text)\n\
          tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
+         tests/test_dynamic.py:4 tests/test_dynamic.py::test_looked_up\n\
          tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap"
     );
     let args = json!({"action": "list", "file": "calc.py", "line": 1, "symbol": "add"});
