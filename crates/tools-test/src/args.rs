@@ -33,6 +33,10 @@ pub(crate) struct TestArgs {
     /// language server answers the uses), not only the tests naming it.
     #[serde(default)]
     pub line: Option<usize>,
+    /// `list` or `run`: the tests that reach what changed since this git revision (e.g.
+    /// `HEAD`): the functions the diff touches, followed to the tests as with `line`.
+    #[serde(default)]
+    pub changed_since: Option<String>,
     /// `run`: test ids as `list` names them (pytest node ids, `file::name` for go and
     /// vitest/jest, libtest names for cargo).
     #[serde(default)]

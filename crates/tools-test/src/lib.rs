@@ -15,6 +15,8 @@
 //! - `list` with `file`, `line` and `symbol`: the tests that reach the symbol, followed
 //!   through its uses (the run's reference sources: the language servers) and the
 //!   functions that use it, up to a depth; the answer names what was not searched.
+//! - `changed_since` (a git revision) with `list` or `run`: the tests that reach the
+//!   functions the diff since that revision touches.
 //! - `run` (`ids`, or a `file`, or nothing for the suite at the workspace root): pytest
 //!   (read from `--junitxml`), cargo test (libtest's output), go test (`-json`), vitest and
 //!   jest (their JSON report). Reports go to the run's state folder, outside the checkout.
@@ -41,6 +43,7 @@
 
 mod answer;
 mod args;
+mod changes;
 mod command;
 mod exec;
 mod list;

@@ -68,6 +68,28 @@ pub async fn list(ctx: &CallCtx, args: &TestArgs, budget: usize) -> Result<ToolO
             format!("`{}` is not a file in the workspace", ws.display(f)),
         ));
     }
+    if let Some(rev) = &args.changed_since {
+        let changed = crate::changes::changed_since(&ctx.run, rev).await?;
+        let reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
+        let names: Vec<String> = changed.iter().map(|c| format!("`{}`", c.name)).collect();
+        let what = format!(
+            "the change since {rev} ({} function{} changed: {})",
+            changed.len(),
+            if changed.len() == 1 { "" } else { "s" },
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        );
+        return Ok(reach_text(
+            ctx,
+            &reach,
+            &what,
+            args.offset.unwrap_or(0),
+            budget,
+        ));
+    }
     if let (Some(f), Some(line), Some(s)) = (&file, args.line, args.symbol.as_deref()) {
         return reaching_answer(ctx, f, line, s, args.offset.unwrap_or(0), budget).await;
     }
@@ -158,19 +180,27 @@ async fn reaching_answer(
     offset: usize,
     budget: usize,
 ) -> Result<ToolOutput, ToolError> {
-    let ws = ctx.run.workspace();
     let reach = crate::reach::reaching(&ctx.run, path, line, symbol).await?;
+    let what = format!("`{symbol}` at {}:{line}", ctx.run.workspace().display(path));
+    Ok(reach_text(ctx, &reach, &what, offset, budget))
+}
+
+/// The answer naming the tests of `reach`, which reach `what`.
+fn reach_text(
+    ctx: &CallCtx,
+    reach: &crate::reach::Reach,
+    what: &str,
+    offset: usize,
+    budget: usize,
+) -> ToolOutput {
+    let ws = ctx.run.workspace();
     let lines: Vec<String> = reach
         .tests
         .iter()
         .map(|t| format!("{}:{} {}", ws.display(&t.path), t.line, t.id))
         .collect();
     let n = reach.tests.len();
-    let mut head = format!(
-        "{n} test{} reach `{symbol}` at {}:{line}",
-        if n == 1 { "" } else { "s" },
-        ws.display(path)
-    );
+    let mut head = format!("{n} test{} reach {what}", if n == 1 { "" } else { "s" });
     if !reach.source.is_empty() {
         head.push_str(&format!(
             " ({} symbol{} followed through {}",
@@ -197,5 +227,5 @@ async fn reaching_answer(
         text.push_str("\nnot complete: ");
         text.push_str(&reach.gaps.join("; "));
     }
-    Ok(ToolOutput::text(text))
+    ToolOutput::text(text)
 }

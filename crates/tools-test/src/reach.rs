@@ -177,3 +177,38 @@ pub async fn reaching(
         .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     Ok(reach)
 }
+
+/// The tests that reach any of `changed`: each walked as [`reaching`], a changed test being
+/// a reaching test itself.
+pub async fn reaching_all(
+    run: &Run,
+    changed: &[crate::changes::ChangedSymbol],
+) -> Result<Reach, ToolError> {
+    let workspace = run.root().to_path_buf();
+    let mut all = Reach::default();
+    let mut ids: HashSet<String> = HashSet::new();
+    for c in changed {
+        let mut one = Reach::default();
+        if is_test_file(&c.path)
+            && let Some(t) = test_at(&c.path, c.line, &workspace)
+        {
+            one.tests.push(t);
+        } else {
+            one = reaching(run, &c.path, c.line, &c.name).await?;
+        }
+        all.followed += one.followed;
+        all.by_name += one.by_name;
+        if all.source.is_empty() {
+            all.source = one.source;
+        }
+        all.gaps.extend(one.gaps);
+        for t in one.tests {
+            if ids.insert(t.id.clone()) {
+                all.tests.push(t);
+            }
+        }
+    }
+    all.tests
+        .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    Ok(all)
+}

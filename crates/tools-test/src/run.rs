@@ -70,7 +70,14 @@ pub async fn run(
 ) -> Result<ToolOutput, ToolError> {
     let ws = ctx.run.workspace().clone();
     let root = ws.root().to_path_buf();
-    let key = (args.file.clone(), args.ids.clone());
+    let key = (
+        args.file.clone().or_else(|| {
+            args.changed_since
+                .as_ref()
+                .map(|r| format!("changed since {r}"))
+        }),
+        args.ids.clone(),
+    );
     let offset = args.offset.unwrap_or(0);
     let budget = shared.config.answer_bytes;
     if offset > 0 {
@@ -86,7 +93,23 @@ pub async fn run(
         }
     }
     let file = args.file.as_deref().map(|f| ws.resolve(f)).transpose()?;
-    let ids = args.ids.clone().filter(|i| !i.is_empty());
+    let mut ids = args.ids.clone().filter(|i| !i.is_empty());
+    if let (None, Some(rev)) = (&ids, &args.changed_since) {
+        let changed = crate::changes::changed_since(&ctx.run, rev).await?;
+        let reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
+        if reach.tests.is_empty() {
+            let why = if reach.gaps.is_empty() {
+                "the search was complete".to_string()
+            } else {
+                format!("not complete: {}", reach.gaps.join("; "))
+            };
+            return Ok(ToolOutput::text(format!(
+                "no test reaches the change since {rev} ({} function(s) changed); {why}",
+                changed.len()
+            )));
+        }
+        ids = Some(reach.tests.into_iter().map(|t| t.id).collect());
+    }
     let (detected, targets) = match (&ids, &file) {
         (Some(ids), file) => (
             project_for_ids(ids, file.as_deref(), &root)?,

@@ -7,7 +7,7 @@ use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
 const FILES: &[(&str, &str)] = &[
     (
         "pyproject.toml",
-        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\n",
+        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
     ),
     (
         "calc.py",
@@ -74,5 +74,53 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
         "1 test reach `add` at calc.py:1 (1 symbol followed through pyright-langserver references)\n\
          tests/test_calc.py:4 tests/test_calc.py::test_add"
     );
+    // The change since the last commit: `sub` now adds.
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "-m",
+        "start",
+    ]);
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    let args = json!({"action": "list", "changed_since": "HEAD"});
+    let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+    assert_eq!(
+        out.text,
+        "3 tests reach the change since HEAD (1 function changed: `sub`) (2 symbols followed through pyright-langserver references; 1 found by name in the tests' text)\n\
+         tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
+         tests/test_dynamic.py:4 tests/test_dynamic.py::test_looked_up\n\
+         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap"
+    );
+    if tools_core::testing::require_binary("pytest", "pytest").is_some() {
+        let args = json!({"action": "run", "changed_since": "HEAD"});
+        let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+        assert_eq!(
+            super::without_time(&out.text),
+            "0 passed, 3 failed, 0 skipped in T s — pytest\n\
+             tests/test_calc.py:9 tests/test_calc.py::test_sub — assert 4 == 2\n\
+             tests/test_dynamic.py:5 tests/test_dynamic.py::test_looked_up — AssertionError: assert 4 == 0\n\
+             tests/test_ops.py:5 tests/test_ops.py::test_twice_the_gap — assert 8 == 4"
+        );
+    }
     run.close().await;
 }
