@@ -273,12 +273,17 @@ fn nothing_reported(
         return ToolError::invalid(
             "ids",
             format!(
-                "{runner} ran no test for {}: no such test (`list` with the file shows its ids); it said: {}",
+                "{runner} ran no test for {}: no such test (`list` with the file shows its ids){}",
                 ids.iter()
                     .map(|i| format!("`{i}`"))
                     .collect::<Vec<_>>()
                     .join(", "),
-                crate::report::one_line(&tail)
+                // A runner that only ran nothing has nothing to add (its summary and time).
+                if errors.is_empty() {
+                    String::new()
+                } else {
+                    format!("; it said: {}", crate::report::one_line(&tail))
+                }
             ),
         );
     }

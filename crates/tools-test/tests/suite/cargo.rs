@@ -58,6 +58,11 @@ async fn cargo_test_failures_name_the_panic_and_its_line() {
     );
     let text = ws.ok(run_args(json!({"ids": ["tests::adds"]}))).await;
     assert_eq!(text, "1 passed, 0 failed, 0 skipped in T s — cargo test");
+    let err = ws.err(run_args(json!({"ids": ["tests::nope"]}))).await;
+    assert_eq!(
+        err,
+        "invalid arguments (`ids`): cargo test ran no test for `tests::nope`: no such test (`list` with the file shows its ids)"
+    );
     let text = ws.ok(run_args(json!({"file": "tests/api.rs"}))).await;
     assert_eq!(
         text,
