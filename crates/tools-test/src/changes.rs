@@ -49,7 +49,11 @@ pub fn changed_lines(diff: &str, root: &Path) -> Vec<(PathBuf, Vec<(usize, usize
 }
 
 /// `git diff -U0 --no-color REV --` in the workspace root.
-async fn git_diff(run: &std::sync::Arc<Run>, rev: &str) -> Result<String, ToolError> {
+async fn git_diff(
+    run: &std::sync::Arc<Run>,
+    rev: &str,
+    paths: &[PathBuf],
+) -> Result<String, ToolError> {
     if rev.starts_with('-') {
         return Err(ToolError::invalid(
             "changed_since",
@@ -58,6 +62,7 @@ async fn git_diff(run: &std::sync::Arc<Run>, rev: &str) -> Result<String, ToolEr
     }
     let mut cmd = tools_core::child_command(run, "git");
     cmd.args(["diff", "-U0", "--no-color", "--no-ext-diff", rev, "--"])
+        .args(paths)
         .current_dir(run.root());
     let mut child = ChildProcess::spawn(run, cmd, Pipes::StdoutOnly)?;
     let mut out = String::new();
@@ -91,7 +96,16 @@ pub async fn changed_since(
     run: &std::sync::Arc<Run>,
     rev: &str,
 ) -> Result<Vec<ChangedSymbol>, ToolError> {
-    let diff = git_diff(run, rev).await?;
+    changed_in(run, rev, &[]).await
+}
+
+/// As [`changed_since`], in `paths` only (all files when empty).
+pub async fn changed_in(
+    run: &std::sync::Arc<Run>,
+    rev: &str,
+    paths: &[PathBuf],
+) -> Result<Vec<ChangedSymbol>, ToolError> {
+    let diff = git_diff(run, rev, paths).await?;
     let mut out: Vec<ChangedSymbol> = Vec::new();
     for (path, ranges) in changed_lines(&diff, run.root()) {
         let Ok(text) = std::fs::read_to_string(&path) else {

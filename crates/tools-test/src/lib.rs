@@ -22,6 +22,10 @@
 //!   jest (their JSON report). Reports go to the run's state folder, outside the checkout.
 //!   Build and collection errors count as failures. The answer pages with `offset`; the
 //!   same call with an `offset` pages the last answer without running the tests again.
+//! - With `[test] on_write = true`, every write's answer ends with a `tests` section: the
+//!   tests that reach the uncommitted changes to the functions of the written files
+//!   (within `on_write_ms`). Off by default while the walk's cost on large projects is
+//!   measured.
 //! - `status`: the runner per language, or why there is none (also in `doctor`).
 //!
 //! Choices where the specification is silent:
@@ -48,6 +52,7 @@ mod command;
 mod exec;
 mod list;
 mod listing;
+mod on_write;
 mod reach;
 mod read;
 mod report;
@@ -86,6 +91,10 @@ pub struct TestConfig {
     /// The runner of a Cargo project: `auto` (nextest when `cargo-nextest` is installed,
     /// else cargo test; the default), `test` or `nextest`.
     pub cargo: CargoRunner,
+    /// Name the tests a write reaches in the write's own answer (default false).
+    pub on_write: bool,
+    /// Time that may take per write, in milliseconds (default 5 000).
+    pub on_write_ms: u64,
 }
 
 impl Default for TestConfig {
@@ -97,6 +106,8 @@ impl Default for TestConfig {
             max_output_bytes: 32 << 20,
             answer_bytes: DEFAULT_ANSWER_BYTES,
             cargo: CargoRunner::Auto,
+            on_write: false,
+            on_write_ms: 5_000,
         }
     }
 }
@@ -138,6 +149,14 @@ impl ToolFamily for TestFamily {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         vec![Arc::new(tool::TestTool {
             shared: Arc::clone(&self.shared),
+        })]
+    }
+    fn observers(&self) -> Vec<Arc<dyn tools_core::WriteObserver>> {
+        if !self.shared.config.on_write {
+            return Vec::new();
+        }
+        vec![Arc::new(on_write::ReachingOnWrite {
+            budget: std::time::Duration::from_millis(self.shared.config.on_write_ms),
         })]
     }
     async fn doctor(&self) -> Vec<DoctorEntry> {

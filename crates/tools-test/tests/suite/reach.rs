@@ -40,13 +40,14 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
     super::write_files(dir.path(), FILES);
     std::fs::write(
         dir.path().join("agent-tools.toml"),
-        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n",
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write = true\non_write_ms = 60000\n",
     )
     .unwrap();
     let mut opts = RunOptions::at(dir.path()).unwrap();
     opts.trusted = true;
     let run = Run::new(opts).unwrap();
     let mut builder = RegistryBuilder::new(run.clone());
+    builder = builder.family(tools_fs::family(&run));
     for family in [
         tools_lsp::family(&run).unwrap(),
         tools_ast::family(&run).unwrap(),
@@ -97,11 +98,18 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
         "-m",
         "start",
     ]);
-    std::fs::write(
-        dir.path().join("calc.py"),
-        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n",
-    )
-    .unwrap();
+    // The write's own answer names the tests its change reaches.
+    let args =
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"});
+    let out = registry.call(Surface::FULL, "edit", args).await.unwrap();
+    let tests = out.sections.iter().find(|s| s.title == "tests").unwrap();
+    assert_eq!(
+        tests.body,
+        "3 tests reach the uncommitted changes to `sub` in the written files; run them with `test run` and `changed_since: \"HEAD\"`\n\
+         tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
+         tests/test_dynamic.py:4 tests/test_dynamic.py::test_looked_up\n\
+         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap"
+    );
     let args = json!({"action": "list", "changed_since": "HEAD"});
     let out = registry.call(Surface::FULL, "test", args).await.unwrap();
     assert_eq!(
