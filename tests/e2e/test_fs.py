@@ -12,7 +12,7 @@ from conftest import agent_tools_bin, mcp_session, run_cli, text
 pytestmark = pytest.mark.anyio
 
 WRITE_TOOLS = {"write", "edit", "apply_patch", "lsp_rename", "ast_edit", "resolve"}
-EXEC_TOOLS = {"debug", "eval"}
+EXEC_TOOLS = {"debug", "eval", "test"}
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

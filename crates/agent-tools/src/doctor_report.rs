@@ -44,6 +44,10 @@ pub fn entry_languages(entry: &DoctorEntry) -> Option<Vec<&'static str>> {
             "dart" => &["dart"],
             _ => return None,
         },
+        "test" => match head {
+            "javascript" => &["javascript", "typescript", "tsx"],
+            other => return Some(vec![known_language(other)?]),
+        },
         "eval" => match entry.resource.strip_suffix(" kernel")? {
             "python" => &["python"],
             "javascript" => &["javascript", "typescript", "tsx"],
@@ -128,6 +132,7 @@ fn noun(family: &str, n: usize) -> String {
         "ast" => "grammar",
         "debug" => "adapter",
         "eval" => "kernel",
+        "test" => "runner",
         _ => "entry",
     };
     if n == 1 {
@@ -343,6 +348,26 @@ mod tests {
             Some(vec!["python"])
         );
         assert_eq!(entry_languages(&entry("lsp", "mylang: myls", true)), None);
+    }
+
+    #[test]
+    fn test_runners_are_sorted_by_the_language_they_test() {
+        let runners = vec![
+            entry("test", "python: pytest", true),
+            entry("test", "go: no runner", false),
+            entry("test", "javascript: vitest", true),
+        ];
+        let text = render(&runners, &python_workspace(), false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            vec![
+                "this workspace: python (4 files)",
+                "[test] ok      python: pytest: why",
+                "for languages not in this workspace (`doctor --all` shows each):",
+                "[test] 2 runners, 1 available: go (missing), javascript",
+            ]
+        );
     }
 
     #[test]

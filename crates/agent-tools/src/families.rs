@@ -23,6 +23,8 @@ pub(crate) const COMPILED: &[&str] = &[
     "debug",
     #[cfg(feature = "ast")]
     "ast",
+    #[cfg(feature = "test")]
+    "test",
 ];
 
 /// Adds every enabled family to `builder`. A family whose registration rule says no (no
@@ -100,6 +102,13 @@ pub(crate) fn wire(
     {
         // `ast_grep`, `ast_edit`, `resolve`: the bundled tree-sitter grammars.
         if let Some(family) = tools_ast::family(run)? {
+            builder = builder.family(family);
+        }
+    }
+    #[cfg(feature = "test")]
+    {
+        // `test`: the project's own runner per language (found at call time).
+        if let Some(family) = tools_test::family(run)? {
             builder = builder.family(family);
         }
     }

@@ -50,6 +50,7 @@ pub mod process;
 mod process_group;
 mod random_name;
 mod recovery;
+mod references;
 mod registry;
 mod run;
 pub mod safe_write;
@@ -75,6 +76,7 @@ pub use output::{Image, Section, ToolOutput};
 pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
 pub use pre_write::{MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreWriteImages};
 pub use preview::{MAX_PREVIEW_FILE_BYTES, PreviewReport, ProposedFile};
+pub use references::{ReferenceSource, ReferenceSources, SymbolUse};
 pub use registry::{
     Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,
     Registry, RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,

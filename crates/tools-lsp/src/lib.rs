@@ -97,6 +97,7 @@ pub mod client;
 mod diagnostics;
 mod error;
 mod queries;
+mod reference_source;
 pub mod rename;
 mod servers;
 mod symbol_source;
@@ -201,6 +202,10 @@ fn family_in(
     // Other families address code by name through the servers' document symbols.
     tools_core::SymbolSources::for_run(run)
         .register(Arc::new(ServerSymbols::new(Arc::clone(&sup))));
+    // …and follow a symbol to its uses (the tests that reach a change).
+    tools_core::ReferenceSources::for_run(run).register(Arc::new(
+        reference_source::ServerReferences::new(run, Arc::clone(&sup)),
+    ));
     // The observer opens written files at their text from before the write (servers that
     // diagnose only open documents): the safe writer keeps it from now on.
     run.workspace().pre_write_images().enable();

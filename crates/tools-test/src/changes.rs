@@ -1,0 +1,183 @@
+//! The functions a change touched since a git revision: `git diff -U0 REV` gives the changed
+//! lines of each file, and the run's symbol sources give the innermost function or method
+//! around each of them. These are where the walk to the reaching tests starts.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tools_core::process::{ChildProcess, Pipes};
+use tools_core::{Run, SymbolSources, ToolError};
+
+/// A changed function: its file, the line of its name, its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedSymbol {
+    /// The file (absolute).
+    pub path: PathBuf,
+    /// The line of its name (1-based).
+    pub line: usize,
+    /// Its name.
+    pub name: String,
+}
+
+/// The changed line ranges (1-based, inclusive) per file, from `git diff -U0` output.
+pub fn changed_lines(diff: &str, root: &Path) -> Vec<(PathBuf, Vec<(usize, usize)>)> {
+    let mut out: Vec<(PathBuf, Vec<(usize, usize)>)> = Vec::new();
+    for line in diff.lines() {
+        if let Some(file) = line.strip_prefix("+++ b/") {
+            out.push((root.join(file), Vec::new()));
+        } else if line.starts_with("+++ ") {
+            // `+++ /dev/null`: the file was deleted; nothing of it runs any more.
+            out.push((PathBuf::new(), Vec::new()));
+        } else if let Some(hunk) = line.strip_prefix("@@ ") {
+            let Some(new) = hunk.split(' ').find(|p| p.starts_with('+')) else {
+                continue;
+            };
+            let (start, count) = match new[1..].split_once(',') {
+                Some((s, c)) => (s.parse().unwrap_or(0), c.parse().unwrap_or(1)),
+                None => (new[1..].parse().unwrap_or(0), 1),
+            };
+            // A pure deletion (`+N,0`) changed what surrounds line N.
+            let end = if count == 0 { start } else { start + count - 1 };
+            if let Some((_, ranges)) = out.last_mut() {
+                ranges.push((start.max(1), end.max(1)));
+            }
+        }
+    }
+    out.retain(|(p, r)| !p.as_os_str().is_empty() && !r.is_empty());
+    out
+}
+
+/// `git diff -U0 --no-color REV --` in the workspace root.
+async fn git_diff(
+    run: &std::sync::Arc<Run>,
+    rev: &str,
+    paths: &[PathBuf],
+) -> Result<String, ToolError> {
+    if rev.starts_with('-') {
+        return Err(ToolError::invalid(
+            "changed_since",
+            "a revision cannot start with `-`",
+        ));
+    }
+    let mut cmd = tools_core::child_command(run, "git");
+    cmd.args(["diff", "-U0", "--no-color", "--no-ext-diff", rev, "--"])
+        .args(paths)
+        .current_dir(run.root());
+    let mut child = ChildProcess::spawn(run, cmd, Pipes::StdoutOnly)?;
+    let mut out = String::new();
+    if let Some(mut stdout) = child.take_stdout() {
+        let read = stdout.read_to_string(&mut out);
+        if tokio::time::timeout(Duration::from_secs(30), read)
+            .await
+            .is_err()
+        {
+            return Err(ToolError::timed_out(
+                "`git diff` did not finish within 30 s",
+            ));
+        }
+    }
+    let status = child.wait().await.ok();
+    child.stderr_read_to_end(Duration::from_secs(1)).await;
+    if !status.is_some_and(|s| s.success()) {
+        return Err(ToolError::invalid(
+            "changed_since",
+            format!(
+                "`git diff {rev}` failed: {}",
+                crate::report::one_line(&child.stderr().last_lines(3))
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// The functions and methods changed since `rev`, innermost first per change.
+pub async fn changed_since(
+    run: &std::sync::Arc<Run>,
+    rev: &str,
+) -> Result<Vec<ChangedSymbol>, ToolError> {
+    changed_in(run, rev, &[]).await
+}
+
+/// As [`changed_since`], in `paths` only (all files when empty).
+pub async fn changed_in(
+    run: &std::sync::Arc<Run>,
+    rev: &str,
+    paths: &[PathBuf],
+) -> Result<Vec<ChangedSymbol>, ToolError> {
+    let diff = git_diff(run, rev, paths).await?;
+    let mut out: Vec<ChangedSymbol> = Vec::new();
+    for (path, ranges) in changed_lines(&diff, run.root()) {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let byte = |line: usize| starts.get(line - 1).copied().unwrap_or(text.len());
+        for source in SymbolSources::for_run(run).ordered() {
+            let Ok(Some(found)) = source.symbols(&path, &text).await else {
+                continue;
+            };
+            let functions: Vec<_> = found
+                .symbols
+                .iter()
+                .filter(|s| {
+                    s.kind.contains("function")
+                        || s.kind.contains("method")
+                        || s.kind.contains("constructor")
+                })
+                .collect();
+            for (a, b) in &ranges {
+                let (from, to) = (byte(*a), byte(*b + 1).max(byte(*a) + 1));
+                let touched: Vec<_> = functions
+                    .iter()
+                    .filter(|s| s.range.start < to && from < s.range.end)
+                    .collect();
+                // The innermost: no other touched function inside it.
+                for s in &touched {
+                    let has_inner = touched.iter().any(|o| {
+                        o.range != s.range
+                            && s.range.start <= o.range.start
+                            && o.range.end <= s.range.end
+                    });
+                    let Some(name) = s.path.last() else { continue };
+                    if has_inner {
+                        continue;
+                    }
+                    let first = tools_core::line_number(&text, s.range.start);
+                    let line = text
+                        .lines()
+                        .enumerate()
+                        .skip(first - 1)
+                        .find(|(_, l)| l.contains(name.as_str()))
+                        .map_or(first, |(i, _)| i + 1);
+                    let changed = ChangedSymbol {
+                        path: path.clone(),
+                        line,
+                        name: name.clone(),
+                    };
+                    if !out.contains(&changed) {
+                        out.push(changed);
+                    }
+                }
+            }
+            break;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hunks_give_the_new_sides_lines() {
+        let diff = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -6 +6 @@ def sub(a, b):\n-    return a + b\n+    return a - b\n@@ -9,2 +8,0 @@\n-x\n-y\n+++ /dev/null\n@@ -1 +0,0 @@\n";
+        assert_eq!(
+            changed_lines(diff, Path::new("/w")),
+            vec![(PathBuf::from("/w/calc.py"), vec![(6, 6), (8, 8)])]
+        );
+    }
+}

@@ -1,0 +1,169 @@
+//! # tools-test
+//!
+//! The project's own tests for an agent: the `test` tool (tier exec) lists them and runs them
+//! with the project's own runner, found from its configuration, in the project's own
+//! environment, and answers what an agent needs first:
+//!
+//! ```text
+//! 1 passed, 1 failed, 0 skipped in 0.4 s — pytest
+//! tests/test_calc.py:8 tests/test_calc.py::test_sub — assert 2 == 1
+//! ```
+//!
+//! - `list` (`file` and/or `symbol`): the tests, `path:line id`, read from the files' text.
+//!   A test file lists its own tests; a source file the tests of the test files that name
+//!   its module; a symbol the tests whose body names it.
+//! - `list` with `file`, `line` and `symbol`: the tests that reach the symbol, followed
+//!   through its uses (the run's reference sources: the language servers) and the
+//!   functions that use it, up to a depth; the answer names what was not searched.
+//! - `changed_since` (a git revision) with `list` or `run`: the tests that reach the
+//!   functions the diff since that revision touches.
+//! - `run` (`ids`, or a `file`, or nothing for the suite at the workspace root): pytest
+//!   (read from `--junitxml`), cargo test (libtest's output), go test (`-json`), vitest and
+//!   jest (their JSON report). Reports go to the run's state folder, outside the checkout.
+//!   Build and collection errors count as failures. The answer pages with `offset`; the
+//!   same call with an `offset` pages the last answer without running the tests again.
+//! - With `[test] on_write = true`, every write's answer ends with a `tests` section: the
+//!   tests that reach the uncommitted changes to the functions of the written files
+//!   (within `on_write_ms`). Off by default while the walk's cost on large projects is
+//!   measured.
+//! - `status`: the runner per language, or why there is none (also in `doctor`).
+//!
+//! Choices where the specification is silent:
+//! - `run` runs project code, so an untrusted workspace is refused (the first line says so
+//!   and how to trust it). `list` and `status` run nothing and answer in any workspace.
+//! - Each run is a process tree of its own, reported as progress every `progress_ms` while
+//!   it runs; a timeout (`timeout_ms`, default 10 minutes) or a cancelled call kills the
+//!   whole tree, whatever the tests forked. Output is read up to `max_output_bytes` (per
+//!   stream, default 32 MiB); past it the run is stopped and the counts say they are
+//!   partial.
+//! - pytest runs as the project interpreter's `-m pytest` when the project has a `.venv` or
+//!   `venv`, else the `pytest` found first; `-p no:cacheprovider`, so the run writes no
+//!   cache into the checkout.
+//! - A Cargo project runs in its nearest package folder with nextest when `cargo-nextest`
+//!   is installed (its libtest-shaped JSON lines), else cargo test (libtest's output);
+//!   `[test] cargo` chooses.
+//!
+//! Configuration: the `[test]` section of `agent-tools.toml` ([`TestConfig`]).
+
+mod answer;
+mod args;
+mod changes;
+mod command;
+mod exec;
+mod list;
+mod listing;
+mod on_write;
+mod reach;
+mod read;
+mod report;
+mod run;
+mod runner;
+mod status;
+mod tool;
+
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use tools_core::{DoctorEntry, Run, Tool, ToolError, ToolFamily};
+
+pub use listing::{TestItem, is_test_file};
+pub use report::{Failure, Report};
+pub use runner::{CargoRunner, Language, RunnerKind};
+
+/// Default text budget of an answer in bytes.
+pub const DEFAULT_ANSWER_BYTES: usize = 4096;
+
+/// The `[test]` section of `agent-tools.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TestConfig {
+    /// Register the tool at all (default true).
+    pub enabled: bool,
+    /// Time budget of one `run` in milliseconds (default 600 000); past it the runner's
+    /// whole process tree is killed.
+    pub timeout_ms: u64,
+    /// Milliseconds between progress reports while a run goes on (default 5 000).
+    pub progress_ms: u64,
+    /// Bytes of the runner's stdout, and of its stderr, read at most (default 32 MiB).
+    pub max_output_bytes: usize,
+    /// Text budget of an answer in bytes (default 4096); `offset` pages on.
+    pub answer_bytes: usize,
+    /// The runner of a Cargo project: `auto` (nextest when `cargo-nextest` is installed,
+    /// else cargo test; the default), `test` or `nextest`.
+    pub cargo: CargoRunner,
+    /// Name the tests a write reaches in the write's own answer (default false).
+    pub on_write: bool,
+    /// Time that may take per write, in milliseconds (default 5 000).
+    pub on_write_ms: u64,
+}
+
+impl Default for TestConfig {
+    fn default() -> Self {
+        TestConfig {
+            enabled: true,
+            timeout_ms: 600_000,
+            progress_ms: 5_000,
+            max_output_bytes: 32 << 20,
+            answer_bytes: DEFAULT_ANSWER_BYTES,
+            cargo: CargoRunner::Auto,
+            on_write: false,
+            on_write_ms: 5_000,
+        }
+    }
+}
+
+/// What the tool keeps across calls of one run.
+pub(crate) struct TestShared {
+    config: TestConfig,
+    last: Mutex<Option<run::LastRun>>,
+    runs: std::sync::atomic::AtomicUsize,
+}
+
+/// The `test` family for one run.
+pub struct TestFamily {
+    run: Arc<Run>,
+    shared: Arc<TestShared>,
+}
+
+/// Wires the family for `run` from its `[test]` configuration. `Ok(None)` when disabled.
+pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> {
+    let config: TestConfig = run.config().section("test")?;
+    if !config.enabled {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(TestFamily {
+        run: Arc::clone(run),
+        shared: Arc::new(TestShared {
+            config,
+            last: Mutex::new(None),
+            runs: std::sync::atomic::AtomicUsize::new(0),
+        }),
+    })))
+}
+
+#[tools_core::async_trait]
+impl ToolFamily for TestFamily {
+    fn name(&self) -> &str {
+        "test"
+    }
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        vec![Arc::new(tool::TestTool {
+            shared: Arc::clone(&self.shared),
+        })]
+    }
+    fn observers(&self) -> Vec<Arc<dyn tools_core::WriteObserver>> {
+        if !self.shared.config.on_write {
+            return Vec::new();
+        }
+        vec![Arc::new(on_write::ReachingOnWrite {
+            budget: std::time::Duration::from_millis(self.shared.config.on_write_ms),
+        })]
+    }
+    async fn doctor(&self) -> Vec<DoctorEntry> {
+        let run = Arc::clone(&self.run);
+        let cargo = self.shared.config.cargo;
+        tokio::task::spawn_blocking(move || status::doctor(&run, cargo))
+            .await
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,214 @@
+//! The tests that reach a symbol: from its uses (the run's reference sources, i.e. the
+//! language servers), a use inside a test is a reaching test, and a use inside another
+//! function makes that function's uses the next step, up to a depth and a count. A static
+//! walk: it does not see through dynamic dispatch, decorators or a command runner, and the
+//! answer says when it was cut or could not ask.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use tools_core::{ReferenceSources, Run, SymbolSources, ToolError};
+
+use crate::listing::{TestItem, is_test_file, mentioning, names, test_files, tests_in};
+
+/// How far the walk goes from the symbol.
+pub const MAX_DEPTH: usize = 4;
+/// Symbols whose uses are asked for at most.
+pub const MAX_SYMBOLS: usize = 40;
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub struct Reach {
+    /// The reaching tests, by path then line.
+    pub tests: Vec<TestItem>,
+    /// Symbols followed (the start included).
+    pub followed: usize,
+    /// Why the search is not complete (a depth or count cut, a source that could not
+    /// answer); empty when it is.
+    pub gaps: Vec<String>,
+    /// Who answered the uses.
+    pub source: String,
+    /// Tests found only because their text names a followed symbol (a use the server did
+    /// not resolve, such as `module.attribute` through a package).
+    pub by_name: usize,
+}
+
+/// The function or method around line `line` (1-based) of `path`: `(name, line of the
+/// name)`, from the run's symbol sources.
+async fn enclosing(run: &Run, path: &Path, line: usize) -> Option<(String, usize)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let at: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    for source in SymbolSources::for_run(run).ordered() {
+        let Ok(Some(found)) = source.symbols(path, &text).await else {
+            continue;
+        };
+        let inner = found
+            .symbols
+            .iter()
+            .filter(|s| {
+                s.range.contains(&at)
+                    && (s.kind.contains("function")
+                        || s.kind.contains("method")
+                        || s.kind.contains("constructor"))
+            })
+            .min_by_key(|s| s.range.len())?;
+        let name = inner.path.last()?.clone();
+        // The range may open with decorators or doc comments: the name's own line.
+        let first = tools_core::line_number(&text, inner.range.start);
+        let own = text
+            .lines()
+            .enumerate()
+            .skip(first - 1)
+            .find(|(_, l)| l.contains(name.as_str()))
+            .map_or(first, |(i, _)| i + 1);
+        return Some((name, own));
+    }
+    None
+}
+
+/// The test around `line` of the test file `path`, if any.
+fn test_at(path: &Path, line: usize, workspace: &Path) -> Option<TestItem> {
+    let (_, detected) = crate::runner::project_of(path, workspace).ok()?;
+    let text = std::fs::read_to_string(path).ok()?;
+    tests_in(path, &text, &detected)
+        .into_iter()
+        .find(|t| t.line <= line && line <= t.end)
+}
+
+/// The tests that reach `symbol` on `line` of `path`.
+pub async fn reaching(
+    run: &Run,
+    path: &Path,
+    line: usize,
+    symbol: &str,
+) -> Result<Reach, ToolError> {
+    let sources = ReferenceSources::for_run(run).all();
+    let workspace = run.root().to_path_buf();
+    let mut reach = Reach::default();
+    let mut seen: HashSet<(PathBuf, usize)> = HashSet::new();
+    let mut frontier = vec![(path.to_path_buf(), line, symbol.to_string(), 0usize)];
+    let mut ids: HashSet<String> = HashSet::new();
+    let mut followed_names: Vec<String> = Vec::new();
+    while let Some((p, l, name, depth)) = frontier.pop() {
+        if !seen.insert((p.clone(), l)) {
+            continue;
+        }
+        if reach.followed == MAX_SYMBOLS {
+            reach.gaps.push(format!(
+                "stopped after following {MAX_SYMBOLS} symbols (`{name}` at {}:{l} and others not followed)",
+                tools_core::display_relative(&workspace, &p)
+            ));
+            break;
+        }
+        reach.followed += 1;
+        if !followed_names.contains(&name) {
+            followed_names.push(name.clone());
+        }
+        let mut answered = None;
+        for s in &sources {
+            if let Some(uses) = s.uses(&p, l, &name).await? {
+                if reach.source.is_empty() {
+                    reach.source = s.name(&p);
+                }
+                answered = Some(uses);
+                break;
+            }
+        }
+        let Some(uses) = answered else {
+            reach.gaps.push(format!(
+                "no language server answers for {} (uses of `{name}` not searched)",
+                tools_core::display_relative(&workspace, &p)
+            ));
+            continue;
+        };
+        for u in uses {
+            let in_tests = is_test_file(&u.path) || u.path.extension().is_some_and(|e| e == "rs");
+            if in_tests && let Some(t) = test_at(&u.path, u.line, &workspace) {
+                if ids.insert(t.id.clone()) {
+                    reach.tests.push(t);
+                }
+                continue;
+            }
+            let Some((caller, at)) = enclosing(run, &u.path, u.line).await else {
+                // A use outside any function (module level): nothing calls it by name.
+                continue;
+            };
+            if depth + 1 >= MAX_DEPTH {
+                reach.gaps.push(format!(
+                    "depth {MAX_DEPTH} reached at `{caller}` ({}:{at}): ask again from there",
+                    tools_core::display_relative(&workspace, &u.path)
+                ));
+                continue;
+            }
+            frontier.push((u.path.clone(), at, caller, depth + 1));
+        }
+    }
+    // A server does not resolve every use (an attribute of a module reached through its
+    // package, a name built at run time): tests whose text names a followed symbol count
+    // too.
+    let lang = crate::runner::Language::of(path);
+    let (files, _) = test_files(&workspace, lang);
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let named: Vec<&String> = followed_names.iter().filter(|n| names(&text, n)).collect();
+        if named.is_empty() {
+            continue;
+        }
+        let Ok((_, detected)) = crate::runner::project_of(&f, &workspace) else {
+            continue;
+        };
+        for n in named {
+            for t in mentioning(tests_in(&f, &text, &detected), &text, n) {
+                if ids.insert(t.id.clone()) {
+                    reach.by_name += 1;
+                    reach.tests.push(t);
+                }
+            }
+        }
+    }
+    reach
+        .tests
+        .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    Ok(reach)
+}
+
+/// The tests that reach any of `changed`: each walked as [`reaching`], a changed test being
+/// a reaching test itself.
+pub async fn reaching_all(
+    run: &Run,
+    changed: &[crate::changes::ChangedSymbol],
+) -> Result<Reach, ToolError> {
+    let workspace = run.root().to_path_buf();
+    let mut all = Reach::default();
+    let mut ids: HashSet<String> = HashSet::new();
+    for c in changed {
+        let mut one = Reach::default();
+        if is_test_file(&c.path)
+            && let Some(t) = test_at(&c.path, c.line, &workspace)
+        {
+            one.tests.push(t);
+        } else {
+            one = reaching(run, &c.path, c.line, &c.name).await?;
+        }
+        all.followed += one.followed;
+        all.by_name += one.by_name;
+        if all.source.is_empty() {
+            all.source = one.source;
+        }
+        all.gaps.extend(one.gaps);
+        for t in one.tests {
+            if ids.insert(t.id.clone()) {
+                all.tests.push(t);
+            }
+        }
+    }
+    all.tests
+        .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    Ok(all)
+}

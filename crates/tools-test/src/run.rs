@@ -1,0 +1,298 @@
+//! `run`: choose the project and runner from what was asked, run it (see [`crate::exec`]),
+//! read its report, answer counts first and failures after, and keep the answer so the same
+//! call with an `offset` pages it without running the tests again.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tools_core::discovery::ProgramSearch;
+use tools_core::{CallCtx, ToolError, ToolOutput};
+
+use crate::TestShared;
+use crate::answer::{failure_line, headline, paged};
+use crate::args::TestArgs;
+use crate::command::{Targets, plan, read};
+use crate::exec::{Limits, Stopped, run_to_end};
+use crate::runner::{Detected, LANGUAGES, Language, detect, resolve};
+
+/// The answer of the last run, kept for paging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LastRun {
+    /// What was asked: file and ids.
+    pub key: (Option<String>, Option<Vec<String>>),
+    /// The first line.
+    pub head: String,
+    /// One line per failure.
+    pub lines: Vec<String>,
+}
+
+/// The project an id list belongs to: the file part of the first id with one (pytest, go,
+/// vitest/jest ids), else `file`'s, else the workspace root's (cargo's libtest names).
+fn project_for_ids(
+    ids: &[String],
+    file: Option<&Path>,
+    root: &Path,
+) -> Result<Detected, ToolError> {
+    let from_id = ids.iter().find_map(|id| {
+        let (f, _) = id.split_once("::")?;
+        let p = root.join(f);
+        Language::of(&p).filter(|l| *l != Language::Rust).map(|_| p)
+    });
+    match from_id.as_deref().or(file) {
+        Some(p) => crate::runner::project_of(p, root).map(|(_, d)| d),
+        None => detect(root, root, Language::Rust).map_err(|why| {
+            ToolError::invalid(
+                "ids",
+                format!("these ids name no test file, and there is no Cargo project: {why}; pass `file` with the ids"),
+            )
+        }),
+    }
+}
+
+/// The project of the whole workspace: the first language whose runner is configured at
+/// the workspace root.
+fn project_at_root(root: &Path) -> Result<Detected, ToolError> {
+    LANGUAGES
+        .iter()
+        .find_map(|l| detect(root, root, *l).ok().filter(|d| d.root == root))
+        .ok_or_else(|| {
+            ToolError::not_available(
+                "no test runner is configured at the workspace root; pass `file` or `ids` (see `test status`)",
+            )
+        })
+}
+
+/// `run`.
+pub async fn run(
+    ctx: &CallCtx,
+    shared: &TestShared,
+    args: &TestArgs,
+) -> Result<ToolOutput, ToolError> {
+    let ws = ctx.run.workspace().clone();
+    let root = ws.root().to_path_buf();
+    let key = (
+        args.file.clone().or_else(|| {
+            args.changed_since
+                .as_ref()
+                .map(|r| format!("changed since {r}"))
+        }),
+        args.ids.clone(),
+    );
+    let offset = args.offset.unwrap_or(0);
+    let budget = shared.config.answer_bytes;
+    if offset > 0 {
+        let last = shared.last.lock().ok().and_then(|l| l.clone());
+        if let Some(last) = last.filter(|l| l.key == key) {
+            return Ok(ToolOutput::text(paged(
+                &last.head,
+                &last.lines,
+                offset,
+                budget,
+                "failures",
+            )));
+        }
+    }
+    let file = args.file.as_deref().map(|f| ws.resolve(f)).transpose()?;
+    let mut ids = args.ids.clone().filter(|i| !i.is_empty());
+    if let (None, Some(rev)) = (&ids, &args.changed_since) {
+        let changed = crate::changes::changed_since(&ctx.run, rev).await?;
+        let reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
+        if reach.tests.is_empty() {
+            let why = if reach.gaps.is_empty() {
+                "the search was complete".to_string()
+            } else {
+                format!("not complete: {}", reach.gaps.join("; "))
+            };
+            return Ok(ToolOutput::text(format!(
+                "no test reaches the change since {rev} ({} function(s) changed); {why}",
+                changed.len()
+            )));
+        }
+        ids = Some(reach.tests.into_iter().map(|t| t.id).collect());
+    }
+    let (detected, targets) = match (&ids, &file) {
+        (Some(ids), file) => (
+            project_for_ids(ids, file.as_deref(), &root)?,
+            Targets::Ids(ids.clone()),
+        ),
+        (None, Some(f)) => {
+            if !f.is_file() {
+                return Err(ToolError::invalid(
+                    "file",
+                    format!("`{}` is not a file in the workspace", ws.display(f)),
+                ));
+            }
+            let (_, detected) = crate::runner::project_of(f, &root)?;
+            let (items, _) = crate::list::tests_of_file(f, &root)?;
+            let whole_file = crate::listing::is_test_file(f)
+                && matches!(
+                    detected.kind,
+                    crate::runner::RunnerKind::Pytest
+                        | crate::runner::RunnerKind::Vitest
+                        | crate::runner::RunnerKind::Jest
+                );
+            if whole_file {
+                (detected, Targets::File(f.clone(), items))
+            } else if items.is_empty() {
+                return Err(ToolError::invalid(
+                    "file",
+                    format!(
+                        "no test found for `{}` (neither in it nor in a test file naming its module); pass `ids`",
+                        ws.display(f)
+                    ),
+                ));
+            } else if crate::listing::is_test_file(f) {
+                (detected, Targets::File(f.clone(), items))
+            } else {
+                (
+                    detected,
+                    Targets::Ids(items.into_iter().map(|t| t.id).collect()),
+                )
+            }
+        }
+        (None, None) => (project_at_root(&root)?, Targets::All),
+    };
+    let search = ProgramSearch::for_run(&ctx.run);
+    let runner_name = detected.kind.name();
+    let resolved = resolve(detected, &search, shared.config.cargo)
+        .map_err(|why| ToolError::not_available(format!("cannot run {runner_name}: {why}")))?;
+    let runner_name = resolved.detected.kind.name();
+    let state = ctx.run.state_dir()?.join("test");
+    std::fs::create_dir_all(&state)
+        .map_err(|e| ToolError::internal(format!("cannot create the run's test folder: {e}")))?;
+    let n = shared
+        .runs
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let plan = plan(&resolved, &targets, &state, n);
+    let project_root = resolved.detected.root.clone();
+    let mut cmd = tools_core::child_command(&ctx.run, &plan.argv[0]);
+    cmd.args(&plan.argv[1..])
+        .current_dir(&project_root)
+        .env("PATH", search.child_path(&project_root));
+    for (k, v) in &plan.env {
+        cmd.env(k, v);
+    }
+    if let Some(py) = search.project_pythons(&project_root).first()
+        && let Some(venv) = py.path.parent().and_then(Path::parent)
+    {
+        cmd.env("VIRTUAL_ENV", venv);
+    }
+    let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(shared.config.timeout_ms));
+    let limits = Limits {
+        timeout,
+        output_cap: shared.config.max_output_bytes,
+        progress_every: Duration::from_millis(shared.config.progress_ms.max(100)),
+    };
+    ctx.progress
+        .report(0.0, None, Some(format!("starting {runner_name}")));
+    let finished = match run_to_end(ctx, cmd, runner_name, limits).await? {
+        Ok(f) => f,
+        Err(Stopped::TimedOut(t)) => {
+            return Err(ToolError::timed_out(format!(
+                "{runner_name} did not finish within {} s; its whole process tree was killed (raise `timeout_ms`, or run fewer tests)",
+                t.as_secs_f64()
+            )));
+        }
+        Err(Stopped::Cancelled) => {
+            return Err(ToolError::rejected(format!(
+                "the call was cancelled; {runner_name} and its whole process tree were killed"
+            )));
+        }
+    };
+    let report = read(&resolved, &plan, &finished, &root);
+    if let Some(file) = &plan.report_file {
+        // Read once; the run's folder should not grow with every run.
+        let _ = std::fs::remove_file(file);
+    }
+    let cap = shared.config.max_output_bytes;
+    let report = match report {
+        Ok(r) if !r.is_empty() => r,
+        _ if finished.cut => {
+            return Err(ToolError::not_available(format!(
+                "{runner_name}'s output passed the {cap}-byte cap ([test] max_output_bytes) before any result, and the run was stopped; run fewer tests"
+            )));
+        }
+        other => {
+            return Err(nothing_reported(
+                runner_name,
+                &finished,
+                ids.as_deref(),
+                other.err(),
+                &project_root,
+            ));
+        }
+    };
+    let mut head = headline(&report, finished.elapsed, runner_name);
+    if finished.cut {
+        head.push_str(&format!(
+            " (the output passed the {cap}-byte cap and the run was stopped: the counts are partial)"
+        ));
+    }
+    let lines: Vec<String> = report.failures.iter().map(failure_line).collect();
+    let text = paged(&head, &lines, offset, budget, "failures");
+    if let Ok(mut last) = shared.last.lock() {
+        *last = Some(LastRun { key, head, lines });
+    }
+    Ok(ToolOutput::text(text))
+}
+
+/// The error when the runner reported no test at all: an unknown id, a missing runner in
+/// the project's environment, or a runner that failed before running anything.
+fn nothing_reported(
+    runner: &str,
+    finished: &crate::exec::Finished,
+    ids: Option<&[String]>,
+    read_error: Option<String>,
+    project_root: &Path,
+) -> ToolError {
+    let said = format!("{}\n{}", finished.stderr, finished.stdout);
+    if said.contains("No module named pytest") {
+        return ToolError::not_available(
+            "pytest is not installed in the project's environment (No module named pytest); install it there",
+        );
+    }
+    // The runner's own error lines when it printed some, else its last words; paths in
+    // the project shown relative to it.
+    let said = said.replace(&format!("{}/", project_root.display()), "");
+    let lines: Vec<&str> = said
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let errors: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("ERROR") || l.starts_with("error"))
+        .collect();
+    let tail = if errors.is_empty() {
+        lines[lines.len().saturating_sub(3)..].join(" / ")
+    } else {
+        errors.join(" / ")
+    };
+    if let Some(ids) = ids {
+        return ToolError::invalid(
+            "ids",
+            format!(
+                "{runner} ran no test for {}: no such test (`list` with the file shows its ids){}",
+                ids.iter()
+                    .map(|i| format!("`{i}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                // A runner that only ran nothing has nothing to add (its summary and time).
+                if errors.is_empty() {
+                    String::new()
+                } else {
+                    format!("; it said: {}", crate::report::one_line(&tail))
+                }
+            ),
+        );
+    }
+    let code = finished
+        .code
+        .map_or_else(|| "a signal".to_string(), |c| format!("code {c}"));
+    ToolError::not_available(format!(
+        "{runner} exited with {code} and reported no test{}: {}",
+        read_error.map(|e| format!(" ({e})")).unwrap_or_default(),
+        crate::report::one_line(&tail)
+    ))
+}

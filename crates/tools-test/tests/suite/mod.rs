@@ -1,0 +1,94 @@
+//! Shared helpers: a workspace with files, a registry holding the `test` family, and the
+//! answer's first line with its wall time replaced (the one part that varies).
+
+mod bad_input;
+mod cargo;
+mod go;
+mod jest;
+mod pytest;
+mod reach;
+mod status;
+mod vitest;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tools_core::{CallError, Registry, RegistryBuilder, Run, RunOptions, Surface, ToolOutput};
+
+pub struct Ws {
+    pub dir: tempfile::TempDir,
+    pub registry: Arc<Registry>,
+}
+
+impl Ws {
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+    pub async fn call(&self, args: Value) -> Result<ToolOutput, CallError> {
+        self.registry.call(Surface::FULL, "test", args).await
+    }
+    /// The answer's text, with `in 1.2 s` replaced by `in T s`.
+    pub async fn ok(&self, args: Value) -> String {
+        match self.call(args.clone()).await {
+            Ok(o) => without_time(&o.text),
+            Err(e) => panic!("test {args} failed: {e}"),
+        }
+    }
+    pub async fn err(&self, args: Value) -> String {
+        match self.call(args.clone()).await {
+            Ok(o) => panic!("test {args} succeeded: {}", o.text),
+            Err(e) => e.to_string(),
+        }
+    }
+    pub async fn close(self) {
+        self.registry.run().close().await;
+    }
+}
+
+/// `text` with the wall time of its first line replaced by `T`.
+pub fn without_time(text: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if let Some(first) = lines.first_mut()
+        && let Some(i) = first.find(" in ")
+        && let Some(j) = first[i..].find(" s — ")
+    {
+        *first = format!("{} in T{}", &first[..i], &first[i + j..]);
+    }
+    lines.join("\n")
+}
+
+pub fn write_files(root: &Path, files: &[(&str, &str)]) {
+    for (p, text) in files {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// A trusted workspace holding `files`, with `config` as its `agent-tools.toml`.
+pub fn workspace(files: &[(&str, &str)]) -> Ws {
+    workspace_with(files, true, "")
+}
+
+pub fn workspace_with(files: &[(&str, &str)], trusted: bool, config: &str) -> Ws {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), files);
+    if !config.is_empty() {
+        std::fs::write(dir.path().join("agent-tools.toml"), config).unwrap();
+    }
+    let mut opts = RunOptions::at(dir.path()).unwrap();
+    opts.trusted = trusted;
+    let run = Run::new(opts).unwrap();
+    let family = tools_test::family(&run).unwrap().unwrap();
+    let registry = RegistryBuilder::new(run).family(family).build().unwrap();
+    Ws { dir, registry }
+}
+
+pub fn run_args(extra: Value) -> Value {
+    let mut args = json!({"action": "run"});
+    if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
+        a.extend(e.clone());
+    }
+    args
+}

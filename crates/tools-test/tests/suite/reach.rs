@@ -1,0 +1,134 @@
+//! The tests that reach a symbol, followed through pyright's references and the functions
+//! around each use, and found by name where the server sees no use (a `getattr`).
+
+use serde_json::json;
+use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+    ),
+    (
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    ),
+    (
+        "ops.py",
+        "from calc import sub\n\n\ndef twice_the_gap(a, b):\n    return 2 * sub(a, b)\n",
+    ),
+    (
+        "tests/test_calc.py",
+        "from calc import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n",
+    ),
+    (
+        "tests/test_dynamic.py",
+        "import calc\n\n\ndef test_looked_up():\n    assert getattr(calc, \"sub\")(2, 2) == 0\n",
+    ),
+    (
+        "tests/test_ops.py",
+        "from ops import twice_the_gap\n\n\ndef test_twice_the_gap():\n    assert twice_the_gap(3, 1) == 4\n",
+    ),
+];
+
+#[tokio::test]
+async fn the_tests_reaching_a_function_include_those_through_its_callers() {
+    if tools_core::testing::require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    super::write_files(dir.path(), FILES);
+    std::fs::write(
+        dir.path().join("agent-tools.toml"),
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write = true\non_write_ms = 60000\n",
+    )
+    .unwrap();
+    let mut opts = RunOptions::at(dir.path()).unwrap();
+    opts.trusted = true;
+    let run = Run::new(opts).unwrap();
+    let mut builder = RegistryBuilder::new(run.clone());
+    builder = builder.family(tools_fs::family(&run));
+    for family in [
+        tools_lsp::family(&run).unwrap(),
+        tools_ast::family(&run).unwrap(),
+        tools_test::family(&run).unwrap(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        builder = builder.family(family);
+    }
+    let registry = builder.build().unwrap();
+    let args = json!({"action": "list", "file": "calc.py", "line": 5, "symbol": "sub"});
+    let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+    assert_eq!(
+        out.text,
+        "3 tests reach `sub` at calc.py:5 (2 symbols followed through pyright-langserver references; 1 found by name in the tests' text)\n\
+         tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
+         tests/test_dynamic.py:4 tests/test_dynamic.py::test_looked_up\n\
+         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap"
+    );
+    let args = json!({"action": "list", "file": "calc.py", "line": 1, "symbol": "add"});
+    let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+    assert_eq!(
+        out.text,
+        "1 test reach `add` at calc.py:1 (1 symbol followed through pyright-langserver references)\n\
+         tests/test_calc.py:4 tests/test_calc.py::test_add"
+    );
+    // The change since the last commit: `sub` now adds.
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "-m",
+        "start",
+    ]);
+    // The write's own answer names the tests its change reaches.
+    let args =
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"});
+    let out = registry.call(Surface::FULL, "edit", args).await.unwrap();
+    let tests = out.sections.iter().find(|s| s.title == "tests").unwrap();
+    assert_eq!(
+        tests.body,
+        "3 tests reach the uncommitted changes to `sub` in the written files; run them with `test run` and `changed_since: \"HEAD\"`\n\
+         tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
+         tests/test_dynamic.py:4 tests/test_dynamic.py::test_looked_up\n\
+         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap"
+    );
+    let args = json!({"action": "list", "changed_since": "HEAD"});
+    let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+    assert_eq!(
+        out.text,
+        "3 tests reach the change since HEAD (1 function changed: `sub`) (2 symbols followed through pyright-langserver references; 1 found by name in the tests' text)\n\
+         tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
+         tests/test_dynamic.py:4 tests/test_dynamic.py::test_looked_up\n\
+         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap"
+    );
+    if tools_core::testing::require_binary("pytest", "pytest").is_some() {
+        let args = json!({"action": "run", "changed_since": "HEAD"});
+        let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+        assert_eq!(
+            super::without_time(&out.text),
+            "0 passed, 3 failed, 0 skipped in T s — pytest\n\
+             tests/test_calc.py:9 tests/test_calc.py::test_sub — assert 4 == 2\n\
+             tests/test_dynamic.py:5 tests/test_dynamic.py::test_looked_up — AssertionError: assert 4 == 0\n\
+             tests/test_ops.py:5 tests/test_ops.py::test_twice_the_gap — assert 8 == 4"
+        );
+    }
+    run.close().await;
+}
