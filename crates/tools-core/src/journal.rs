@@ -27,13 +27,15 @@ pub(crate) use format::{Entry, NewState, OldState};
 use crate::ToolError;
 
 /// Where the journals of the workspace at `root` (canonical) live. `None` when no state
-/// folder can be named (no `XDG_STATE_HOME` and no `HOME`).
+/// folder can be named (no `XDG_STATE_HOME`, no `HOME`, and no `LOCALAPPDATA` as on Windows).
 pub fn journal_dir(root: &Path) -> Option<PathBuf> {
     let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(p) if Path::new(&p).is_absolute() => PathBuf::from(p),
-        _ => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?)
-            .join(".local")
-            .join("state"),
+        _ => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(home) => PathBuf::from(home).join(".local").join("state"),
+            // Windows names no HOME: the user's own local application data folder.
+            None => PathBuf::from(std::env::var_os("LOCALAPPDATA").filter(|v| !v.is_empty())?),
+        },
     };
     Some(
         base.join("agent-tools")
@@ -106,8 +108,9 @@ impl Journal {
                 "could not record the change in the journal ({what}); no file was changed"
             ))
         };
-        let dir = journal_dir(root)
-            .ok_or_else(|| failed("neither XDG_STATE_HOME nor HOME names a state folder".into()))?;
+        let dir = journal_dir(root).ok_or_else(|| {
+            failed("none of XDG_STATE_HOME, HOME and LOCALAPPDATA names a state folder".into())
+        })?;
         Self::begin_in(&dir, root, entries)
     }
 
@@ -179,10 +182,14 @@ impl Journal {
     /// folder, so a live run's marker or another change's journal keeps it, and a writer
     /// that made the folder just before finds it gone and makes it again.
     pub(crate) fn finish(self) {
-        if let Err(e) = std::fs::remove_file(&self.path) {
-            tracing::warn!(journal = %self.path.display(), error = %e, "could not remove a finished journal");
+        let Journal { path, _file: file } = self;
+        if let Err(e) = std::fs::remove_file(&path) {
+            tracing::warn!(journal = %path.display(), error = %e, "could not remove a finished journal");
         }
-        if let Some(dir) = self.path.parent() {
+        // Closed before its folder is removed: on Windows a removed file that is still open
+        // keeps its name (and so its folder) until its last handle closes.
+        drop(file);
+        if let Some(dir) = path.parent() {
             let _ = std::fs::remove_dir(dir);
         }
     }

@@ -34,13 +34,15 @@ pub(crate) use os::fs::{
     is_path_like, is_superuser, link_count, lock_exclusive, os_str_bytes, os_string_from_bytes,
     owned_by_us, probe_file_options, program_file_names,
 };
-pub(crate) use os::jail::{Dir, entry_of, is_link_or_not_folder, set_owner_and_mode};
+pub(crate) use os::jail::{
+    Dir, entry_of, is_link_or_not_folder, reserved_name, set_owner_and_mode,
+};
 pub(crate) use os::process::{
     ask_group_to_stop, detach_watchdog, exit_watchdog, fork_watchdog, group_alive, kill_group,
     kill_process, kill_self_now, own_tree_dying_with_us, reap_exited, signal_group, tree_forgotten,
     tree_started,
 };
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub(crate) use os::procs::process;
 pub(crate) use os::procs::{all_processes, become_subreaper};
 pub use proc_stat::{ProcStat, parse_stat};
