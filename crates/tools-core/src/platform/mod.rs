@@ -7,7 +7,8 @@
 //! The rest of the crate calls only the small functions and types re-exported here; `cfg`
 //! on an OS appears nowhere else. The workspace's other crates call only the few public
 //! ones: [`kill_leftover`], [`exit_signal`], [`resident_bytes`], [`return_freed_memory`],
-//! [`Terminal`], [`tree_processes`] (what a child's tree holds in memory), and for files
+//! [`Terminal`], [`tree_processes`] (what a child's tree holds in memory), [`StopRequests`]
+//! (SIGTERM, SIGINT, SIGHUP; the console's Ctrl-C and closing on Windows), and for files
 //! [`make_own_private_dir`], [`private_file_options`], [`link_file`], [`make_executable`]
 //! and [`same_file`].
 //! Where an OS has no equivalent of a facility yet, its function answers an `Unsupported`
@@ -51,6 +52,7 @@ pub use proc_stat::{ProcStat, parse_stat};
 pub use os::fs::{link_file, make_executable, private_file_options};
 pub use os::memory::{resident_bytes, return_freed_memory};
 pub use os::process::{exit_signal, kill_leftover};
+pub use os::stop::StopRequests;
 pub use os::terminal::Terminal;
 pub use os::tree_memory::tree_processes;
 
