@@ -11,6 +11,9 @@
 //!   a failure (the tests themselves also fail on one). `--matrix` (always on under
 //!   `CI=true`) adds the feature matrix: the facade with no default features and with each
 //!   single feature, and every tool crate on its own (all targets built, unit tests run).
+//!   Its `wine` step runs the Windows build under Wine: tools-core's, tools-fs's and
+//!   tools-ast's tests and an MCP round trip with `agent-tools.exe` (see [`wine`]); `wine`
+//!   runs that step alone.
 //! - `lint` checks the code's habits: formatting, clippy with warnings denied, rustdoc with
 //!   warnings denied, no unused dependency, and the tidy rules (module docs, lint
 //!   inheritance, gated test hooks, private crate modules, file lengths). `test` runs the
@@ -38,6 +41,7 @@ mod soak;
 mod stamp;
 mod test_gate;
 mod tidy;
+mod wine;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -249,6 +253,9 @@ fn test(args: &[String]) -> Result {
     if let Err(e) = steps.run("fuzz smoke", fuzz::test_smoke) {
         failures.push(e);
     }
+    if let Err(e) = steps.run("wine", wine::run) {
+        failures.push(e);
+    }
     if with_matrix {
         let started = std::time::Instant::now();
         let matrix_failures = matrix(&log);
@@ -299,8 +306,9 @@ fn main() -> ExitCode {
         Some("lint") => lint::lint(&args[1..]),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("soak") => soak::soak(&args[1..]),
+        Some("wine") => setup::setup().and_then(|()| wine::run()),
         _ => Err(
-            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY... | --smoke | peer] | fuzz [--smoke] [--seconds N] [TARGET...] | soak [--minutes N]"
+            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY... | --smoke | peer] | fuzz [--smoke] [--seconds N] [TARGET...] | soak [--minutes N] | wine"
                 .into(),
         ),
     };

@@ -351,7 +351,7 @@ mod tests {
                     .strip_prefix(root)
                     .unwrap()
                     .to_string_lossy()
-                    .into_owned()
+                    .replace('\\', "/")
             })
             .collect();
         // A fresh walk stats nothing: the search finds big.py too large when it opens it.
@@ -366,10 +366,16 @@ mod tests {
     /// Sets `path`'s mtime `secs` seconds into the past.
     fn age(path: &Path, secs: u64) {
         let when = SystemTime::now() - std::time::Duration::from_secs(secs);
-        std::fs::File::open(path)
-            .unwrap()
-            .set_modified(when)
-            .unwrap();
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        // Windows sets times only through a handle that may write attributes, and opens a
+        // folder only with FILE_FLAG_BACKUP_SEMANTICS.
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            options.access_mode(0x100).custom_flags(0x0200_0000);
+        }
+        options.open(path).unwrap().set_modified(when).unwrap();
     }
 
     #[test]

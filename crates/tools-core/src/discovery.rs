@@ -410,15 +410,20 @@ impl ProgramSearch {
 
 #[cfg(test)]
 mod tests {
+    // Programs are found by their mode bits here; on Windows by `PATHEXT`.
+    #[cfg(unix)]
     use super::*;
+    #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt;
 
+    #[cfg(unix)]
     fn exe(p: &Path) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
+    #[cfg(unix)]
     #[test]
     fn trusted_runs_prefer_project_folders_untrusted_runs_never_use_them() {
         let dir = tempfile::tempdir().unwrap();
@@ -463,6 +468,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_server_cache_comes_after_path_and_skips_installs_in_progress() {
         let dir = tempfile::tempdir().unwrap();
@@ -504,6 +510,7 @@ mod tests {
         assert!(trusted.find("planted-server", &ws).is_ok());
     }
 
+    #[cfg(unix)]
     #[test]
     fn untrusted_runs_drop_path_entries_inside_the_workspace_and_relative_ones() {
         let dir = tempfile::tempdir().unwrap();

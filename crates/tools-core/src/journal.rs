@@ -99,8 +99,9 @@ impl Journal {
                 "could not record the change in the journal ({what}); no file was changed"
             ))
         };
-        let dir = journal_dir(root)
-            .ok_or_else(|| failed("neither XDG_STATE_HOME nor HOME names a state folder".into()))?;
+        let dir = journal_dir(root).ok_or_else(|| {
+            failed("none of XDG_STATE_HOME, HOME and LOCALAPPDATA names a state folder".into())
+        })?;
         Self::begin_in(&dir, root, entries)
     }
 
@@ -172,10 +173,14 @@ impl Journal {
     /// folder, so a live run's marker or another change's journal keeps it, and a writer
     /// that made the folder just before finds it gone and makes it again.
     pub(crate) fn finish(self) {
-        if let Err(e) = std::fs::remove_file(&self.path) {
-            tracing::warn!(journal = %self.path.display(), error = %e, "could not remove a finished journal");
+        let Journal { path, _file: file } = self;
+        if let Err(e) = std::fs::remove_file(&path) {
+            tracing::warn!(journal = %path.display(), error = %e, "could not remove a finished journal");
         }
-        if let Some(dir) = self.path.parent() {
+        // Closed before its folder is removed: on Windows a removed file that is still open
+        // keeps its name (and so its folder) until its last handle closes.
+        drop(file);
+        if let Some(dir) = path.parent() {
             let _ = std::fs::remove_dir(dir);
         }
     }

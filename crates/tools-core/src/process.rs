@@ -300,13 +300,18 @@ impl Drop for ChildProcess {
 
 #[cfg(test)]
 mod tests {
+    // `sleep`, `sh` and the process listing are Unix's; on Windows the tree of a child in
+    // its Job Object is tested in the platform layer (`platform/windows/process.rs`).
+    #[cfg(unix)]
     use super::*;
 
     /// Whether `pid` runs (exists and is not a zombie).
+    #[cfg(unix)]
     fn running(pid: i32) -> bool {
         crate::platform::process(pid).is_some_and(|p| !p.zombie)
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_child_outlives_the_short_lived_thread_that_started_it() {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -343,6 +348,7 @@ mod tests {
         assert!(!running(pid));
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_run_at_its_child_cap_refuses_one_more_until_one_ends() {
         let dir = tempfile::tempdir().unwrap();
@@ -366,6 +372,7 @@ mod tests {
         run.close().await;
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn every_line_written_to_stderr_is_read_once_the_child_has_exited() {
         let dir = tempfile::tempdir().unwrap();

@@ -24,7 +24,8 @@ use crate::safe_write::{
 pub struct RunMarker {
     /// `None` once abandoned (a test playing a killed run).
     path: Option<PathBuf>,
-    _file: File,
+    /// Held (and locked) for the run's life; closed once the mark is removed.
+    file: Option<File>,
 }
 
 impl RunMarker {
@@ -39,6 +40,9 @@ impl Drop for RunMarker {
     fn drop(&mut self) {
         if let Some(p) = &self.path {
             let _ = std::fs::remove_file(p);
+            // Closed before the folder is checked: on Windows the removed mark keeps its
+            // name until its last handle closes.
+            self.file.take();
             if let Some(dir) = p.parent() {
                 let _ = remove_if_idle(dir);
             }
@@ -62,10 +66,12 @@ fn remove_if_idle(dir: &Path) -> bool {
                 .all(|i| i.file_name() == std::ffi::OsStr::new(LOCK_NAME))
         })
         .unwrap_or(false);
-    let gone =
-        only_lock && std::fs::remove_file(&lock_path).is_ok() && std::fs::remove_dir(dir).is_ok();
+    let unlinked = only_lock && std::fs::remove_file(&lock_path).is_ok();
+    // Closed before the folder is removed: on Windows a removed file that is still open
+    // keeps its name (and so its folder) until its last handle closes. A run that takes the
+    // lock meanwhile finds it unlinked and starts over, as above.
     drop(lock);
-    gone
+    unlinked && std::fs::remove_dir(dir).is_ok()
 }
 
 const LOCK_NAME: &str = "recover.lock";
@@ -278,7 +284,7 @@ fn make_marker(dir: &Path) -> std::io::Result<RunMarker> {
     lock_exclusive(&file, true)?;
     Ok(RunMarker {
         path: Some(path),
-        _file: file,
+        file: Some(file),
     })
 }
 

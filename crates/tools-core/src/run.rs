@@ -369,8 +369,12 @@ impl Run {
 
 #[cfg(test)]
 mod tests {
+    // Both plant Unix facts (a process group made with `setpgid`, mode bits); the kill of a
+    // Windows child tree through its Job Object is tested in `platform/windows/process.rs`.
+    #[cfg(unix)]
     use super::*;
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn close_kills_registered_groups_and_runs_hooks() {
         let dir = tempfile::tempdir().unwrap();
@@ -394,6 +398,7 @@ mod tests {
         assert_eq!(*run.state(|| 9u32), 7);
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn state_dir_is_private_and_removed_on_close() {
         use std::os::unix::fs::PermissionsExt;

@@ -94,6 +94,10 @@ pub enum FileError {
     /// The file was replaced by another one between two steps of the same operation.
     #[error("was replaced by another file while it was being accessed; nothing was written")]
     Replaced,
+    /// A name on the path is one this OS reads as something else (on Windows a device
+    /// name such as `CON` or `aux.txt`, a trailing dot, a `:`).
+    #[error("cannot be used: `{0}` {1}; nothing was read or written")]
+    ReservedName(String, &'static str),
     /// The path is not inside the workspace root.
     #[error("is outside the workspace")]
     Outside,
@@ -115,6 +119,7 @@ impl FileError {
             | FileError::ReadOnly(_)
             | FileError::NotWritable(_)
             | FileError::TooLarge { .. }
+            | FileError::ReservedName(..)
             | FileError::Outside => ToolError::invalid("path", msg),
             FileError::Symlink | FileError::PathSwapped(_) | FileError::Replaced => {
                 ToolError::rejected(msg)
@@ -433,3 +438,5 @@ impl Drop for TempFile<'_> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_windows;

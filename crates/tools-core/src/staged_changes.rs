@@ -364,7 +364,9 @@ impl StagedChanges {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     struct FailOn(std::sync::atomic::AtomicUsize, usize);
+    #[cfg(unix)]
     impl WriteFaults for FailOn {
         fn before_write(&self, _path: &Path) -> std::io::Result<()> {
             let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
@@ -430,6 +432,7 @@ mod tests {
         assert!(tiny.stage("x", "edit", staged(d.path(), &["d"])).is_err());
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_file_whose_name_is_not_utf8_is_written_byte_exactly() {
         use std::os::unix::ffi::OsStrExt;
@@ -463,6 +466,7 @@ mod tests {
         assert_eq!(names, vec![b"caf\xe9.py".to_vec(), b"plain.py".to_vec()]);
     }
 
+    #[cfg(unix)]
     #[test]
     fn failed_write_restores_everything() {
         use std::os::unix::fs::PermissionsExt;

@@ -303,36 +303,14 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
     }
 }
 
-/// Resolves with the signal number when SIGTERM, SIGINT or SIGHUP arrives. The caller then
-/// closes its run (every process group it started is killed) and exits. If the handlers
-/// cannot be installed, it never resolves (the default actions stay in place).
+/// Resolves with the signal number when SIGTERM, SIGINT or SIGHUP arrives (on Windows the
+/// console's Ctrl-C, Ctrl-Break or closing, under the same numbers). The caller then closes
+/// its run (every process tree it started is killed) and exits. If the handlers cannot be
+/// installed, it never resolves (the default actions stay in place).
 async fn termination_signal() -> i32 {
-    use tokio::signal::unix::{Signal, SignalKind, signal};
-    // The numbers are the same on every Linux architecture.
-    const SIGHUP: i32 = 1;
-    const SIGINT: i32 = 2;
-    const SIGTERM: i32 = 15;
-    async fn next(s: &mut Option<Signal>) {
-        match s {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    }
-    let install = |kind: SignalKind, number: i32| {
-        signal(kind)
-            .map_err(|e| tracing::warn!("cannot handle signal {number}: {e}"))
-            .ok()
-    };
-    let mut term = install(SignalKind::terminate(), SIGTERM);
-    let mut int = install(SignalKind::interrupt(), SIGINT);
-    let mut hup = install(SignalKind::hangup(), SIGHUP);
-    let number = tokio::select! {
-        _ = next(&mut term) => SIGTERM,
-        _ = next(&mut int) => SIGINT,
-        _ = next(&mut hup) => SIGHUP,
-    };
+    let number = tools_core::platform::StopRequests::install(true)
+        .recv()
+        .await;
     tracing::info!("signal {number} received: closing the run");
     number
 }

@@ -1,5 +1,6 @@
 //! Shared helpers for the suite.
 
+#[cfg(unix)]
 mod accept_safety;
 mod bounds;
 mod budget;

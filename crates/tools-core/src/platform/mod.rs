@@ -7,7 +7,8 @@
 //! The rest of the crate calls only the small functions and types re-exported here; `cfg`
 //! on an OS appears nowhere else. The workspace's other crates call only the few public
 //! ones: [`kill_leftover`], [`exit_signal`], [`resident_bytes`], [`return_freed_memory`],
-//! [`Terminal`], [`tree_processes`] (what a child's tree holds in memory), and for files
+//! [`Terminal`], [`tree_processes`] (what a child's tree holds in memory), [`StopRequests`]
+//! (SIGTERM, SIGINT, SIGHUP; the console's Ctrl-C and closing on Windows), and for files
 //! [`make_own_private_dir`], [`private_file_options`], [`link_file`], [`make_executable`]
 //! and [`same_file`].
 //! Where an OS has no equivalent of a facility yet, its function answers an `Unsupported`
@@ -41,13 +42,15 @@ pub(crate) use os::fs::{
     is_path_like, is_superuser, link_count, lock_exclusive, os_str_bytes, os_string_from_bytes,
     owned_by_us, probe_file_options, program_file_names,
 };
-pub(crate) use os::jail::{Dir, entry_of, is_link_or_not_folder, set_owner_and_mode};
+pub(crate) use os::jail::{
+    Dir, entry_of, is_link_or_not_folder, reserved_name, set_owner_and_mode,
+};
 pub(crate) use os::process::{
     ask_group_to_stop, detach_watchdog, exit_watchdog, fork_watchdog, group_alive, kill_group,
     kill_process, kill_self_now, own_tree_dying_with_us, reap_exited, signal_group, tree_forgotten,
     tree_started,
 };
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub(crate) use os::procs::process;
 pub(crate) use os::procs::{all_processes, become_subreaper};
 pub use path_key::{CASE_INSENSITIVE, key_in, path_key, split_case_folded, within_root};
@@ -60,6 +63,7 @@ pub use user_dirs::{
 pub use os::fs::{link_file, make_executable, private_file_options};
 pub use os::memory::{resident_bytes, return_freed_memory};
 pub use os::process::{exit_signal, kill_leftover};
+pub use os::stop::StopRequests;
 pub use os::terminal::Terminal;
 pub use os::tree_memory::tree_processes;
 

@@ -31,6 +31,15 @@ pub(crate) fn open_parent(
             _ => return Err(FileError::Outside),
         }
     }
+    if let Some((name, why)) = names
+        .iter()
+        .find_map(|n| crate::platform::reserved_name(n).map(|why| (n, why)))
+    {
+        return Err(FileError::ReservedName(
+            name.to_string_lossy().into_owned(),
+            why,
+        ));
+    }
     let Some(file_name) = names.pop() else {
         return Err(FileError::Directory);
     };

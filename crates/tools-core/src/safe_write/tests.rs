@@ -1,4 +1,5 @@
 //! The safe writer on real files: modes, links, special files, planted links, cleanup.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -1,10 +1,13 @@
 //! Files keep what they were: line endings, BOM, mode, hard links; read-only is refused.
 
+#[cfg(unix)]
 use std::os::unix::fs::MetadataExt;
 
 use serde_json::json;
 
-use super::{Ws, mode, set_mode};
+use super::Ws;
+#[cfg(unix)]
+use super::{mode, set_mode};
 
 #[tokio::test]
 async fn edit_and_apply_patch_keep_crlf_and_bom() {
@@ -61,6 +64,7 @@ async fn a_file_with_mixed_line_endings_is_edited_byte_for_byte() {
     );
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn modes_are_kept_and_new_files_follow_the_umask() {
     let ws = Ws::new();
@@ -100,6 +104,7 @@ async fn modes_are_kept_and_new_files_follow_the_umask() {
     assert_eq!(ws.names("."), ["added.txt", "bin", "new.txt"]);
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn hard_links_stay_linked_and_read_only_files_are_refused() {
     let ws = Ws::new();

@@ -2,7 +2,11 @@
 
 mod concurrency;
 mod conventions;
+// FIFOs, Unix links and a file-size limit; Windows has its own refusals to check.
+#[cfg(unix)]
 mod hostile;
+#[cfg(windows)]
+mod hostile_windows;
 mod preview;
 mod properties;
 mod symbol_bodies;
@@ -58,11 +62,13 @@ impl Ws {
     }
 }
 
+#[cfg(unix)]
 pub fn mode(p: &std::path::Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
 }
 
+#[cfg(unix)]
 pub fn set_mode(p: &std::path::Path, m: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();

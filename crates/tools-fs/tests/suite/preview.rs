@@ -152,6 +152,7 @@ async fn a_previewed_patch_is_rejected_whole_when_one_file_changed() {
     assert!(!ws.path("gone.txt").exists());
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn bad_previews_are_clear_errors_and_stage_nothing() {
     let ws = Ws::new();
@@ -223,6 +224,7 @@ async fn bad_previews_are_clear_errors_and_stage_nothing() {
     assert_eq!(change_id(&out), "change_2");
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn a_previewed_move_keeps_the_files_mode_when_accepted() {
     let ws = Ws::new();

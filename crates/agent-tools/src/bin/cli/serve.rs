@@ -343,7 +343,8 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, ToolError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Two futures over SIGINT and SIGTERM: the first resolves on the first signal, the second
+/// Two futures over SIGINT and SIGTERM (the console's Ctrl-C and Ctrl-Break on Windows):
+/// the first resolves on the first signal, the second
 /// on the one after. The handlers are installed when this is called, not when a future is
 /// first polled: a signal right after the "serving" line must drain the server, not kill
 /// it with the default action.
@@ -351,29 +352,11 @@ fn stop_signals() -> (
     impl std::future::Future<Output = ()> + Send + 'static,
     impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    use tokio::signal::unix::{Signal, SignalKind, signal};
-    let install = |kind: SignalKind, name: &str| {
-        signal(kind)
-            .map_err(|e| tracing::error!("cannot watch {name}: {e}"))
-            .ok()
-    };
-    let mut term = install(SignalKind::terminate(), "SIGTERM");
-    let mut int = install(SignalKind::interrupt(), "SIGINT");
+    let mut requests = tools_core::platform::StopRequests::install(false);
     let (count, seen) = tokio::sync::watch::channel(0u32);
     tokio::spawn(async move {
-        async fn next(s: &mut Option<Signal>) {
-            match s {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        }
         loop {
-            tokio::select! {
-                _ = next(&mut term) => {}
-                _ = next(&mut int) => {}
-            }
+            requests.recv().await;
             count.send_modify(|n| *n += 1);
         }
     });

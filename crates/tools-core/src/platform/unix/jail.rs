@@ -229,6 +229,12 @@ pub(crate) fn is_link_or_not_folder(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR))
 }
 
+/// Why `name` cannot be a file's name here: never on Unix, where every name but `/` and
+/// NUL (which never reach a single component) is a file's own.
+pub(crate) fn reserved_name(_name: &OsStr) -> Option<&'static str> {
+    None
+}
+
 /// `fstat` of an open file.
 pub(crate) fn entry_of(file: &File) -> io::Result<Entry> {
     let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();

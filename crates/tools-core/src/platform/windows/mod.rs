@@ -5,5 +5,6 @@ pub(crate) mod jail;
 pub(crate) mod memory;
 pub(crate) mod process;
 pub(crate) mod procs;
+pub(crate) mod stop;
 pub(crate) mod terminal;
 pub(crate) mod tree_memory;

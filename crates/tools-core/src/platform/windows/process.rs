@@ -189,3 +189,92 @@ pub fn kill_leftover(pid: i32) {
         CloseHandle(process);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// How many processes of the child `pgid`'s job are alive.
+    fn active_processes(pgid: i32) -> u32 {
+        let jobs = JOBS.lock().unwrap();
+        let job = jobs.as_ref().and_then(|j| j.get(&pgid)).unwrap();
+        let mut info = JOBOBJECT_BASIC_ACCOUNTING_INFORMATION::default();
+        // SAFETY: `info` is a valid out-buffer of the size given.
+        let ok = unsafe {
+            QueryInformationJobObject(
+                job.0,
+                JobObjectBasicAccountingInformation,
+                (&raw mut info).cast(),
+                std::mem::size_of::<JOBOBJECT_BASIC_ACCOUNTING_INFORMATION>() as u32,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_ne!(ok, 0);
+        info.ActiveProcesses
+    }
+
+    /// Waits up to five seconds for `done`.
+    fn eventually(mut done: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if done() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// A child that starts a grandchild, both waiting on the same open stdin for ever.
+    fn tree() -> (tokio::process::Child, i32) {
+        let mut cmd = tokio::process::Command::new("cmd");
+        cmd.args(["/Q", "/C", "cmd /Q /K"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null());
+        own_tree_dying_with_us(&mut cmd);
+        let child = cmd.spawn().unwrap();
+        tree_started(&child).unwrap();
+        let pid = child.id().unwrap() as i32;
+        (child, pid)
+    }
+
+    #[tokio::test]
+    async fn a_child_tree_lives_in_its_job_and_is_ended_with_it() {
+        let (mut child, pid) = tree();
+        assert!(
+            eventually(|| active_processes(pid) == 2),
+            "the grandchild did not join the job: {} processes",
+            active_processes(pid)
+        );
+        assert!(group_alive(pid));
+        kill_group(pid);
+        let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(status.code(), Some(1), "ended by the job's exit code");
+        assert!(
+            eventually(|| !group_alive(pid)),
+            "the grandchild outlived the job"
+        );
+        assert_eq!(active_processes(pid), 0);
+        tree_forgotten(pid);
+        assert!(!group_alive(pid), "a forgotten tree has no job left");
+    }
+
+    #[tokio::test]
+    async fn a_forgotten_tree_is_ended_when_its_job_is_closed() {
+        let (mut child, pid) = tree();
+        assert!(eventually(|| active_processes(pid) == 2));
+        // Closing the last handle to a kill-on-close job is what ends the tree when this
+        // process dies, however it dies.
+        // Without the job's end the tree would wait on its open stdin for ever.
+        tree_forgotten(pid);
+        tokio::time::timeout(Duration::from_secs(5), child.wait())
+            .await
+            .expect("the tree outlived its closed job")
+            .unwrap();
+    }
+}

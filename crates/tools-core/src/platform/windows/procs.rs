@@ -14,12 +14,6 @@ pub(crate) fn all_processes() -> io::Result<Vec<ProcStat>> {
     ))
 }
 
-/// Never known on Windows (see [`all_processes`]).
-#[cfg(test)]
-pub(crate) fn process(_pid: i32) -> Option<ProcStat> {
-    None
-}
-
 /// Orphans cannot be adopted on Windows; the Job Objects keep them in their tree instead.
 pub(crate) fn become_subreaper() -> io::Result<()> {
     Err(io::Error::new(

@@ -1,0 +1,75 @@
+"""The Windows build of agent-tools, driven under Wine over stdio by the official MCP Python
+SDK: `tools/list`, then a `write`, a `read` and an `ast_grep` of the same file, each answer
+checked exactly. Run by `cargo xtask test`'s `wine` step:
+
+    python wine_round_trip.py WINE64 AGENT_TOOLS_EXE
+
+WINEPREFIX and WINEDEBUG come from the environment. The workspace is a fresh folder on the
+Linux side, handed to the program as Wine sees it (drive Z: is the Linux root).
+"""
+
+import asyncio
+import os
+import sys
+import tempfile
+
+from mcp import Client, StdioServerParameters
+
+# The tools of the Windows build (every family but `eval`, whose kernels are not ported).
+EXPECTED_TOOLS = [
+    "apply_patch",
+    "ast_edit",
+    "ast_grep",
+    "debug",
+    "edit",
+    "lsp",
+    "lsp_rename",
+    "read",
+    "resolve",
+    "write",
+]
+CONTENT = "def main():\n    print('hi')\n"
+WRITE_ANSWER = "Created src/app.py (2 lines, 28 bytes)."
+READ_ANSWER = "     1\tdef main():\n     2\t    print('hi')\n"
+AST_GREP_ANSWER = "1 match(es) in 1 file(s) for `print($X)` (python)\n\nsrc/app.py:2:5  print('hi')\n    $X = 'hi'"
+
+
+def text(result) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+
+
+async def round_trip(wine64: str, exe: str, root: str) -> list:
+    """The answers, in order, as (what, got, want); compared once the server has closed."""
+    windows_root = "Z:" + root.replace("/", "\\")
+    params = StdioServerParameters(
+        command=wine64,
+        args=[exe, "mcp", "--root", windows_root, "--surface", "full"],
+        env=dict(os.environ),
+    )
+    answers = []
+    async with Client(params) as c:
+        names = sorted(t.name for t in (await c.list_tools()).tools)
+        answers.append(("tools/list", names, EXPECTED_TOOLS))
+        r = await c.call_tool("write", {"path": "src/app.py", "content": CONTENT})
+        answers.append(("write", (r.is_error, text(r)), (False, WRITE_ANSWER)))
+        r = await c.call_tool("read", {"path": "src/app.py"})
+        answers.append(("read", (r.is_error, text(r)), (False, READ_ANSWER)))
+        r = await c.call_tool("ast_grep", {"pattern": "print($X)", "language": "python"})
+        answers.append(("ast_grep", (r.is_error, text(r)), (False, AST_GREP_ANSWER)))
+    with open(os.path.join(root, "src", "app.py"), "rb") as f:
+        answers.append(("the file on disk", f.read().decode(), CONTENT))
+    return answers
+
+
+def main() -> None:
+    wine64, exe = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory(prefix="agent-tools-wine-") as root:
+        answers = asyncio.run(round_trip(wine64, exe, os.path.realpath(root)))
+    wrong = [f"{what}:\n  got:  {got!r}\n  want: {want!r}" for what, got, want in answers if got != want]
+    if wrong:
+        sys.exit("wine round trip: wrong answers\n" + "\n".join(wrong))
+    print("wine round trip: tools/list, write, read and ast_grep answered as expected")
+
+
+if __name__ == "__main__":
+    main()
