@@ -22,8 +22,19 @@ use crate::Run;
 use crate::process::is_executable;
 use crate::trust::skipped_line;
 
-/// The project-local binary folders, in order of preference.
-pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.bin"];
+/// The project-local binary folders, in order of preference (a virtual environment keeps its
+/// programs in `Scripts` on Windows; npm's `.bin` holds `.cmd` launchers there).
+pub const LOCAL_BIN_DIRS: [&str; 3] = crate::platform::LOCAL_BIN_DIRS;
+
+/// The files a program called `name` may be in `dir`, in the order this OS tries them
+/// (on Windows `name.exe`, `name.cmd`, … by `PATHEXT`: npm installs servers as `.cmd`
+/// launchers).
+fn program_in(dir: &Path, name: &str) -> Option<PathBuf> {
+    crate::platform::program_file_names(name)
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| is_executable(p))
+}
 
 /// The project-local virtual environments, in order of preference.
 pub const VENV_DIRS: [&str; 2] = [".venv", "venv"];
@@ -83,13 +94,12 @@ fn version_parts(version: &str) -> Vec<VersionPart> {
 /// `name` in the bin folders of the user's server cache, for lookups that happen outside a
 /// run's [`ProgramSearch`] (the cache is the user's, so trust does not matter here).
 pub fn find_in_server_cache(name: &str) -> Option<PathBuf> {
-    if name.is_empty() || name.contains('/') {
+    if name.is_empty() || crate::platform::is_path_like(name) {
         return None;
     }
     cache_bin_dirs(&server_cache_root()?)
         .into_iter()
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
+        .find_map(|d| program_in(&d, name))
 }
 
 /// Where a found program came from.
@@ -267,7 +277,7 @@ impl ProgramSearch {
         if program.is_empty() {
             return Err("the program name is empty".into());
         }
-        if program.contains('/') {
+        if crate::platform::is_path_like(program) {
             let p = if Path::new(program).is_absolute() {
                 PathBuf::from(program)
             } else {
@@ -289,8 +299,7 @@ impl ProgramSearch {
         }
         let local = self.local_bin_dirs(project);
         for d in &local {
-            let p = d.join(program);
-            if is_executable(&p) {
+            if let Some(p) = program_in(d, program) {
                 return Ok(FoundProgram {
                     origin: Origin::Project(self.shown(d)),
                     path: p,
@@ -298,8 +307,7 @@ impl ProgramSearch {
             }
         }
         for d in self.path_dirs() {
-            let p = d.join(program);
-            if is_executable(&p) {
+            if let Some(p) = program_in(&d, program) {
                 return Ok(FoundProgram {
                     path: p,
                     origin: Origin::Path,
@@ -307,8 +315,7 @@ impl ProgramSearch {
             }
         }
         for d in self.cache_dirs() {
-            let p = d.join(program);
-            if is_executable(&p) {
+            if let Some(p) = program_in(&d, program) {
                 return Ok(FoundProgram {
                     path: p,
                     origin: Origin::Cache,
@@ -324,13 +331,12 @@ impl ProgramSearch {
     /// As [`ProgramSearch::find`], but a bare name is looked up on the usable `$PATH`
     /// entries only (for programs no project installs locally, such as debug adapters).
     pub fn find_on_path(&self, program: &str, project: &Path) -> Result<FoundProgram, String> {
-        if program.contains('/') || program.is_empty() {
+        if crate::platform::is_path_like(program) || program.is_empty() {
             return self.find(program, project);
         }
         self.path_dirs()
             .into_iter()
-            .map(|d| d.join(program))
-            .find(|p| is_executable(p))
+            .find_map(|d| program_in(&d, program))
             .map(|path| FoundProgram {
                 path,
                 origin: Origin::Path,
@@ -362,8 +368,11 @@ impl ProgramSearch {
         let mut out: Vec<ProjectPython> = Vec::new();
         for d in self.project_chain(project) {
             for venv in VENV_DIRS {
-                let p = d.join(venv).join("bin").join("python");
-                if is_executable(&p) && !out.iter().any(|q| q.path == p) {
+                let programs = d.join(venv).join(crate::platform::VENV_PROGRAMS);
+                let Some(p) = program_in(&programs, "python") else {
+                    continue;
+                };
+                if !out.iter().any(|q| q.path == p) {
                     out.push(ProjectPython {
                         shown: self.shown(&p),
                         path: p,
@@ -415,6 +424,36 @@ mod tests {
     use super::*;
     #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt;
+
+    /// npm installs a server in `node_modules/.bin` as a `.cmd` launcher, and a virtual
+    /// environment keeps its interpreter in `Scripts`: both found by their bare names.
+    #[cfg(windows)]
+    #[test]
+    fn npm_launchers_and_a_venvs_scripts_are_found_by_bare_name() {
+        use super::*;
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        let bin = ws.join("node_modules").join(".bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        // npm's shims: one without an extension (for POSIX shells) and the `.cmd` one.
+        std::fs::write(bin.join("pyright-langserver"), "#!/bin/sh\n").unwrap();
+        std::fs::write(bin.join("pyright-langserver.cmd"), "@echo off\r\n").unwrap();
+        let scripts = ws.join(".venv").join("Scripts");
+        std::fs::create_dir_all(&scripts).unwrap();
+        std::fs::write(scripts.join("python.exe"), "").unwrap();
+        let search = ProgramSearch::new(ws, true).with_server_cache(None);
+        let found = search.find("pyright-langserver", ws).unwrap();
+        assert_eq!(found.path, bin.join("pyright-langserver.cmd"));
+        assert_eq!(
+            found.origin,
+            Origin::Project("node_modules/.bin".into()),
+            "{found:?}"
+        );
+        let pythons = search.project_pythons(ws);
+        assert_eq!(pythons.len(), 1, "{pythons:?}");
+        assert_eq!(pythons[0].path, scripts.join("python.exe"));
+        assert!(search.find("missing-server", ws).is_err());
+    }
 
     #[cfg(unix)]
     fn exe(p: &Path) {

@@ -60,7 +60,7 @@ pub use user_dirs::{
 };
 
 // The public surface, for the workspace's other crates.
-pub use os::fs::{link_file, make_executable, private_file_options};
+pub use os::fs::{LOCAL_BIN_DIRS, VENV_PROGRAMS, link_file, make_executable, private_file_options};
 pub use os::memory::{resident_bytes, return_freed_memory};
 pub use os::process::{exit_signal, kill_leftover};
 pub use os::stop::StopRequests;

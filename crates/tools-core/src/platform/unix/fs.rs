@@ -99,6 +99,12 @@ pub(crate) fn is_path_like(name: &str) -> bool {
     name.contains('/')
 }
 
+/// A project's own binary folders, in order of preference.
+pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.bin"];
+
+/// A virtual environment's folder of programs (`.venv/bin`).
+pub const VENV_PROGRAMS: &str = "bin";
+
 /// The file names a program called `name` may have in a `PATH` folder: just `name`.
 pub(crate) fn program_file_names(name: &str) -> Vec<String> {
     vec![name.to_string()]

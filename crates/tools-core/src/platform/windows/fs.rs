@@ -112,6 +112,12 @@ pub(crate) fn is_executable_file(path: &Path, meta: &std::fs::Metadata) -> bool 
             .any(|e| e.eq_ignore_ascii_case(ext))
 }
 
+/// A project's own binary folders, in order of preference.
+pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/Scripts", "venv/Scripts", "node_modules/.bin"];
+
+/// A virtual environment's folder of programs (`.venv\Scripts`).
+pub const VENV_PROGRAMS: &str = "Scripts";
+
 /// Whether a program name is a path to check as given (either slash, or a drive letter).
 pub(crate) fn is_path_like(name: &str) -> bool {
     name.contains('/') || name.contains('\\') || name.contains(':')
