@@ -77,15 +77,12 @@ pub struct EnvSection {
 
 impl UserConfig {
     /// Where the user's configuration lives: `$XDG_CONFIG_HOME/agent-tools/config.toml`,
-    /// else `$HOME/.config/agent-tools/config.toml`. `None` when neither variable is set.
+    /// else `$HOME/.config/agent-tools/config.toml` (Linux and macOS), or
+    /// `%APPDATA%\agent-tools\config.toml` on Windows. `None` when no such folder can be
+    /// named.
     pub fn default_path() -> Option<PathBuf> {
-        let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-            Some(x) => PathBuf::from(x),
-            None => {
-                PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".config")
-            }
-        };
-        Some(base.join("agent-tools").join(USER_CONFIG_FILE))
+        let folder = crate::platform::user_folder(crate::platform::UserFolder::Config)?;
+        Some(folder.join(USER_CONFIG_FILE))
     }
 
     /// Loads the user's configuration from [`UserConfig::default_path`]; no file is an empty

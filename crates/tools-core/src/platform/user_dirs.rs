@@ -27,6 +27,11 @@ pub enum UserFolder {
     Cache,
     /// Files that must outlive a crash (the write journal).
     State,
+    /// The user's own configuration (`config.toml`: trusted roots, auto-install). People
+    /// edit it by hand, so on macOS it stays where command-line tools keep theirs
+    /// (`~/.config`, or `$XDG_CONFIG_HOME`) rather than under `~/Library`; on Windows it is
+    /// the roaming `%APPDATA%`.
+    Config,
 }
 
 /// Whose folder rules.
@@ -45,12 +50,7 @@ pub enum FolderRules {
 pub fn user_folder(kind: UserFolder) -> Option<PathBuf> {
     #[cfg(not(any(target_os = "macos", windows)))]
     {
-        let var = match kind {
-            UserFolder::Cache => "XDG_CACHE_HOME",
-            UserFolder::State => "XDG_STATE_HOME",
-        };
-        let base = xdg_base(kind, std::env::var_os(var), std::env::var_os("HOME"))?;
-        Some(layout(FolderRules::Xdg, kind, &base))
+        xdg_folder(kind)
     }
     #[cfg(target_os = "macos")]
     {
@@ -58,18 +58,35 @@ pub fn user_folder(kind: UserFolder) -> Option<PathBuf> {
         let base = match kind {
             UserFolder::Cache => dirs.cache_dir(),
             UserFolder::State => dirs.data_local_dir(),
+            UserFolder::Config => return xdg_folder(kind),
         };
         Some(layout(FolderRules::MacOs, kind, base))
     }
     #[cfg(windows)]
     {
         let dirs = directories::BaseDirs::new()?;
-        Some(layout(FolderRules::Windows, kind, dirs.data_local_dir()))
+        let base = match kind {
+            UserFolder::Config => dirs.config_dir(),
+            UserFolder::Cache | UserFolder::State => dirs.data_local_dir(),
+        };
+        Some(layout(FolderRules::Windows, kind, base))
     }
 }
 
+/// The tools' folder of `kind` by the XDG rules, from this process's environment.
+#[cfg(not(windows))]
+fn xdg_folder(kind: UserFolder) -> Option<PathBuf> {
+    let var = match kind {
+        UserFolder::Cache => "XDG_CACHE_HOME",
+        UserFolder::State => "XDG_STATE_HOME",
+        UserFolder::Config => "XDG_CONFIG_HOME",
+    };
+    let base = xdg_base(kind, std::env::var_os(var), std::env::var_os("HOME"))?;
+    Some(layout(FolderRules::Xdg, kind, &base))
+}
+
 /// The XDG base folder of `kind` from its variable's value `var` and `home`: `var` when it
-/// is an absolute path, else `home`'s `.cache` or `.local/state`.
+/// is an absolute path, else `home`'s `.cache`, `.local/state` or `.config`.
 pub fn xdg_base(
     kind: UserFolder,
     var: Option<OsString>,
@@ -82,6 +99,7 @@ pub fn xdg_base(
     Some(match kind {
         UserFolder::Cache => home.join(".cache"),
         UserFolder::State => home.join(".local").join("state"),
+        UserFolder::Config => home.join(".config"),
     })
 }
 
@@ -91,6 +109,8 @@ pub fn layout(rules: FolderRules, kind: UserFolder, base: &Path) -> PathBuf {
     let own = base.join(APP_FOLDER);
     match (rules, kind) {
         (FolderRules::Xdg | FolderRules::MacOs, _) => own,
+        // The roaming base holds only the configuration.
+        (FolderRules::Windows, UserFolder::Config) => own,
         // One base holds both on Windows: a folder each.
         (FolderRules::Windows, UserFolder::Cache) => own.join("cache"),
         (FolderRules::Windows, UserFolder::State) => own.join("state"),
@@ -122,6 +142,7 @@ mod tests {
             Some("/h/.local/state".into())
         );
         assert_eq!(xdg_base(State, None, os("")), None);
+        assert_eq!(xdg_base(Config, None, os("/h")), Some("/h/.config".into()));
         assert_eq!(xdg_base(Cache, None, None), None);
     }
 
@@ -154,6 +175,15 @@ mod tests {
         assert_eq!(
             at(Windows, State, local),
             Path::new(local).join("agent-tools").join("state")
+        );
+        assert_eq!(
+            at(Xdg, Config, "/h/.config"),
+            Path::new("/h/.config/agent-tools")
+        );
+        let roaming = "C:/Users/u/AppData/Roaming";
+        assert_eq!(
+            at(Windows, Config, roaming),
+            Path::new(roaming).join("agent-tools")
         );
     }
 
