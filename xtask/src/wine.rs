@@ -107,6 +107,11 @@ fn prepare_prefix(wine: &Path) -> crate::Result<PathBuf> {
     let system32 = prefix.join("drive_c/windows/system32");
     if !system32.is_dir() {
         let started = Instant::now();
+        // wineboot makes the prefix but not the folders above it.
+        if let Some(parent) = prefix.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
         crate::run(
             Command::new(wine)
                 .args(["wineboot", "--init"])
