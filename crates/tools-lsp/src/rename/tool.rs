@@ -173,15 +173,6 @@ fn renames_its_references(client: &LspClient, opened_for_rename: usize) -> bool 
             .is_none()
 }
 
-/// Whether `client`'s rename refuses exactly where its prepareRename would (pyright and
-/// basedpyright run the same reference search and the same rename-mode check for both, and
-/// answer the rename with nothing where prepareRename answers nothing): prepareRename is
-/// then asked only to explain a rename that found nothing. A server busy with its analysis
-/// answers each request after a slice of it, so a request saved is that slice saved.
-fn rename_answers_for_prepare(client: &LspClient) -> bool {
-    client.answers_before_analysis()
-}
-
 /// Whether `client` checks every file of its workspace, open or not (the table sets
 /// pyright's and basedpyright's `diagnosticMode` to `workspace`).
 fn loads_whole_workspace(client: &LspClient) -> bool {
@@ -316,12 +307,8 @@ impl LspRenameTool {
         };
         // prepareRename, the rename and the references from before are asked at once: the
         // server answers them one after the other without a round trip in between, and a
-        // refusal by prepareRename still changes nothing (nothing is written before every
-        // answer is in). Where the rename refuses as prepareRename would, prepareRename is
-        // asked only after an empty rename, to say why.
-        let offers_prepare =
-            matches!(provider, OneOf::Right(o) if o.prepare_provider == Some(true));
-        let prepare_first = offers_prepare && !rename_answers_for_prepare(c);
+        // refusal by prepareRename still changes nothing.
+        let prepare_first = matches!(provider, OneOf::Right(o) if o.prepare_provider == Some(true));
         let (prepared, answer, refs) = futures::join!(
             async {
                 match prepare_first {
@@ -342,17 +329,6 @@ impl LspRenameTool {
                 }
             },
         );
-        // A rename that found nothing to rename (or was refused) on a server whose
-        // prepareRename was left out asks it now: its answer says why, as before.
-        let prepared = match (&prepared, &answer) {
-            (None, Ok(None) | Err(LspError::Server { .. })) if offers_prepare => Some(
-                ask_while_catching_up(c, busy_until, || {
-                    c.request::<PrepareRenameRequest>(tdpp.clone())
-                })
-                .await,
-            ),
-            _ => prepared,
-        };
         match prepared {
             None
             | Some(Ok(Some(PrepareRenameResponse::Range(_))))
