@@ -12,7 +12,7 @@ use crate::client::LspClient;
 use crate::diagnostics::dependents::{
     BeforeWrite, Importers, open_before_write, open_importers, open_users,
 };
-use crate::diagnostics::settle::{SettleGoal, checks_on_save, settle, settle_affected};
+use crate::diagnostics::settle::{SettleGoal, checks_on_save, settle};
 use crate::diagnostics::state_diff::DiagnosticState;
 use crate::servers::supervisor::ServerSupervisor;
 
@@ -148,17 +148,17 @@ pub(crate) async fn state_before(
         && earlier.is_none()
         && client.answers_before_analysis()
         && before_write.complete;
-    let (mut pre_settled, users, judged) = match users_first {
+    let (mut pre_settled, early, judged) = match users_first {
         true => early_users(sup, client, paths, &before_write, &pre).await,
-        false => (settle(client, &pre).await, Importers::default(), None),
+        false => (settle(client, &pre).await, None, None),
     };
     // The users of what the write changed are asked once the server has settled: the
     // progress a server reports for answering (pyright's "Finding references") would
     // otherwise hold the state before for a quiet window after our own question. Only the
     // files opened for them are waited for then, within the same bound.
-    let users = match users_first {
-        true => users,
-        false => {
+    let users = match early {
+        Some(users) => users,
+        None => {
             let since_users = client.publish_seq();
             let users = open_users(sup, client, paths, &before_write).await;
             if pre_settled.is_ok() && !users.opened.is_empty() {
@@ -209,13 +209,17 @@ pub(crate) async fn state_before(
         Err(what) if first_analysis => notes.push(match &judged {
             Some(files) => format!(
                 "{FIRST_ANALYSIS_UNFINISHED} — {} was still on its first analysis of the project after {} ms \
-                 (waiting for {what}): the {} file(s) it names as using what this change altered were checked \
+                 (waiting for {what}): the {} file(s) it names as using what this change altered{} were checked \
                  before and after it and are judged here; the diagnostics of other files this change did not \
                  touch were taken as they are, not judged; ask `lsp` action `diagnostics` for a file to see it \
                  once the analysis is over",
                 client.server,
                 started.elapsed().as_millis(),
-                files.len()
+                files.len(),
+                match all_users.is_some() {
+                    true => "",
+                    false => " (not every question about them was answered in time)",
+                }
             ),
             None => format!(
                 "{FIRST_ANALYSIS_UNFINISHED} — {} was still on its first analysis of the project after {} ms \
@@ -283,47 +287,57 @@ pub(crate) async fn state_before(
 }
 
 /// For a server that answers references during its first analysis and checks open files
-/// first (pyright): opens the files using what the write changes, then settles until the
-/// written files and those are published and checked — or the whole analysis is over. On
-/// `Err` of the settle as a whole, when every opened user was published and every open
-/// file checked, those users (and the ones open before) are the files whose state before
-/// is known: `Some` of them. A settled server gives `Ok` and `None` (every file is known).
+/// first (pyright): waits for the whole analysis for half of what a write waits for its
+/// diagnostics (`diagnostics_wait_ms`). An analysis over by then is the state before, as
+/// always (`Ok`; the users are then asked as for any server: `None`). One that goes on (a
+/// large project) is not waited for to the end of the bound if it can be done without:
+/// the files using what the write changes are opened — checked before any other — and
+/// once each is published and every open file checked, those users (and the ones open
+/// before) are the files whose state before is known (the third `Some`). Otherwise the
+/// analysis is waited for to the end of the bound, as for any server.
 async fn early_users(
     sup: &ServerSupervisor,
     client: &LspClient,
     paths: &[PathBuf],
     before_write: &BeforeWrite,
     pre: &SettleGoal,
-) -> (Result<(), String>, Importers, Option<Vec<PathBuf>>) {
-    let users = open_users(sup, client, paths, before_write).await;
-    let goal = SettleGoal {
-        publishes: pre
-            .publishes
-            .iter()
-            .chain(users.opened.iter())
-            .cloned()
-            .collect(),
+) -> (Result<(), String>, Option<Importers>, Option<Vec<PathBuf>>) {
+    let first = SettleGoal {
+        deadline: pre
+            .deadline
+            .min(Instant::now() + sup.config().diagnostics_wait() / 2),
         ..pre.clone()
     };
-    match settle_affected(client, &goal, &users.opened).await {
-        Ok(None) => (Ok(()), users, None),
-        Ok(Some(what)) => {
-            let judged = open_files_checked(client, pre.deadline)
-                .await
-                .then(|| users.open.clone());
-            (Err(what), users, judged)
-        }
-        Err(what) => (Err(what), users, None),
+    let Err(what) = settle(client, &first).await else {
+        return (Ok(()), None, None);
+    };
+    let since = client.publish_seq();
+    let users = open_users(sup, client, paths, before_write).await;
+    if users.open.is_empty() {
+        return (settle(client, pre).await, Some(users), None);
     }
+    let mut from = since;
+    let mut all_published = true;
+    for (path, version) in &users.opened {
+        let left = pre.deadline.saturating_duration_since(Instant::now());
+        match client.wait_publish(path, *version, since, left).await {
+            Some(p) => from = from.max(p.seq),
+            None => all_published = false,
+        }
+    }
+    if all_published && open_files_checked(client, from, pre.deadline).await {
+        let judged = users.open.clone();
+        return (Err(what), Some(users), Some(judged));
+    }
+    (settle(client, pre).await, Some(users), None)
 }
 
 /// Whether pyright has checked every open file, waited for until `deadline`: a file it
 /// has just been handed is published at once with what parsing it found (its unresolved
 /// imports), and only its check finds the rest; the check of the open files comes before
-/// any other, so a publish for a file that is not open, from now on, says they are all
-/// checked. The rest of that burst is waited for too.
-async fn open_files_checked(client: &LspClient, deadline: Instant) -> bool {
-    let from = client.publish_seq();
+/// any other, so a publish for a file that is not open, after publish number `from` (the
+/// opened files' own), says they are all checked. The rest of that burst is waited for too.
+async fn open_files_checked(client: &LspClient, from: u64, deadline: Instant) -> bool {
     let open: std::collections::HashSet<PathBuf> = client.open_paths().await.into_iter().collect();
     let mut rx = client.events();
     let moved_on = tokio::time::timeout_at(deadline.into(), async {

@@ -13,7 +13,7 @@ use super::{Project, section};
 
 /// A bound the first analysis of the filler modules outlasts (about 11 s of pyright's time
 /// on its own), long enough for the callers, checked first, to be published.
-const CONFIG: &str = "[lsp]\nindex_wait_ms = 8000\ndiagnostics_wait_ms = 8000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
+const CONFIG: &str = "[lsp]\nindex_wait_ms = 10000\ndiagnostics_wait_ms = 3000\n[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n";
 
 const CLOCK: &str = "pkg/clock.py";
 const ASKED: &str = "def is_aware(value):\n    return value is not None\n";
