@@ -22,11 +22,12 @@
 //!   jest (their JSON report). Reports go to the run's state folder, outside the checkout.
 //!   Build and collection errors count as failures. The answer pages with `offset`; the
 //!   same call with an `offset` pages the last answer without running the tests again.
-//! - With `[test] on_write = true` (off by default), every write's answer (write, edit,
-//!   apply_patch, symbol edits, resolve, lsp_rename) ends with a `tests` section: the tests that reach the functions THAT write changed (its
+//! - Every write's answer (write, edit, apply_patch, symbol edits, resolve, lsp_rename) ends
+//!   with a `tests` section: the tests that reach the functions THAT write changed (its
 //!   files' text from before the call against their text now), followed as `list` with
-//!   `line` does, within `on_write_ms`; a cut says where and how to get the rest. It applies in a
-//!   trusted workspace to files whose language has a runner here. `run` with `affected: true` runs the tests the last write named.
+//!   `line` does, within `on_write_ms`; a cut says where and how to get the rest. On in a
+//!   trusted workspace for files whose language has a runner here; `[test] on_write =
+//!   false` turns it off. `run` with `affected: true` runs the tests the last write named.
 //! - `status`: the runner per language, or why there is none (also in `doctor`).
 //!
 //! Choices where the specification is silent:
@@ -92,9 +93,8 @@ pub struct TestConfig {
     /// The runner of a Cargo project: `auto` (nextest when `cargo-nextest` is installed,
     /// else cargo test; the default), `test` or `nextest`.
     pub cargo: CargoRunner,
-    /// Name the tests a write reaches in the write's own answer (default false: the walk
-    /// holds a write's answer for up to `on_write_ms` while a cold server loads, more than
-    /// diagnostics on write wait; trusted workspaces only).
+    /// Name the tests a write reaches in the write's own answer (default true; trusted
+    /// workspaces only).
     pub on_write: bool,
     /// Time following a write's changes to its tests may take, in milliseconds (default
     /// 5 000); past it the answer names what was found and where the walk stopped.
@@ -110,7 +110,7 @@ impl Default for TestConfig {
             max_output_bytes: 32 << 20,
             answer_bytes: DEFAULT_ANSWER_BYTES,
             cargo: CargoRunner::Auto,
-            on_write: false,
+            on_write: true,
             on_write_ms: 5_000,
         }
     }

@@ -1,9 +1,9 @@
 //! The tests a write reaches, named at the end of the write's own answer: the functions
 //! that THIS write changed (its files' text from before the call, kept by the safe writer
 //! and shared by the call's observers, against their text now), followed to the tests
-//! that reach them (see [`crate::reach`]) within a time bound. On with `[test] on_write =
-//! true`, in a trusted workspace, for files whose language has a test runner here (off by
-//! default until the walk no longer holds a write's answer longer than its diagnostics do). The tests named are remembered: `test run` with `affected` runs them.
+//! that reach them (see [`crate::reach`]) within a time bound. On by default in a trusted
+//! workspace, for files whose language has a test runner here; `[test] on_write = false`
+//! turns it off. The tests named are remembered: `test run` with `affected` runs them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

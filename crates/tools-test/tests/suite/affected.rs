@@ -33,7 +33,7 @@ fn registry_within(dir: &std::path::Path, trusted: bool, ms: u64) -> (Arc<Run>, 
     super::write_files(dir, FILES);
     std::fs::write(
         dir.join("agent-tools.toml"),
-        format!("[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write = true\non_write_ms = {ms}\n"),
+        format!("[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = {ms}\n"),
     )
     .unwrap();
     let mut opts = RunOptions::at(dir).unwrap();
