@@ -131,10 +131,14 @@ pub fn exit_signal(_status: &std::process::ExitStatus) -> Option<i32> {
 
 /// Whether any process of the job of the child `pgid` still runs.
 pub(crate) fn group_alive(pgid: i32) -> bool {
-    let Ok(jobs) = JOBS.lock() else { return false };
-    let Some(job) = jobs.as_ref().and_then(|j| j.get(&pgid)) else {
-        return false;
-    };
+    active_processes(pgid).is_some_and(|n| n > 0)
+}
+
+/// How many processes of the child `pgid`'s job are alive; `None` when it has no job here
+/// or the job cannot be asked.
+fn active_processes(pgid: i32) -> Option<u32> {
+    let jobs = JOBS.lock().ok()?;
+    let job = jobs.as_ref().and_then(|j| j.get(&pgid))?;
     let mut info = JOBOBJECT_BASIC_ACCOUNTING_INFORMATION::default();
     // SAFETY: `info` is a valid out-buffer of the size given.
     let ok = unsafe {
@@ -146,7 +150,7 @@ pub(crate) fn group_alive(pgid: i32) -> bool {
             std::ptr::null_mut(),
         )
     };
-    ok != 0 && info.ActiveProcesses > 0
+    (ok != 0).then_some(info.ActiveProcesses)
 }
 
 /// Ending one process by pid outside its job is not needed here: every tree is ended
@@ -196,25 +200,6 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    /// How many processes of the child `pgid`'s job are alive.
-    fn active_processes(pgid: i32) -> u32 {
-        let jobs = JOBS.lock().unwrap();
-        let job = jobs.as_ref().and_then(|j| j.get(&pgid)).unwrap();
-        let mut info = JOBOBJECT_BASIC_ACCOUNTING_INFORMATION::default();
-        // SAFETY: `info` is a valid out-buffer of the size given.
-        let ok = unsafe {
-            QueryInformationJobObject(
-                job.0,
-                JobObjectBasicAccountingInformation,
-                (&raw mut info).cast(),
-                std::mem::size_of::<JOBOBJECT_BASIC_ACCOUNTING_INFORMATION>() as u32,
-                std::ptr::null_mut(),
-            )
-        };
-        assert_ne!(ok, 0);
-        info.ActiveProcesses
-    }
-
     /// Waits up to five seconds for `done`.
     fn eventually(mut done: impl FnMut() -> bool) -> bool {
         let start = Instant::now();
@@ -244,9 +229,9 @@ mod tests {
     async fn a_child_tree_lives_in_its_job_and_is_ended_with_it() {
         let (mut child, pid) = tree();
         assert!(
-            eventually(|| active_processes(pid) == 2),
+            eventually(|| active_processes(pid).expect("the child's job answers") == 2),
             "the grandchild did not join the job: {} processes",
-            active_processes(pid)
+            active_processes(pid).expect("the child's job answers")
         );
         assert!(group_alive(pid));
         kill_group(pid);
@@ -259,7 +244,7 @@ mod tests {
             eventually(|| !group_alive(pid)),
             "the grandchild outlived the job"
         );
-        assert_eq!(active_processes(pid), 0);
+        assert_eq!(active_processes(pid).expect("the child's job answers"), 0);
         tree_forgotten(pid);
         assert!(!group_alive(pid), "a forgotten tree has no job left");
     }
@@ -267,7 +252,9 @@ mod tests {
     #[tokio::test]
     async fn a_forgotten_tree_is_ended_when_its_job_is_closed() {
         let (mut child, pid) = tree();
-        assert!(eventually(|| active_processes(pid) == 2));
+        assert!(eventually(|| active_processes(pid)
+            .expect("the child's job answers")
+            == 2));
         // Closing the last handle to a kill-on-close job is what ends the tree when this
         // process dies, however it dies.
         // Without the job's end the tree would wait on its open stdin for ever.
