@@ -2,8 +2,9 @@
 official MCP Python SDK, as a real client drives it.
 
 - `AGENT_TOOLS_BIN` names the binary (set by `cargo xtask test`); else target/debug/agent-tools.
-- `mcp_session(root, surface=..., args=..., **client_kwargs)` opens a client session on a
-  fresh `agent-tools mcp` process serving `root` (async context manager).
+- `mcp_session(root, surface=..., args=..., daemon=False, **client_kwargs)` opens a client
+  session on a fresh `agent-tools mcp` process serving `root` (async context manager); its
+  language servers are its own unless `daemon` is true.
 - `text(result)` joins a call result's text content.
 - `running(pid)` says whether a process is alive (not a zombie).
 """
@@ -40,11 +41,14 @@ def bin_path() -> str:
 
 
 @contextlib.asynccontextmanager
-async def mcp_session(root, surface="full", args=(), env=None, **client_kwargs):
-    """A client session on `agent-tools mcp --root ROOT --surface SURFACE ARGS...`."""
+async def mcp_session(root, surface="full", args=(), env=None, daemon=False, **client_kwargs):
+    """A client session on `agent-tools mcp --root ROOT --surface SURFACE ARGS...`.
+
+    The conversation's language servers start in its own process (`--no-daemon`) unless
+    `daemon` is true: the suite's other tests check what one process owns and ends."""
     params = StdioServerParameters(
         command=agent_tools_bin(),
-        args=["mcp", "--root", str(root), "--surface", surface, *args],
+        args=["mcp", "--root", str(root), "--surface", surface, *([] if daemon else ["--no-daemon"]), *args],
         env={**os.environ, **(env or {})},
     )
     async with Client(params, **client_kwargs) as client:

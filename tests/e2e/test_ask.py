@@ -270,7 +270,7 @@ async def test_ask_tty_draws_the_card_on_the_terminal(tmp_path):
     screen = Screen(master)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-c", ATTACH_TTY, os.ttyname(slave), agent_tools_bin(), "mcp", "--root", str(tmp_path),
+        args=["-c", ATTACH_TTY, os.ttyname(slave), agent_tools_bin(), "mcp", "--no-daemon", "--root", str(tmp_path),
               "--ask", "tty", "--approve", "ask"],
         env=dict(os.environ),
     )

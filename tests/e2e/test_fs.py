@@ -116,7 +116,7 @@ async def test_apply_patch_rolls_back_a_failed_write(tmp_path):
 def raw_exchange(root, protocol_version):
     """Speaks the handshake by hand with a given protocol version (the SDK always offers its newest)."""
     proc = subprocess.Popen(
-        [agent_tools_bin(), "mcp", "--root", str(root)],
+        [agent_tools_bin(), "mcp", "--no-daemon", "--root", str(root)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     def send(msg):

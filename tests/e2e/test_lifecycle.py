@@ -138,7 +138,7 @@ def test_a_lone_surrogate_argument_is_answered_with_invalid_params(tmp_path):
     # The SDK refuses to encode a lone surrogate, so this client writes JSON-RPC by hand.
     (tmp_path / "a.txt").write_text("hello\n")
     proc = subprocess.Popen(
-        [agent_tools_bin(), "mcp", "--root", str(tmp_path)],
+        [agent_tools_bin(), "mcp", "--no-daemon", "--root", str(tmp_path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )

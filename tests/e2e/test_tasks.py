@@ -24,7 +24,7 @@ class RawClient:
 
     def __init__(self, root, extensions, version=NEWEST):
         self.proc = subprocess.Popen(
-            [agent_tools_bin(), "mcp", "--root", str(root)],
+            [agent_tools_bin(), "mcp", "--no-daemon", "--root", str(root)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -14,7 +14,7 @@ async function main() {
   const [mode, ...rest] = process.argv.slice(2);
   const transport =
     mode === "stdio"
-      ? new StdioClientTransport({ command: rest[0], args: ["mcp", "--root", rest[1]], stderr: "ignore" })
+      ? new StdioClientTransport({ command: rest[0], args: ["mcp", "--no-daemon", "--root", rest[1]], stderr: "ignore" })
       : new StreamableHTTPClientTransport(new URL(rest[0]));
   const client = new Client(
     { name: "ts-sdk-suite", version: "0" },

@@ -194,7 +194,7 @@ class Ours:
     def params(self, root: str, log) -> StdioServerParameters:
         return StdioServerParameters(
             command="sh",
-            args=["-c", 'exec "$0" mcp --root "$1" --surface full 2>>"$2"', self.binary, root, log],
+            args=["-c", 'exec "$0" mcp --no-daemon --root "$1" --surface full 2>>"$2"', self.binary, root, log],
             env=side_env(),
         )
 

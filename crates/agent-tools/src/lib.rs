@@ -87,7 +87,17 @@ pub struct ToolboxOptions {
     /// start the workspace's servers as it opens (`[lsp] start_at_run_start`): for a run
     /// that answers one call and closes (the command line's `call`, `tools`, `doctor`).
     pub servers_on_demand: bool,
+    /// Where the run's language servers come from when not from `lsp_pool`: given the
+    /// user's configuration and the conversation id, the per-user daemon that holds them
+    /// (`agent-tools mcp`), or `None` to start them in this process. Unset: in-process.
+    #[cfg(feature = "lsp")]
+    pub daemon: Option<DaemonFinder>,
 }
+
+/// Finds the per-user daemon for a run (see [`ToolboxOptions::daemon`]).
+#[cfg(feature = "lsp")]
+pub type DaemonFinder =
+    Arc<dyn Fn(&UserConfig, &str) -> Option<tools_daemon::DaemonClient> + Send + Sync>;
 
 /// What the approver does for write and exec calls (`--approve ask|auto|deny`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -122,6 +132,8 @@ impl ToolboxOptions {
             #[cfg(feature = "lsp")]
             lsp_pool: None,
             servers_on_demand: false,
+            #[cfg(feature = "lsp")]
+            daemon: None,
         }
     }
 }
@@ -155,6 +167,14 @@ impl Toolbox {
         }
         // Every child of this run gets the minimal environment plus the user's `[env]`.
         run.state(|| EnvPolicy::new(&user.env));
+        // Servers from the per-user daemon, unless they come from a pool of this process.
+        #[cfg(feature = "lsp")]
+        if opts.lsp_pool.is_none()
+            && let Some(find) = &opts.daemon
+        {
+            let client = find(&user, run.conversation_id());
+            run.state(|| tools_daemon::DaemonChoice(client));
+        }
         let mut builder = RegistryBuilder::new(Arc::clone(&run));
         if let Some(a) = &opts.approver {
             builder = builder.approver(Arc::clone(a));

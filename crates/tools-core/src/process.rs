@@ -95,6 +95,13 @@ fn spawn_from_spawner(mut cmd: Command) -> std::io::Result<Child> {
 #[derive(Clone)]
 pub struct StderrLog(Arc<Mutex<BoundedBuffer>>);
 
+impl Default for StderrLog {
+    /// An empty log (for a server whose stderr another process keeps).
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl StderrLog {
     fn new() -> Self {
         StderrLog(Arc::new(Mutex::new(BoundedBuffer::new(
@@ -157,6 +164,22 @@ impl ChildProcess {
     /// [`StderrLog`] is kept as well.
     pub fn spawn_with_stderr_tee(
         run: &Arc<Run>,
+        cmd: Command,
+        pipes: Pipes,
+        tee: impl FnMut(&[u8]) + Send + 'static,
+    ) -> Result<Self, ToolError> {
+        Self::spawn_inner(Some(run), cmd, pipes, tee)
+    }
+
+    /// [`ChildProcess::spawn`] for a process no run owns: a language server the per-user
+    /// daemon holds for every conversation that shares it. Its tree still dies with this
+    /// process and is killed with its group on drop; no run's child cap applies.
+    pub fn spawn_unowned(cmd: Command, pipes: Pipes) -> Result<Self, ToolError> {
+        Self::spawn_inner(None, cmd, pipes, |_| {})
+    }
+
+    fn spawn_inner(
+        run: Option<&Arc<Run>>,
         mut cmd: Command,
         pipes: Pipes,
         mut tee: impl FnMut(&[u8]) + Send + 'static,
@@ -177,7 +200,9 @@ impl ChildProcess {
         crate::platform::own_tree_dying_with_us(&mut cmd);
         let spawning = crate::sweep::spawning();
         // Checked under the spawn lock, so two calls of one run cannot both pass the cap.
-        run.check_child_cap(&program)?;
+        if let Some(run) = run {
+            run.check_child_cap(&program)?;
+        }
         let mut child = spawn_from_spawner(cmd)
             .map_err(|e| ToolError::not_available(format!("cannot start {program}: {e}")))?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
@@ -188,7 +213,9 @@ impl ChildProcess {
                 "cannot tie {program}'s process tree to this server: {e}"
             )));
         }
-        run.register_process_group(pgid);
+        if let Some(run) = run {
+            run.register_process_group(pgid);
+        }
         crate::watchdog::watch_session(pgid);
         crate::sweep::session_started(pgid);
         drop(spawning);
@@ -217,7 +244,7 @@ impl ChildProcess {
         Ok(ChildProcess {
             child,
             pgid,
-            run: Arc::downgrade(run),
+            run: run.map(Arc::downgrade).unwrap_or_default(),
             stderr,
             stderr_done,
             program,

@@ -44,6 +44,35 @@ pub struct UserConfig {
     pub env: EnvSection,
     /// `[lsp]`: the language-server choices only the user may make.
     pub lsp: UserLspSection,
+    /// `[daemon]`: the per-user daemon that keeps language servers warm between
+    /// conversations.
+    pub daemon: DaemonSection,
+}
+
+/// `[daemon]` of the user's configuration: only the user decides whether their
+/// conversations share language servers through a long-lived process of theirs.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DaemonSection {
+    /// Serve every `agent-tools mcp` conversation's language servers from the per-user
+    /// daemon (started on first need); `false` serves them in-process, as `--no-daemon`.
+    pub enabled: bool,
+    /// A server no conversation uses is stopped after this many seconds.
+    pub server_idle_s: u64,
+    /// The daemon exits after this many seconds with neither conversations nor servers.
+    pub idle_s: u64,
+}
+
+impl Default for DaemonSection {
+    /// On; servers kept ten minutes after their last conversation; the daemon leaves one
+    /// minute after its last server.
+    fn default() -> Self {
+        DaemonSection {
+            enabled: true,
+            server_idle_s: 600,
+            idle_s: 60,
+        }
+    }
 }
 
 /// `[lsp]` of the user's configuration.

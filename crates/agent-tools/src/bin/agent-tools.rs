@@ -22,6 +22,10 @@ mod serve;
 #[path = "cli/servers.rs"]
 mod servers;
 
+#[cfg(feature = "lsp")]
+#[path = "cli/daemon.rs"]
+mod daemon;
+
 #[derive(Parser)]
 #[command(
     name = "agent-tools",
@@ -65,6 +69,18 @@ enum Command {
         /// card through the question gate (refused when no human is attached).
         #[arg(long, default_value = "auto", value_parser = parse_approve)]
         approve: ApproveMode,
+        /// Start this conversation's language servers in this process instead of taking
+        /// them from the per-user daemon (which keeps them warm between conversations; off
+        /// for good with `[daemon] enabled = false` in the user's configuration).
+        #[arg(long)]
+        no_daemon: bool,
+    },
+    /// The per-user daemon that keeps language servers warm between conversations:
+    /// `status` shows its servers and who shares them, `stop` stops it.
+    #[cfg(feature = "lsp")]
+    Daemon {
+        #[command(subcommand)]
+        action: daemon::DaemonAction,
     },
     /// Serve many MCP clients over streamable HTTP, one run per session.
     #[cfg(feature = "serve")]
@@ -172,10 +188,17 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
             surface,
             ask,
             approve,
+            no_daemon,
         } => {
             let mut opts = options(&run)?;
             opts.ask_tty = ask.as_deref() == Some("tty");
             opts.approve = approve;
+            #[cfg(feature = "lsp")]
+            if !no_daemon {
+                opts.daemon = Some(Arc::new(daemon::client_for));
+            }
+            #[cfg(not(feature = "lsp"))]
+            let _ = no_daemon;
             // Fail fast on a bad root or configuration, before the client connects.
             tools_core::Workspace::new(&opts.root)?;
             tools_core::Config::load(&opts.root, opts.config_path.as_deref())?;
@@ -258,6 +281,8 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
         }
         #[cfg(feature = "lsp")]
         Command::Servers { run, json, action } => servers::servers(&run, json, action).await,
+        #[cfg(feature = "lsp")]
+        Command::Daemon { action } => daemon::daemon(action).await,
         Command::Doctor { run, all } => {
             let toolbox = Toolbox::open(cli_options(&run)?).await?;
             let mut text = format!(

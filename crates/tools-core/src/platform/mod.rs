@@ -56,11 +56,15 @@ pub(crate) use os::procs::{all_processes, become_subreaper};
 pub use path_key::{CASE_INSENSITIVE, key_in, path_key, split_case_folded, within_root};
 pub use proc_stat::{ProcStat, parse_stat};
 pub use user_dirs::{
-    APP_FOLDER, FolderRules, UserFolder, layout as user_folder_layout, user_folder, xdg_base,
+    APP_FOLDER, FolderRules, UserFolder, layout as user_folder_layout, runtime_folder, user_folder,
+    xdg_base,
 };
 
 // The public surface, for the workspace's other crates.
 pub use os::fs::{LOCAL_BIN_DIRS, VENV_PROGRAMS, link_file, make_executable, private_file_options};
+pub use os::local_socket::{
+    LOCAL_SOCKETS, LocalListener, LocalStream, connect_local, detach_from_our_group,
+};
 pub use os::memory::{resident_bytes, return_freed_memory};
 pub use os::process::{exit_signal, kill_leftover};
 pub use os::stop::StopRequests;

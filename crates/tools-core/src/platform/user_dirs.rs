@@ -117,6 +117,21 @@ pub fn layout(rules: FolderRules, kind: UserFolder, base: &Path) -> PathBuf {
     }
 }
 
+/// The folder for this user's live sockets (the per-user daemon's): `$XDG_RUNTIME_DIR/agent-tools`
+/// on Linux when that variable names an absolute folder (it is private to the user and
+/// emptied at logout), else `run` in the state folder. `None` when no state folder can be
+/// named either.
+pub fn runtime_folder() -> Option<PathBuf> {
+    #[cfg(not(any(target_os = "macos", windows)))]
+    if let Some(v) = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        return Some(v.join(APP_FOLDER));
+    }
+    Some(user_folder(UserFolder::State)?.join("run"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

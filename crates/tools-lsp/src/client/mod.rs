@@ -29,10 +29,10 @@ use std::time::{Duration, Instant};
 use lsp_types::{ServerCapabilities, Uri};
 use serde_json::Value;
 use tokio::sync::watch;
-use tools_core::process::{ChildProcess, StderrLog};
 use tools_core::transport::Transport;
 
 use crate::client::position::Encoding;
+use crate::client::server_process::ServerProcess;
 use crate::error::{LspError, Result};
 
 pub(crate) mod diag_store;
@@ -43,6 +43,7 @@ mod progress;
 mod readiness;
 mod rpc;
 mod server_messages;
+mod server_process;
 mod start;
 pub(crate) mod watcher;
 mod write_claims;
@@ -280,9 +281,10 @@ pub struct LspClient {
     /// The position encoding agreed.
     pub encoding: Encoding,
     transport: Transport,
-    child: tokio::sync::Mutex<ChildProcess>,
+    process: tokio::sync::Mutex<ServerProcess>,
+    /// How the per-user daemon serves it, when it does.
+    served: Option<tools_daemon::Serving>,
     pid: i32,
-    stderr: StderrLog,
     shared: Arc<Shared>,
     /// The open documents, by [`tools_core::platform::path_key`] of their paths (one
     /// document for a file a server names in another case where case is ignored).

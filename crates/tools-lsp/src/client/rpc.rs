@@ -25,21 +25,24 @@ impl LspClient {
         !self.transport.is_closed()
     }
 
-    /// The exit status (if it exited) and the last lines of stderr, for messages.
+    /// The exit status (if it exited) and the last lines of stderr, for messages; for a
+    /// server the daemon serves, that its connection closed.
     pub async fn exit_detail(&self) -> String {
-        let status = {
-            let mut c = self.child.lock().await;
+        if let Some(s) = &self.served {
+            return format!(
+                " (served by the agent-tools daemon, pid {}, whose connection closed: the daemon or the server stopped)",
+                s.daemon_pid
+            );
+        }
+        let (status, tail) = {
+            let mut c = self.process.lock().await;
             let mut s = c.try_status();
             if s.is_none() && !self.is_alive() {
                 // The output closed; give the process a moment to be reaped.
-                s = tokio::time::timeout(Duration::from_millis(500), c.wait())
-                    .await
-                    .ok()
-                    .and_then(|r| r.ok());
+                s = c.status_within(Duration::from_millis(500)).await;
             }
-            s
+            (s, c.stderr_tail(6))
         };
-        let tail = self.stderr.last_lines(6);
         let mut out = String::new();
         if let Some(s) = status {
             out.push_str(&format!(" ({s})"));
@@ -48,6 +51,11 @@ impl LspClient {
             out.push_str(&format!("; its last stderr lines:\n{}", tail.trim_end()));
         }
         out
+    }
+
+    /// How the per-user daemon serves this server (`None`: it is this process's child).
+    pub fn served_by_daemon(&self) -> Option<&tools_daemon::Serving> {
+        self.served.as_ref()
     }
 
     /// Sends a typed request and waits (the configured timeout) for its result.
@@ -188,13 +196,17 @@ impl LspClient {
             let _ = self.transport.send(json!({"method": Exit::METHOD})).await;
             self.transport.close_writer().await;
         }
-        let mut c = self.child.lock().await;
+        let mut c = self.process.lock().await;
         c.shutdown(Duration::from_millis(1500)).await;
     }
 
     /// Kills the server's process group at once (for tests and for `reload` of a hung server).
     pub async fn kill(&self) {
         self.shared.shutting_down.store(true, Ordering::SeqCst);
-        self.child.lock().await.kill();
+        self.process.lock().await.kill();
+        if self.served.is_some() {
+            // The daemon's server is shared: this conversation only lets go of it.
+            self.transport.close_writer().await;
+        }
     }
 }

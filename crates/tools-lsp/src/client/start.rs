@@ -27,6 +27,7 @@ use tools_core::process::{ChildProcess, Pipes};
 use tools_core::transport::{JsonRpc, Transport, TransportError};
 
 use super::server_messages::event_loop;
+use super::server_process::ServerProcess;
 use super::{Launch, LspClient, Shared, path_to_uri};
 use crate::client::position::Encoding;
 use crate::client::watcher::ExternalChanges;
@@ -46,16 +47,26 @@ impl LspClient {
             "PATH",
             tools_core::discovery::ProgramSearch::for_run(run).child_path(&launch.root),
         );
-        let mut child = ChildProcess::spawn(run, cmd, Pipes::StdinStdout)
-            .map_err(|e| LspError::Other(e.to_string()))?;
-        let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
-            return Err(LspError::Other(format!(
-                "{server}: no pipes to the process"
-            )));
+        let (transport, rx, mut child, pid) = match served_by_daemon(run, &launch, &cmd).await {
+            Some(link) => {
+                let pid = link.serving.server_pid;
+                let (transport, rx) = Transport::start(link.reader, link.writer, JsonRpc);
+                (transport, rx, ServerProcess::Daemon(link.serving), pid)
+            }
+            None => {
+                let mut child = ChildProcess::spawn(run, cmd, Pipes::StdinStdout)
+                    .map_err(|e| LspError::Other(e.to_string()))?;
+                let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
+                    return Err(LspError::Other(format!(
+                        "{server}: no pipes to the process"
+                    )));
+                };
+                let pid = child.pid();
+                let (transport, rx) = Transport::start(stdout, stdin, JsonRpc);
+                (transport, rx, ServerProcess::Own(Box::new(child)), pid)
+            }
         };
-        let stderr = child.stderr().clone();
-        let pid = child.pid();
-        let (transport, rx) = Transport::start(stdout, stdin, JsonRpc);
+        let served = child.serving().cloned();
         let root_uri = path_to_uri(&launch.root)?;
         let folder_name = launch
             .root
@@ -87,8 +98,8 @@ impl LspClient {
                 launch.start_timeout,
             )
             .await;
-        let fail = |what: String, child: &mut ChildProcess| {
-            let tail = child.stderr().last_lines(8);
+        let fail = |what: String, child: &mut ServerProcess| {
+            let tail = child.stderr_tail(8);
             let status = child.try_status();
             child.kill();
             let mut msg = format!("{server} (root {}) {what}", launch.root.display());
@@ -185,9 +196,9 @@ impl LspClient {
             type_hierarchy,
             encoding,
             transport,
-            child: tokio::sync::Mutex::new(child),
+            process: tokio::sync::Mutex::new(child),
+            served,
             pid,
-            stderr,
             shared,
             docs: tokio::sync::Mutex::new(HashMap::new()),
             request_timeout: launch.request_timeout,
@@ -347,4 +358,67 @@ fn client_capabilities() -> ClientCapabilities {
         }),
         ..Default::default()
     }
+}
+
+/// The daemon's link to this server, when the run's servers come from the per-user daemon
+/// (`agent-tools mcp` installs it) and it serves: the server it holds for `cmd` (warm when
+/// another conversation started it). `None` — and the server starts in-process — when no
+/// daemon is chosen or it cannot serve (the reason goes to the log).
+async fn served_by_daemon(
+    run: &Arc<Run>,
+    launch: &Launch,
+    cmd: &tokio::process::Command,
+) -> Option<tools_daemon::DaemonLink> {
+    let choice = run.state(tools_daemon::DaemonChoice::default);
+    let daemon = choice.0.as_ref()?;
+    let spec = server_spec(launch, cmd, run.trusted())?;
+    match daemon.serve(&spec).await {
+        Ok(link) => {
+            tracing::info!(
+                server = %spec.program.display(),
+                warm = link.serving.warm,
+                shared_with = link.serving.shared_with.len(),
+                "served by the agent-tools daemon"
+            );
+            Some(link)
+        }
+        Err(e) => {
+            tracing::warn!("{e}; {} starts in this process", spec.program.display());
+            None
+        }
+    }
+}
+
+/// What the daemon must start for `cmd`: exactly its program, arguments, folder and
+/// environment (the run's policy already applied), with the server's settings and the
+/// run's trust. `None` when a value is not text (such a server starts in-process).
+fn server_spec(
+    launch: &Launch,
+    cmd: &tokio::process::Command,
+    trusted: bool,
+) -> Option<tools_daemon::ServerSpec> {
+    let std = cmd.as_std();
+    let mut env = Vec::new();
+    for (k, v) in std.get_envs() {
+        env.push((k.to_str()?.to_string(), v?.to_str()?.to_string()));
+    }
+    env.sort();
+    let args = std
+        .get_args()
+        .map(|a| a.to_str().map(str::to_string))
+        .collect::<Option<Vec<_>>>()?;
+    Some(tools_daemon::ServerSpec {
+        language: launch.language.clone(),
+        program: std::path::PathBuf::from(std.get_program()),
+        args,
+        cwd: std.get_current_dir()?.to_path_buf(),
+        env,
+        settings: launch.settings.to_string(),
+        initialization_options: launch
+            .initialization_options
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default(),
+        trusted,
+    })
 }

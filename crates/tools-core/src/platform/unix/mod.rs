@@ -3,6 +3,7 @@
 
 pub(crate) mod fs;
 pub(crate) mod jail;
+pub(crate) mod local_socket;
 pub(crate) mod memory;
 pub(crate) mod process;
 pub(crate) mod procs;

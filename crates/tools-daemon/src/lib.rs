@@ -1,0 +1,37 @@
+//! The per-user daemon: one long-lived process of the user's holds the language servers
+//! every stdio conversation (`agent-tools mcp`) uses, so a conversation's first question is
+//! answered by a server that is already warm.
+//!
+//! Only servers are shared. Each conversation keeps its own run (kernels, debug session,
+//! staged changes, diagnostics ledger, approvals) and its own LSP client; the daemon
+//! multiplexes each server's one stream between those clients ([`mux`]), keeping what one
+//! conversation shows the server (a preview's unsaved text) out of every other's answers
+//! ([`views`]). Servers are keyed by everything that starts them — program, arguments,
+//! root, environment, settings and trust — so an untrusted conversation never shares a
+//! server with a trusted one.
+//!
+//! - [`wire`]: the first line each way, and the daemon's build.
+//! - [`paths`]: the socket, lock and log in the user's runtime folder.
+//! - [`host`]: the daemon process (`agent-tools daemon serve`).
+//! - [`client`]: a conversation's side: find or start the daemon, ask for a server.
+//!
+//! Unix only for now (a Unix socket, the peer's uid checked); on Windows the daemon's named
+//! pipe is not built and conversations serve their servers in-process.
+
+mod client;
+mod history;
+mod host;
+mod mux;
+mod paths;
+mod views;
+mod wire;
+
+pub use client::{DaemonClient, DaemonError, DaemonLink};
+pub use host::{DaemonOptions, ServeEnd, serve};
+pub use paths::DaemonPaths;
+pub use wire::{DaemonStatus, Hello, HostedStatus, ServerSpec, Serving, Welcome, build_id};
+
+/// The daemon a run's language servers come from: installed into the run's state by the
+/// binary that opened it (`agent-tools mcp`); absent, servers start in-process.
+#[derive(Debug, Clone, Default)]
+pub struct DaemonChoice(pub Option<DaemonClient>);

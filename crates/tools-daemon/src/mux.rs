@@ -1,0 +1,696 @@
+//! One language server shared by several conversations: the daemon's side of each
+//! conversation's LSP stream, multiplexed onto the server's one stream.
+//!
+//! - Requests get the mux's own ids and their answers go back to the asker with its id;
+//!   a conversation that leaves has its requests cancelled.
+//! - `initialize` reaches the server once; a later conversation is answered the first
+//!   answer, then the history of what the server said unasked ([`crate::history`]) and the
+//!   latest diagnostics, so its client knows the server is loaded. `initialized` and the
+//!   settings go once; `shutdown` and `exit` end the conversation's use, not the server.
+//! - Documents: each conversation's own view ([`crate::views`]); a request is sent only
+//!   while the server holds the asker's view (else it waits until the others' requests
+//!   are answered, and the server is switched); diagnostics go to the conversations whose
+//!   view the server holds, with their own version numbers.
+//! - What the server asks (`workspace/configuration`, progress tokens) goes to every
+//!   conversation; the first answer is the server's. With none connected the mux answers
+//!   itself, as the tools' client would.
+//!
+//! One task owns all of it; the server's and the conversations' readers feed it events.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tools_core::framing::{read_frame_async, write_frame_async};
+use tools_core::process::{ChildProcess, Pipes};
+
+use crate::history::History;
+use crate::views::{ConnId, DocEvent, Views};
+use crate::wire::{HostedStatus, ServerSpec, setting_at};
+
+/// What the mux's task is told.
+enum Event {
+    Join {
+        conn: ConnId,
+        label: String,
+        out: mpsc::UnboundedSender<Value>,
+    },
+    FromConn {
+        conn: ConnId,
+        msg: Value,
+    },
+    Leave {
+        conn: ConnId,
+    },
+    FromServer(Value),
+    ServerClosed,
+    Stop,
+}
+
+/// A server the daemon holds, as the daemon's registry sees it.
+pub(crate) struct Hosted {
+    /// What started it.
+    pub(crate) spec: ServerSpec,
+    /// Its process id.
+    pub(crate) pid: i32,
+    /// When it started.
+    pub(crate) started: Instant,
+    events: mpsc::UnboundedSender<Event>,
+    /// The conversations connected now.
+    conversations: Arc<Mutex<Vec<(ConnId, String)>>>,
+    /// Since when no conversation is connected (`None` while one is).
+    idle_since: Arc<Mutex<Option<Instant>>>,
+    /// Cancelled when the server is gone (exited or stopped).
+    pub(crate) gone: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+impl Hosted {
+    /// Starts the server `spec` describes and the task that multiplexes it.
+    pub(crate) fn start(spec: ServerSpec) -> Result<Arc<Hosted>, String> {
+        let mut cmd = tokio::process::Command::new(&spec.program);
+        cmd.args(&spec.args)
+            .current_dir(&spec.cwd)
+            .env_clear()
+            .envs(spec.env.iter().map(|(k, v)| (k, v)));
+        let mut child = ChildProcess::spawn_unowned(cmd, Pipes::StdinStdout)
+            .map_err(|e| format!("cannot start {}: {e}", spec.program.display()))?;
+        let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
+            return Err(format!(
+                "{}: no pipes to the process",
+                spec.program.display()
+            ));
+        };
+        let pid = child.pid();
+        let (events, rx) = mpsc::unbounded_channel();
+        let hosted = Arc::new(Hosted {
+            spec: spec.clone(),
+            pid,
+            started: Instant::now(),
+            events: events.clone(),
+            conversations: Arc::default(),
+            idle_since: Arc::new(Mutex::new(Some(Instant::now()))),
+            gone: CancellationToken::new(),
+        });
+        let (to_server, server_rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_frames(stdin, server_rx));
+        let reader_events = events;
+        tokio::spawn(async move {
+            read_frames(stdout, |msg| {
+                reader_events.send(Event::FromServer(msg)).is_ok()
+            })
+            .await;
+            let _ = reader_events.send(Event::ServerClosed);
+        });
+        let mux = Mux {
+            settings: serde_json::from_str(&spec.settings).unwrap_or(Value::Null),
+            views: Views::default(),
+            conns: HashMap::new(),
+            to_server,
+            next_id: 1,
+            pending: HashMap::new(),
+            asked: HashMap::new(),
+            answered: HashSet::new(),
+            init: Init::NotSent,
+            initialized_sent: false,
+            settings_sent: None,
+            history: History::default(),
+            published: HashMap::new(),
+            queued: VecDeque::new(),
+            last_changer: None,
+        };
+        let state = Arc::clone(&hosted);
+        tokio::spawn(async move {
+            mux.run(rx, &state).await;
+            state.gone.cancel();
+            let mut child = child;
+            child.shutdown(std::time::Duration::from_millis(1500)).await;
+        });
+        Ok(hosted)
+    }
+
+    /// Serves conversation `label` over `stream` (after its welcome was written).
+    pub(crate) fn join<S>(self: &Arc<Self>, conn: ConnId, label: String, stream: S)
+    where
+        S: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        let (read, write) = tokio::io::split(stream);
+        let (out, out_rx) = mpsc::unbounded_channel();
+        lock(&self.conversations).push((conn, label.clone()));
+        *lock(&self.idle_since) = None;
+        let _ = self.events.send(Event::Join { conn, label, out });
+        tokio::spawn(write_frames(write, out_rx));
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            read_frames(BufReader::new(read), |msg| {
+                events.send(Event::FromConn { conn, msg }).is_ok()
+            })
+            .await;
+            let _ = events.send(Event::Leave { conn });
+        });
+    }
+
+    /// The labels of the conversations connected now.
+    pub(crate) fn conversations(&self) -> Vec<String> {
+        lock(&self.conversations)
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect()
+    }
+
+    /// How long no conversation has been connected (`None` while one is).
+    pub(crate) fn idle_for(&self) -> Option<std::time::Duration> {
+        lock(&self.idle_since).map(|t| t.elapsed())
+    }
+
+    /// Stops the server: `shutdown`, `exit`, then its process tree.
+    pub(crate) fn stop(&self) {
+        let _ = self.events.send(Event::Stop);
+    }
+
+    /// What `status` shows of it.
+    pub(crate) fn status(&self) -> HostedStatus {
+        HostedStatus {
+            language: self.spec.language.clone(),
+            server: self
+                .spec
+                .program
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default(),
+            root: self.spec.cwd.clone(),
+            trusted: self.spec.trusted,
+            pid: self.pid,
+            age_s: self.started.elapsed().as_secs_f64(),
+            conversations: self.conversations(),
+            idle_s: self.idle_for().map(|d| d.as_secs_f64()),
+        }
+    }
+
+    fn left(&self, conn: ConnId) {
+        let mut convs = lock(&self.conversations);
+        convs.retain(|(c, _)| *c != conn);
+        if convs.is_empty() {
+            *lock(&self.idle_since) = Some(Instant::now());
+        }
+    }
+}
+
+/// Reads LSP frames from `from` and hands each decoded message to `take` until the stream
+/// ends or `take` says stop.
+async fn read_frames<R: AsyncRead + Unpin>(from: R, mut take: impl FnMut(Value) -> bool) {
+    let mut reader = BufReader::with_capacity(64 * 1024, from);
+    while let Ok(Some(body)) = read_frame_async(&mut reader).await {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(msg) => {
+                if !take(msg) {
+                    return;
+                }
+            }
+            Err(e) => tracing::warn!("dropping an undecodable message: {e}"),
+        }
+    }
+}
+
+/// Writes every message of `rx` as an LSP frame until the channel closes or a write fails,
+/// then shuts the writer down (the peer sees the end of its stream).
+async fn write_frames<W: AsyncWrite + Unpin>(mut to: W, mut rx: mpsc::UnboundedReceiver<Value>) {
+    while let Some(msg) = rx.recv().await {
+        let body = serde_json::to_vec(&msg).unwrap_or_default();
+        if write_frame_async(&mut to, &body).await.is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown().await;
+}
+
+/// Where the server's `initialize` stands.
+enum Init {
+    NotSent,
+    /// Sent with the mux's id; these conversations wait for its answer (with their ids).
+    InFlight(i64, Vec<(ConnId, Value)>),
+    /// Answered: every later `initialize` gets this.
+    Done(Value),
+}
+
+/// One connected conversation.
+struct Conn {
+    out: mpsc::UnboundedSender<Value>,
+    /// Whether its `initialize` was answered (before that it gets nothing unasked).
+    ready: bool,
+    /// Its requests the server is answering now.
+    in_flight: usize,
+}
+
+struct Mux {
+    settings: Value,
+    views: Views,
+    conns: HashMap<ConnId, Conn>,
+    to_server: mpsc::UnboundedSender<Value>,
+    next_id: i64,
+    /// The mux's request id → the asker and its own id (`None`: the asker left).
+    pending: HashMap<i64, (Option<ConnId>, Value)>,
+    /// The id the mux gave a server request's copy → the server's id, and who still owes
+    /// an answer.
+    asked: HashMap<String, (Value, ConnId)>,
+    /// The server's requests already answered (by their id as text).
+    answered: HashSet<String>,
+    init: Init,
+    initialized_sent: bool,
+    settings_sent: Option<Value>,
+    history: History,
+    /// The latest publication per document.
+    published: HashMap<String, Value>,
+    /// Requests waiting for the server to hold their conversation's view.
+    queued: VecDeque<(ConnId, Value)>,
+    /// The conversation that last changed a document (the view the server returns to).
+    last_changer: Option<ConnId>,
+}
+
+impl Mux {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Event>, hosted: &Hosted) {
+        while let Some(event) = rx.recv().await {
+            match event {
+                Event::Join { conn, label, out } => {
+                    tracing::debug!(conn, %label, "joined");
+                    self.conns.insert(
+                        conn,
+                        Conn {
+                            out,
+                            ready: false,
+                            in_flight: 0,
+                        },
+                    );
+                }
+                Event::FromConn { conn, msg } => self.take_from_conn(conn, msg),
+                Event::Leave { conn } => {
+                    self.leave(conn);
+                    hosted.left(conn);
+                }
+                Event::FromServer(msg) => self.take_from_server(msg),
+                Event::ServerClosed => break,
+                Event::Stop => {
+                    self.send(json!({"jsonrpc": "2.0", "id": "daemon-shutdown",
+                        "method": "shutdown"}));
+                    self.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+                    break;
+                }
+            }
+            self.advance();
+        }
+        // Every conversation's stream ends: its client sees the server gone.
+        self.conns.clear();
+    }
+
+    fn send(&self, msg: Value) {
+        let _ = self.to_server.send(msg);
+    }
+
+    fn reply(&self, conn: ConnId, msg: Value) {
+        if let Some(c) = self.conns.get(&conn) {
+            let _ = c.out.send(msg);
+        }
+    }
+
+    fn take_from_conn(&mut self, conn: ConnId, mut msg: Value) {
+        let method = msg
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let id = msg.get("id").cloned();
+        match (method.as_deref(), id) {
+            (Some("initialize"), Some(id)) => self.initialize(conn, id, msg),
+            (Some("shutdown"), Some(id)) => {
+                self.reply(conn, json!({"jsonrpc": "2.0", "id": id, "result": null}))
+            }
+            (Some(_), Some(_)) => self.queued.push_back((conn, msg)),
+            (Some(method), None) => self.conn_notification(conn, method, msg),
+            (None, Some(id)) => {
+                // An answer to a server request's copy.
+                let key = id_text(&id);
+                if let Some((server_id, _)) = self.asked.remove(&key) {
+                    self.asked.retain(|_, (sid, _)| *sid != server_id);
+                    if self.answered.insert(id_text(&server_id))
+                        && let Some(m) = msg.as_object_mut()
+                    {
+                        m.insert("id".into(), server_id);
+                        self.send(msg);
+                    }
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    fn initialize(&mut self, conn: ConnId, id: Value, msg: Value) {
+        match &mut self.init {
+            Init::NotSent => {
+                let own = self.fresh_id();
+                let mut msg = msg;
+                msg["id"] = own.into();
+                self.send(msg);
+                self.init = Init::InFlight(own, vec![(conn, id)]);
+            }
+            Init::InFlight(_, waiters) => waiters.push((conn, id)),
+            Init::Done(result) => {
+                let result = result.clone();
+                self.welcome(conn, id, result);
+            }
+        }
+    }
+
+    /// Answers `conn`'s `initialize` and brings it up to date.
+    fn welcome(&mut self, conn: ConnId, id: Value, result: Value) {
+        self.reply(conn, json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        for msg in self.history.replay() {
+            self.reply(conn, msg);
+        }
+        if self.views.matches(conn) {
+            for params in self.published.values() {
+                if let Some(p) = self.publication_for(conn, params) {
+                    self.reply(conn, p);
+                }
+            }
+        }
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.ready = true;
+        }
+    }
+
+    fn conn_notification(&mut self, conn: ConnId, method: &str, msg: Value) {
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        if let Some(event) = DocEvent::parse(method, &params) {
+            let differs = match &event {
+                DocEvent::Open { uri, text, .. } | DocEvent::Change { uri, text, .. } => {
+                    disk_text(uri).as_deref() != Some(text.as_str())
+                }
+                DocEvent::Close { .. } => false,
+            };
+            if !matches!(event, DocEvent::Close { .. }) {
+                self.last_changer = Some(conn);
+            }
+            for m in self.views.take(conn, event, differs) {
+                self.send(m);
+            }
+            return;
+        }
+        match method {
+            "initialized" => {
+                if !std::mem::replace(&mut self.initialized_sent, true) {
+                    self.send(msg);
+                }
+            }
+            "workspace/didChangeConfiguration" => {
+                if self.settings_sent.as_ref() != Some(&params) {
+                    self.settings_sent = Some(params);
+                    self.send(msg);
+                }
+            }
+            "exit" => self.leave(conn),
+            "$/cancelRequest" => {
+                let theirs = params.get("id").cloned().unwrap_or(Value::Null);
+                let own = self
+                    .pending
+                    .iter()
+                    .find(|(_, (c, id))| *c == Some(conn) && *id == theirs)
+                    .map(|(own, _)| *own);
+                if let Some(own) = own {
+                    self.send(json!({"jsonrpc": "2.0", "method": "$/cancelRequest",
+                        "params": {"id": own}}));
+                } else {
+                    self.queued
+                        .retain(|(c, m)| !(*c == conn && m.get("id") == Some(&theirs)));
+                    self.reply(
+                        conn,
+                        json!({"jsonrpc": "2.0", "id": theirs,
+                        "error": {"code": -32800, "message": "cancelled before it was sent"}}),
+                    );
+                }
+            }
+            _ => self.send(msg),
+        }
+    }
+
+    fn take_from_server(&mut self, mut msg: Value) {
+        let method = msg
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let id = msg.get("id").cloned();
+        match (method.as_deref(), id) {
+            (None, Some(id)) => {
+                let Some(own) = id.as_i64() else { return };
+                if let Init::InFlight(init_id, _) = &self.init
+                    && *init_id == own
+                {
+                    let Init::InFlight(_, waiters) =
+                        std::mem::replace(&mut self.init, Init::NotSent)
+                    else {
+                        return;
+                    };
+                    let result = msg.get("result").cloned();
+                    match result {
+                        Some(result) => {
+                            self.init = Init::Done(result.clone());
+                            for (conn, id) in waiters {
+                                self.welcome(conn, id, result.clone());
+                            }
+                        }
+                        None => {
+                            // Refused: each waiter gets the refusal; the next asks again.
+                            for (conn, id) in waiters {
+                                let mut m = msg.clone();
+                                m["id"] = id;
+                                self.reply(conn, m);
+                            }
+                        }
+                    }
+                    return;
+                }
+                let Some((asker, theirs)) = self.pending.remove(&own) else {
+                    return;
+                };
+                let Some(conn) = asker else { return };
+                msg["id"] = theirs;
+                self.reply(conn, msg);
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.in_flight = c.in_flight.saturating_sub(1);
+                }
+            }
+            (Some(method), Some(id)) => self.server_request(method, id, msg),
+            (Some("textDocument/publishDiagnostics"), None) => {
+                let params = msg.get("params").cloned().unwrap_or(Value::Null);
+                let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+                    return;
+                };
+                self.published.insert(uri.to_string(), params.clone());
+                let to: Vec<ConnId> = self
+                    .conns
+                    .iter()
+                    .filter(|(c, conn)| conn.ready && self.views.matches(**c))
+                    .map(|(c, _)| *c)
+                    .collect();
+                for conn in to {
+                    if let Some(p) = self.publication_for(conn, &params) {
+                        self.reply(conn, p);
+                    }
+                }
+            }
+            (Some(_), None) => {
+                self.history.record(&msg);
+                for c in self.conns.values().filter(|c| c.ready) {
+                    let _ = c.out.send(msg.clone());
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// A publication as `conn` should get it (its own version), or `None`.
+    fn publication_for(&self, conn: ConnId, params: &Value) -> Option<Value> {
+        let uri = params.get("uri")?.as_str()?;
+        let version = params.get("version").and_then(Value::as_i64);
+        let own = self.views.version_for(conn, uri, version)?;
+        let mut params = params.clone();
+        match own {
+            Some(v) => params["version"] = v.into(),
+            None => {
+                if let Some(m) = params.as_object_mut() {
+                    m.remove("version");
+                }
+            }
+        }
+        Some(
+            json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+            "params": params}),
+        )
+    }
+
+    fn server_request(&mut self, method: &str, id: Value, msg: Value) {
+        let ready: Vec<ConnId> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.ready)
+            .map(|(c, _)| *c)
+            .collect();
+        if ready.is_empty() {
+            let answer = self.own_answer(method, msg.get("params"));
+            self.send(json!({"jsonrpc": "2.0", "id": id, "result": answer}));
+            return;
+        }
+        for conn in ready {
+            let copy_id = format!("daemon-{}", self.fresh_id());
+            self.asked.insert(copy_id.clone(), (id.clone(), conn));
+            let mut copy = msg.clone();
+            copy["id"] = copy_id.into();
+            self.reply(conn, copy);
+        }
+    }
+
+    /// What the tools' client answers to a server's request, for when no conversation is
+    /// connected to answer it.
+    fn own_answer(&self, method: &str, params: Option<&Value>) -> Value {
+        match method {
+            "workspace/configuration" => {
+                let items = params
+                    .and_then(|p| p.get("items"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                Value::Array(
+                    items
+                        .iter()
+                        .map(|i| {
+                            setting_at(&self.settings, i.get("section").and_then(Value::as_str))
+                        })
+                        .collect(),
+                )
+            }
+            "workspace/applyEdit" => json!({"applied": false,
+                "failureReason": "edits are applied only through the tools"}),
+            _ => Value::Null,
+        }
+    }
+
+    fn leave(&mut self, conn: ConnId) {
+        if self.conns.remove(&conn).is_none() {
+            return;
+        }
+        for m in self.views.leave(conn) {
+            self.send(m);
+        }
+        let mine: Vec<i64> = self
+            .pending
+            .iter()
+            .filter(|(_, (c, _))| *c == Some(conn))
+            .map(|(own, _)| *own)
+            .collect();
+        for own in mine {
+            if let Some(p) = self.pending.get_mut(&own) {
+                p.0 = None;
+            }
+            self.send(json!({"jsonrpc": "2.0", "method": "$/cancelRequest",
+                "params": {"id": own}}));
+        }
+        self.queued.retain(|(c, _)| *c != conn);
+        if let Init::InFlight(_, waiters) = &mut self.init {
+            waiters.retain(|(c, _)| *c != conn);
+        }
+        // Server requests only this conversation still owed: answered by the mux.
+        let owed: Vec<(String, Value)> = self
+            .asked
+            .iter()
+            .filter(|(_, (_, c))| *c == conn)
+            .map(|(k, (sid, _))| (k.clone(), sid.clone()))
+            .collect();
+        for (key, sid) in owed {
+            self.asked.remove(&key);
+            let others = self.asked.values().any(|(s, _)| *s == sid);
+            if !others && self.answered.insert(id_text(&sid)) {
+                self.send(json!({"jsonrpc": "2.0", "id": sid, "result": null}));
+            }
+        }
+        if self.last_changer == Some(conn) {
+            self.last_changer = None;
+        }
+    }
+
+    /// Sends what can be sent: queued requests whose conversation's view the server holds
+    /// (switching the server to a waiting conversation's view once nobody else's requests
+    /// are in flight), and otherwise returns the server to the last changer's view.
+    fn advance(&mut self) {
+        while let Some((conn, _)) = self.queued.front() {
+            let conn = *conn;
+            if !self.conns.contains_key(&conn) {
+                self.queued.pop_front();
+                continue;
+            }
+            if !self.views.matches(conn) {
+                if self.others_in_flight(conn) {
+                    return;
+                }
+                for m in self.views.switch_to(conn, disk_text) {
+                    self.send(m);
+                }
+            }
+            let Some((_, msg)) = self.queued.pop_front() else {
+                return;
+            };
+            self.forward_request(conn, msg);
+        }
+        if let Some(conn) = self.last_changer
+            && !self.views.matches(conn)
+            && !self.others_in_flight(conn)
+        {
+            for m in self.views.switch_to(conn, disk_text) {
+                self.send(m);
+            }
+        }
+    }
+
+    fn forward_request(&mut self, conn: ConnId, mut msg: Value) {
+        let own = self.fresh_id();
+        let theirs = msg.get("id").cloned().unwrap_or(Value::Null);
+        self.pending.insert(own, (Some(conn), theirs));
+        msg["id"] = own.into();
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.in_flight += 1;
+        }
+        self.send(msg);
+    }
+
+    fn others_in_flight(&self, conn: ConnId) -> bool {
+        self.conns
+            .iter()
+            .any(|(c, s)| *c != conn && s.in_flight > 0)
+    }
+
+    fn fresh_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+}
+
+fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The text of the file a `file://` URI names, if it can be read.
+fn disk_text(uri: &str) -> Option<String> {
+    let path: PathBuf = tools_core::platform::file_uri_to_path(uri).ok()?;
+    std::fs::read_to_string(path).ok()
+}
