@@ -83,7 +83,7 @@ impl DaemonClient {
         let hello = Hello::Server {
             build: self.build.clone(),
             conversation: self.conversation.clone(),
-            spec: spec.clone(),
+            spec: Box::new(spec.clone()),
         };
         writer
             .write_all(&line_of(&hello))

@@ -211,7 +211,7 @@ impl Daemon {
                 conversation, spec, ..
             } => {
                 let conn = self.next_conn.fetch_add(1, Ordering::SeqCst);
-                match self.server_for(spec) {
+                match self.server_for(*spec) {
                     Ok((hosted, warm)) => {
                         let serving = Serving {
                             daemon_pid: std::process::id(),

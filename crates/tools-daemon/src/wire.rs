@@ -25,7 +25,7 @@ pub enum Hello {
         /// The conversation's label (for `status`: which conversations share a server).
         conversation: String,
         /// The server.
-        spec: ServerSpec,
+        spec: Box<ServerSpec>,
     },
     /// The daemon's state, answered as [`DaemonStatus`].
     Status {

@@ -319,6 +319,11 @@ async fn main_async(cli: Cli) -> Result<ExitCode, ToolError> {
                 "tools on the full surface: {}\n",
                 tools.join(", ")
             ));
+            #[cfg(feature = "lsp")]
+            {
+                text.push_str(&daemon::doctor_line().await);
+                text.push('\n');
+            }
             let languages = WorkspaceLanguages::scan(toolbox.run().root());
             text.push_str(&render_doctor(&toolbox.doctor().await, &languages, all));
             toolbox.close().await;

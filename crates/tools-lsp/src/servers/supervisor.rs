@@ -395,6 +395,10 @@ impl ServerSupervisor {
                 None => None,
             }
         };
+        let served_before = dead
+            .as_ref()
+            .and_then(|d| d.served_by_daemon())
+            .map(|s| s.daemon_pid);
         if let Some(dead) = dead {
             let detail = dead.exit_detail().await;
             let mut st = match slot.state.lock() {
@@ -446,6 +450,17 @@ impl ServerSupervisor {
                 st.server = c.server.clone();
                 st.client = Some(Arc::clone(&c));
                 st.stopped_idle = None;
+                drop(st);
+                if let Some(pid) = served_before {
+                    let now = match c.served_by_daemon() {
+                        Some(s) => format!("a new agent-tools daemon (pid {})", s.daemon_pid),
+                        None => "this conversation's own process".into(),
+                    };
+                    self.tell(Some(format!(
+                        "the agent-tools daemon (pid {pid}) that served {} for root {root_disp} stopped; the server was restarted in {now}, so its first answers may be slower",
+                        c.server
+                    )));
+                }
                 Ok(c)
             }
             Err(e) => {

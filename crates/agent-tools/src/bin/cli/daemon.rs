@@ -139,3 +139,45 @@ fn render_status(s: &DaemonStatus) -> String {
     }
     out
 }
+
+/// `doctor`'s line on the daemon: whether `mcp` conversations take their servers from it,
+/// and what it holds now.
+pub async fn doctor_line() -> String {
+    if !tools_core::platform::LOCAL_SOCKETS {
+        return "daemon: not available on this OS yet (no named pipe); every conversation starts its own language servers".into();
+    }
+    match UserConfig::load() {
+        Ok(u) if !u.daemon.enabled => {
+            return "daemon: off ([daemon] enabled = false in the user's configuration); every conversation starts its own language servers".into();
+        }
+        Err(e) => return format!("daemon: the user's configuration cannot be read ({e})"),
+        Ok(_) => {}
+    }
+    let Ok((build, paths)) = paths() else {
+        return "daemon: no runtime folder (no HOME or XDG_RUNTIME_DIR); every conversation starts its own language servers".into();
+    };
+    let client =
+        DaemonClient::new(build, paths, Default::default(), String::new()).without_starting();
+    match client.status().await {
+        Ok(Some(s)) => {
+            let conversations: std::collections::BTreeSet<&String> = s
+                .servers
+                .iter()
+                .flat_map(|h| h.conversations.iter())
+                .collect();
+            format!(
+                "daemon: pid {} (build {}), up {:.0} s, holding {} language server(s) for {} conversation(s); `agent-tools daemon status` lists them",
+                s.pid,
+                s.build,
+                s.age_s,
+                s.servers.len(),
+                conversations.len()
+            )
+        }
+        Ok(None) => format!(
+            "daemon: none runs now; the first `agent-tools mcp` conversation that needs a language server starts it (socket {})",
+            client.paths().socket.display()
+        ),
+        Err(e) => format!("daemon: {e}"),
+    }
+}

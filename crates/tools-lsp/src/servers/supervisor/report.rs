@@ -13,6 +13,25 @@ use crate::servers::discover::{self, Resolution};
 use crate::servers::pool::rss;
 
 impl ServerSupervisor {
+    /// The per-user daemon's state, when this run's servers come from it (asked once per
+    /// report; `None` when it does not answer within a second).
+    async fn daemon_status(&self) -> Option<tools_daemon::DaemonStatus> {
+        let run = self.open_run()?;
+        let choice = run.state(tools_daemon::DaemonChoice::default);
+        let client = choice.0.as_ref()?;
+        tokio::time::timeout(std::time::Duration::from_secs(1), client.status())
+            .await
+            .ok()?
+            .ok()?
+    }
+
+    /// This run's conversation id.
+    fn conversation(&self) -> String {
+        self.open_run()
+            .map(|r| r.conversation_id().to_string())
+            .unwrap_or_default()
+    }
+
     /// The pool's servers for this run, when they are shared.
     fn shared_servers(&self) -> Option<Vec<crate::servers::pool::SharedServer>> {
         let (pool, _) = self.pool.as_ref()?;
@@ -25,6 +44,7 @@ impl ServerSupervisor {
     pub async fn status(&self) -> (String, Value) {
         let scan = discover::scan_workspace(&self.table, &self.workspace);
         let shared = self.shared_servers();
+        let daemon = self.daemon_status().await;
         let slots: Vec<((String, PathBuf), Arc<Slot>)> = match &shared {
             Some(servers) => servers.iter().map(pooled_slot).collect(),
             None => match self.slots.lock() {
@@ -75,15 +95,27 @@ impl ServerSupervisor {
                 seen_roots.push(root.clone());
                 match client {
                     Some(c) if c.is_alive() => {
-                        let up = c.started.elapsed().as_secs();
+                        let served = c
+                            .served_by_daemon()
+                            .map(|s| served_line(s, daemon.as_ref(), c.pid(), self.conversation()));
+                        let up = match &served {
+                            Some((_, _, age)) => *age,
+                            None => c.started.elapsed().as_secs(),
+                        };
                         let idx = if c.indexing() { ", indexing" } else { "" };
                         let restarts = if crashes > 0 {
                             format!(", restarted after {crashes} failure(s)")
                         } else {
                             String::new()
                         };
-                        let (sharing, mut facts) =
+                        let (mut sharing, mut facts) =
                             crate::servers::pool::status::sharing(shared.as_deref(), lang, root);
+                        if let Some((line, fact, _)) = &served {
+                            sharing.push_str(line);
+                            if let Some(f) = facts.as_object_mut() {
+                                f.insert("daemon".into(), fact.clone());
+                            }
+                        }
                         lines.push(format!(
                             "{lang}: running {} for root {rd} (pid {}, up {up}s{idx}{restarts}{sharing})",
                             c.server,
@@ -335,4 +367,36 @@ fn pooled_slot(s: &crate::servers::pool::SharedServer) -> ((String, PathBuf), Ar
         }),
     };
     ((s.key.language.clone(), s.key.root.clone()), Arc::new(slot))
+}
+
+/// How a server the daemon serves is shown: the part of the status line (`, from the
+/// agent-tools daemon, shared with run-2`), its structured facts, and the server's
+/// age in seconds (it may be older than this conversation).
+fn served_line(
+    serving: &tools_daemon::Serving,
+    daemon: Option<&tools_daemon::DaemonStatus>,
+    pid: i32,
+    conversation: String,
+) -> (String, Value, u64) {
+    let hosted = daemon.and_then(|d| d.servers.iter().find(|h| h.pid == pid));
+    let others: Vec<String> = match hosted {
+        Some(h) => h
+            .conversations
+            .iter()
+            .filter(|c| **c != conversation)
+            .cloned()
+            .collect(),
+        None => serving.shared_with.clone(),
+    };
+    let age = hosted.map(|h| h.age_s).unwrap_or(serving.server_age_s) as u64;
+    let mut line = ", from the agent-tools daemon".to_string();
+    if serving.warm {
+        line.push_str(", warm from an earlier conversation");
+    }
+    if !others.is_empty() {
+        line.push_str(&format!(", shared with {}", others.join(", ")));
+    }
+    let fact = json!({"pid": serving.daemon_pid, "warm": serving.warm,
+        "server_age_s": age, "shared_with": others});
+    (line, fact, age)
 }
