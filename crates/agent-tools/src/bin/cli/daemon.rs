@@ -26,6 +26,9 @@ pub enum DaemonAction {
     Stop,
 }
 
+/// The longest socket path every Unix takes (`sun_path` holds 104 bytes on macOS).
+const MAX_SOCKET_PATH: usize = 100;
+
 /// The files of this build's daemon.
 fn paths() -> Result<(String, DaemonPaths), ToolError> {
     let build = tools_daemon::build_id();
@@ -41,6 +44,15 @@ pub fn client_for(user: &UserConfig, conversation: &str) -> Option<DaemonClient>
         return None;
     }
     let (build, paths) = paths().ok()?;
+    // A socket's name is bounded (about 100 bytes on Linux and macOS): a runtime folder
+    // too deep for it serves in-process rather than wait for a daemon that cannot listen.
+    if paths.socket.as_os_str().len() > MAX_SOCKET_PATH {
+        tracing::warn!(
+            "the daemon's socket path {} is too long for a socket; language servers start in this process",
+            paths.socket.display()
+        );
+        return None;
+    }
     let exe = std::env::current_exe().ok()?;
     Some(DaemonClient::new(
         build,
