@@ -14,11 +14,16 @@
 //! changed by anyone else in between, or a stamp that no longer matches when the image is
 //! taken, makes the image unknown: a consumer then falls back to not knowing, never to a
 //! wrong old text. Memory is bounded per file and in total.
+//!
+//! More than one consumer reads the same image: diagnostics on write *takes* it (once, as
+//! before), and any other observer of the call reads it with [`PreWriteImages::before`], in
+//! whichever order they run, as one shared value; the registry releases the images of a
+//! call's files once all its observers have run.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The largest file whose pre-image is kept.
 pub const MAX_PRE_IMAGE_BYTES: u64 = 1024 * 1024;
@@ -70,7 +75,10 @@ fn stamp_of(path: &Path) -> Option<Stamp> {
 #[derive(Debug)]
 struct Recorded {
     /// `None` when the old state could not be kept (too large, unreadable).
-    image: Option<PreImage>,
+    image: Option<Arc<PreImage>>,
+    /// Taken by [`PreWriteImages::take`]: not taken again, still read by
+    /// [`PreWriteImages::before`], and never kept as the older image of a later write.
+    taken: bool,
     /// The file's stamp after the last write recorded for it.
     after: Option<Stamp>,
     /// Insertion order, for evicting the oldest.
@@ -87,7 +95,7 @@ struct Images {
 impl Images {
     fn remove(&mut self, path: &Path) -> Option<Recorded> {
         let r = self.by_path.remove(path)?;
-        self.bytes -= r.image.as_ref().map_or(0, PreImage::len);
+        self.bytes -= r.image.as_ref().map_or(0, |i| i.len());
         Some(r)
     }
 }
@@ -133,7 +141,7 @@ impl PreWriteImages {
         {
             let mut images = self.images();
             match images.by_path.get(path) {
-                Some(r) if r.after == now => return,
+                Some(r) if !r.taken && r.after == now => return,
                 Some(_) => {
                     images.remove(path);
                 }
@@ -160,14 +168,17 @@ impl PreWriteImages {
             };
             images.remove(&oldest);
         }
-        let image = image.filter(|_| images.bytes + len <= MAX_PRE_IMAGES_TOTAL);
-        images.bytes += image.as_ref().map_or(0, PreImage::len);
+        let image = image
+            .filter(|_| images.bytes + len <= MAX_PRE_IMAGES_TOTAL)
+            .map(Arc::new);
+        images.bytes += image.as_ref().map_or(0, |i| i.len());
         let order = images.next;
         images.next += 1;
         images.by_path.insert(
             path.to_path_buf(),
             Recorded {
                 image,
+                taken: false,
                 after: None,
                 order,
             },
@@ -185,14 +196,43 @@ impl PreWriteImages {
         }
     }
 
-    /// Takes (removes) the pre-image of `path`: `None` when none was kept or the file has
-    /// changed since the last recorded write (by someone else: the image may be stale).
+    /// Takes the pre-image of `path` for the one consumer that owns it (diagnostics on
+    /// write): `None` when none was kept, it was taken already, or the file has changed since
+    /// the last recorded write (by someone else: the image may be stale). The image stays
+    /// readable through [`PreWriteImages::before`] until the call's files are released.
     pub fn take(&self, path: &Path) -> Option<PreImage> {
-        let r = self.images().remove(path)?;
+        let mut images = self.images();
+        let r = images.by_path.get_mut(path)?;
+        if r.taken {
+            return None;
+        }
+        if r.after != stamp_of(path) {
+            images.remove(path);
+            return None;
+        }
+        r.taken = true;
+        r.image.as_deref().cloned()
+    }
+
+    /// The pre-image of `path`, shared and left in place (taken or not), while the file is
+    /// still exactly as the call's last write left it; `None` otherwise. Any number of
+    /// observers of one call read the same value.
+    pub fn before(&self, path: &Path) -> Option<Arc<PreImage>> {
+        let images = self.images();
+        let r = images.by_path.get(path)?;
         if r.after != stamp_of(path) {
             return None;
         }
-        r.image
+        r.image.clone()
+    }
+
+    /// Forgets the pre-images of `paths` (the registry, once every observer of the call
+    /// that wrote them has run).
+    pub fn release(&self, paths: &[PathBuf]) {
+        let mut images = self.images();
+        for p in paths {
+            images.remove(p);
+        }
     }
 }
 
@@ -224,7 +264,26 @@ mod tests {
         write(&images, &f, "two");
         write(&images, &f, "three");
         assert_eq!(images.take(&f), Some(PreImage::Content(b"one".to_vec())));
-        // Taken once only.
+        // Taken once only; still read by the call's other observers until released.
+        assert_eq!(images.take(&f), None);
+        write(&images, &f, "two");
+        assert_eq!(
+            images.before(&f).as_deref(),
+            Some(&PreImage::Content(b"three".to_vec()))
+        );
+        assert_eq!(images.take(&f), Some(PreImage::Content(b"three".to_vec())));
+        assert_eq!(
+            images.before(&f).as_deref(),
+            Some(&PreImage::Content(b"three".to_vec()))
+        );
+        // A write after the take records the file anew, not the taken image.
+        write(&images, &f, "three");
+        assert_eq!(
+            images.before(&f).as_deref(),
+            Some(&PreImage::Content(b"two".to_vec()))
+        );
+        images.release(std::slice::from_ref(&f));
+        assert_eq!(images.before(&f), None);
         assert_eq!(images.take(&f), None);
 
         // Changed by someone else after the write: the image may be stale.

@@ -320,6 +320,11 @@ impl Registry {
                 let sections = unless_panicked(name, obs.after_write(&ctx, &out.touched)).await?;
                 out.sections.extend(sections);
             }
+            // Every observer has read the texts from before this call's writes.
+            self.run
+                .workspace()
+                .pre_write_images()
+                .release(&out.touched);
         }
         Ok(out)
     }
