@@ -118,7 +118,9 @@ pub async fn reaching_until(
             break;
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            reach.gaps.push(cut_line(&workspace, &p, l, &name));
+            reach
+                .gaps
+                .push(cut_line(&workspace, path, line, symbol, reach.followed));
             break;
         }
         reach.followed += 1;
@@ -149,7 +151,9 @@ pub async fn reaching_until(
         }
         if late {
             reach.followed -= 1;
-            reach.gaps.push(cut_line(&workspace, &p, l, &name));
+            reach
+                .gaps
+                .push(cut_line(&workspace, path, line, symbol, reach.followed));
             break;
         }
         let Some(uses) = answered else {
@@ -212,11 +216,13 @@ pub async fn reaching_until(
     Ok(reach)
 }
 
-/// The gap of a walk stopped by its time bound: where it stopped and how to go on.
-fn cut_line(workspace: &Path, path: &Path, line: usize, name: &str) -> String {
+/// The gap of a walk from `symbol` (on `line` of `path`) stopped by its time bound after
+/// `followed` symbols: the `test list` that makes the whole walk, unbounded in time.
+fn cut_line(workspace: &Path, path: &Path, line: usize, symbol: &str, followed: usize) -> String {
     let file = tools_core::display_relative(workspace, path);
     format!(
-        "time bound reached before the uses of `{name}` ({file}:{line}) were followed; `test list` with `file: \"{file}\"`, `line: {line}`, `symbol: \"{name}\"` follows the rest"
+        "time bound reached after following {followed} symbol{} from `{symbol}`; `test list` with `file: \"{file}\"`, `line: {line}`, `symbol: \"{symbol}\"` follows it all",
+        if followed == 1 { "" } else { "s" }
     )
 }
 

@@ -24,11 +24,16 @@ const FILES: &[(&str, &str)] = &[
 
 /// A workspace holding [`FILES`] with the fs, lsp (pyright), ast and test families.
 fn registry(dir: &std::path::Path, trusted: bool) -> (Arc<Run>, Arc<Registry>) {
-    super::write_files(dir, FILES);
     // The first write waits for pyright to load the project; later ones take milliseconds.
+    registry_within(dir, trusted, 60_000)
+}
+
+/// [`registry`] with `[test] on_write_ms = ms`.
+fn registry_within(dir: &std::path::Path, trusted: bool, ms: u64) -> (Arc<Run>, Arc<Registry>) {
+    super::write_files(dir, FILES);
     std::fs::write(
         dir.join("agent-tools.toml"),
-        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\n",
+        format!("[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = {ms}\n"),
     )
     .unwrap();
     let mut opts = RunOptions::at(dir).unwrap();
@@ -163,5 +168,26 @@ async fn an_untrusted_workspace_names_no_tests() {
     // The whole answer: the edit, and no section naming or excusing tests.
     assert_eq!(out.text, "Edited text.py:2 (1 replacement).");
     assert_eq!(out.sections, Vec::new());
+    run.close().await;
+}
+
+#[tokio::test]
+async fn a_walk_past_its_time_bound_says_where_it_stopped_and_how_to_go_on() {
+    if tools_core::testing::require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (run, registry) = registry_within(dir.path(), true, 0);
+    // Loaded first, so the write's own changes are found within the grace and the walk
+    // itself is what the bound stops.
+    let args = json!({"action": "list", "file": "text.py", "line": 13, "symbol": "count"});
+    call(&registry, "test", args).await;
+    let args = json!({"path": "text.py", "old_string": "return s.strip()", "new_string": "return s.strip() + \".\""});
+    let out = call(&registry, "edit", args).await;
+    assert_eq!(
+        tests_section(&out),
+        "no test found for this change to `tidy`, but the search was not complete\n\
+         not complete: time bound reached after following 0 symbols from `tidy`; `test list` with `file: \"text.py\"`, `line: 1`, `symbol: \"tidy\"` follows it all"
+    );
     run.close().await;
 }
