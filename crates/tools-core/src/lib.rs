@@ -74,7 +74,9 @@ pub use journal::{CRASH_AT_ENV, journal_dir};
 pub use name_path::{MAX_CANDIDATES, NamePath, ResolvedSymbol, pick_symbol, resolve_symbol};
 pub use output::{Image, Section, ToolOutput};
 pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
-pub use pre_write::{MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreWriteImages};
+pub use pre_write::{
+    MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreImageHold, PreWriteImages,
+};
 pub use preview::{MAX_PREVIEW_FILE_BYTES, PreviewReport, ProposedFile};
 pub use references::{ReferenceSource, ReferenceSources, SymbolUse};
 pub use registry::{

@@ -17,8 +17,13 @@
 //!
 //! More than one consumer reads the same image: diagnostics on write *takes* it (once, as
 //! before), and any other observer of the call reads it with [`PreWriteImages::before`], in
-//! whichever order they run, as one shared value; the registry releases the images of a
-//! call's files once all its observers have run.
+//! whichever order they run, as one shared value.
+//!
+//! An image lives until its last reader is done. The call that wrote it owns one share,
+//! which the registry gives up once all the call's observers have run
+//! ([`PreWriteImages::release`]); a reader that may outlive that pass (the check a rename
+//! leaves running after its answer) takes a [`PreImageHold`] while the call runs, and the
+//! image goes when the last share is given up, in whichever order that happens.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -81,8 +86,14 @@ struct Recorded {
     taken: bool,
     /// The file's stamp after the last write recorded for it.
     after: Option<Stamp>,
-    /// Insertion order, for evicting the oldest.
+    /// Insertion order, for evicting the oldest; also tells this record from a later one
+    /// of the same file, so a hold on this one never releases that one.
     order: u64,
+    /// Shares still held: the writing call's own until [`PreWriteImages::release`], and
+    /// one per live [`PreImageHold`]. The record goes when none is left.
+    shares: usize,
+    /// The writing call's own share was given up.
+    released: bool,
 }
 
 #[derive(Debug, Default)]
@@ -181,6 +192,8 @@ impl PreWriteImages {
                 taken: false,
                 after: None,
                 order,
+                shares: 1,
+                released: false,
             },
         );
     }
@@ -226,12 +239,73 @@ impl PreWriteImages {
         r.image.clone()
     }
 
-    /// Forgets the pre-images of `paths` (the registry, once every observer of the call
-    /// that wrote them has run).
+    /// Gives up the writing call's share of the pre-images of `paths` (the registry, once
+    /// every observer of the call that wrote them has run): each goes now, or when the last
+    /// [`PreImageHold`] on it drops.
     pub fn release(&self, paths: &[PathBuf]) {
         let mut images = self.images();
         for p in paths {
-            images.remove(p);
+            let Some(r) = images.by_path.get_mut(p) else {
+                continue;
+            };
+            if r.released {
+                continue;
+            }
+            r.released = true;
+            r.shares -= 1;
+            if r.shares == 0 {
+                images.remove(p);
+            }
+        }
+    }
+
+    /// Keeps the pre-images `paths` have now until the returned hold drops, past the
+    /// registry's [`PreWriteImages::release`] (a reader that outlives the call's observers
+    /// takes it while the call runs). A later write's image of the same file is not held.
+    pub fn hold(self: &Arc<Self>, paths: &[PathBuf]) -> PreImageHold {
+        let mut held = Vec::new();
+        let mut images = self.images();
+        for p in paths {
+            if held.iter().any(|(h, _)| h == p) {
+                continue;
+            }
+            if let Some(r) = images.by_path.get_mut(p) {
+                r.shares += 1;
+                held.push((p.clone(), r.order));
+            }
+        }
+        PreImageHold {
+            images: Arc::clone(self),
+            held,
+        }
+    }
+}
+
+/// A share of some pre-images (see [`PreWriteImages::hold`]): they stay readable, taken or
+/// not, while it lives; dropping the last share releases them.
+#[derive(Debug)]
+#[must_use = "the images are released as soon as the hold drops"]
+pub struct PreImageHold {
+    images: Arc<PreWriteImages>,
+    /// The files held, with the record each share is on.
+    held: Vec<(PathBuf, u64)>,
+}
+
+impl Drop for PreImageHold {
+    fn drop(&mut self) {
+        let mut images = self.images.images();
+        for (p, order) in &self.held {
+            let Some(r) = images.by_path.get_mut(p) else {
+                continue;
+            };
+            // Replaced by a later write since: that record is not this hold's.
+            if r.order != *order {
+                continue;
+            }
+            r.shares -= 1;
+            if r.shares == 0 {
+                images.remove(p);
+            }
         }
     }
 }
@@ -305,6 +379,57 @@ mod tests {
         let g = dir.path().join("new.txt");
         write(&images, &g, "x");
         assert_eq!(images.take(&g), Some(PreImage::Absent));
+    }
+
+    #[test]
+    fn an_image_lives_until_its_last_share_is_given_up_in_either_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.txt");
+        std::fs::write(&f, "old").unwrap();
+        let images = Arc::new(PreWriteImages::default());
+        images.enable();
+        let old = Some(PreImage::Content(b"old".to_vec()));
+
+        // A check that outlives the call's observers: the registry's release leaves the
+        // image to it, and its take still sees the text from before.
+        write(&images, &f, "new");
+        let check = images.hold(&[f.clone(), f.clone()]);
+        images.release(std::slice::from_ref(&f));
+        images.release(std::slice::from_ref(&f));
+        assert_eq!(images.before(&f).as_deref(), old.as_ref());
+        assert_eq!(images.take(&f), old);
+        assert_eq!(images.before(&f).as_deref(), old.as_ref());
+        drop(check);
+        assert_eq!(images.before(&f), None);
+
+        // A check that ends first: the observers still read the image until the release.
+        std::fs::write(&f, "old").unwrap();
+        write(&images, &f, "new");
+        let check = images.hold(std::slice::from_ref(&f));
+        assert_eq!(images.take(&f), old);
+        drop(check);
+        assert_eq!(images.before(&f).as_deref(), old.as_ref());
+        images.release(std::slice::from_ref(&f));
+        assert_eq!(images.before(&f), None);
+
+        // A later call's image of the same file is not the earlier hold's to release.
+        std::fs::write(&f, "old").unwrap();
+        write(&images, &f, "new");
+        let check = images.hold(std::slice::from_ref(&f));
+        assert_eq!(images.take(&f), old);
+        images.release(std::slice::from_ref(&f));
+        write(&images, &f, "newer");
+        drop(check);
+        assert_eq!(
+            images.before(&f).as_deref(),
+            Some(&PreImage::Content(b"new".to_vec()))
+        );
+        images.release(std::slice::from_ref(&f));
+        assert_eq!(images.before(&f), None);
+
+        // A hold on a file with no image holds nothing.
+        let none = images.hold(&[dir.path().join("never.txt")]);
+        drop(none);
     }
 
     #[test]
