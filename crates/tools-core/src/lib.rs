@@ -65,6 +65,7 @@ pub mod transport;
 pub mod trust;
 pub mod watchdog;
 mod workspace;
+mod write_pass;
 
 pub use child_env::{child_command, worker_command};
 pub use client::{ElicitOutcome, Elicitor};
@@ -95,6 +96,7 @@ pub use symbols::{
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
 pub use workspace::{Workspace, display_relative, normalize_lexically};
+pub use write_pass::{SyncShare, WritePass};
 
 /// Re-exported so tool crates implement [`Tool`] with the same macro version.
 pub use async_trait::async_trait;

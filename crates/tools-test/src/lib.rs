@@ -25,7 +25,8 @@
 //! - Every write's answer (write, edit, apply_patch, symbol edits, resolve, lsp_rename) ends
 //!   with a `tests` section: the tests that reach the functions THAT write changed (its
 //!   files' text from before the call against their text now), followed as `list` with
-//!   `line` does, within `on_write_ms`; a cut says where and how to get the rest. On in a
+//!   `line` does, within `on_write_ms`, beside diagnostics on write's wait (once it has
+//!   taken the servers' state before); a cut says where and how to get the rest. On in a
 //!   trusted workspace for files whose language has a runner here; `[test] on_write =
 //!   false` turns it off. `run` with `affected: true` runs the tests the last write named.
 //! - `status`: the runner per language, or why there is none (also in `doctor`).

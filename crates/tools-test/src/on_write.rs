@@ -1,9 +1,11 @@
 //! The tests a write reaches, named at the end of the write's own answer: the functions
 //! that THIS write changed (its files' text from before the call, kept by the safe writer
 //! and shared by the call's observers, against their text now), followed to the tests
-//! that reach them (see [`crate::reach`]) within a time bound. On by default in a trusted
-//! workspace, for files whose language has a test runner here; `[test] on_write = false`
-//! turns it off. The tests named are remembered: `test run` with `affected` runs them.
+//! that reach them (see [`crate::reach`]) within a time bound, beside diagnostics on
+//! write's wait for the servers' verdict (see [`tools_core::WritePass`]). On by default
+//! in a trusted workspace, for files whose language has a test runner here; `[test]
+//! on_write = false` turns it off. The tests named are remembered: `test run` with
+//! `affected` runs them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use tools_core::discovery::ProgramSearch;
-use tools_core::{CallCtx, PreImage, Section, WriteObserver};
+use tools_core::{CallCtx, PreImage, Section, WriteObserver, WritePass};
 
 use crate::TestShared;
 use crate::changes::{ChangedSymbol, changed_between, functions_at};
@@ -171,11 +173,24 @@ fn section_text(
 #[tools_core::async_trait]
 impl WriteObserver for ReachingOnWrite {
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
+        self.after_write_in(ctx, touched, &WritePass::detached())
+            .await
+    }
+
+    async fn after_write_in(
+        &self,
+        ctx: &CallCtx,
+        touched: &[PathBuf],
+        pass: &WritePass,
+    ) -> Vec<Section> {
         // Naming tests that cannot be run, or from a runner the workspace may not use,
         // would only mislead.
         if touched.is_empty() || !ctx.run.trusted() {
             return Vec::new();
         }
+        // The servers are asked about the written text only once diagnostics on write has
+        // shown them the text from before; the walk then runs beside its wait.
+        pass.wait_servers_synced().await;
         let start = Instant::now();
         let deadline = start + self.budget;
         let work = async {
