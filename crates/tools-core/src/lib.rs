@@ -65,6 +65,7 @@ pub mod transport;
 pub mod trust;
 pub mod watchdog;
 mod workspace;
+mod write_pass;
 
 pub use child_env::{child_command, worker_command};
 pub use client::{ElicitOutcome, Elicitor};
@@ -74,7 +75,9 @@ pub use journal::{CRASH_AT_ENV, journal_dir};
 pub use name_path::{MAX_CANDIDATES, NamePath, ResolvedSymbol, pick_symbol, resolve_symbol};
 pub use output::{Image, Section, ToolOutput};
 pub use path_locks::{LOCK_WAIT_LIMIT, PathGuard, PathLocks};
-pub use pre_write::{MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreWriteImages};
+pub use pre_write::{
+    MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreImageHold, PreWriteImages,
+};
 pub use preview::{MAX_PREVIEW_FILE_BYTES, PreviewReport, ProposedFile};
 pub use references::{ReferenceSource, ReferenceSources, SymbolUse};
 pub use registry::{
@@ -93,6 +96,7 @@ pub use symbols::{
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
 pub use workspace::{Workspace, display_relative, normalize_lexically};
+pub use write_pass::{SyncShare, WritePass};
 
 /// Re-exported so tool crates implement [`Tool`] with the same macro version.
 pub use async_trait::async_trait;

@@ -51,7 +51,7 @@ impl Workspace {
 
     /// What the files written through [`crate::safe_write`] held just before, for a write
     /// observer that needs the old text (kept only once someone enabled it).
-    pub fn pre_write_images(&self) -> &PreWriteImages {
+    pub fn pre_write_images(&self) -> &Arc<PreWriteImages> {
         &self.pre_write
     }
 

@@ -50,23 +50,3 @@ pub fn paged(head: &str, lines: &[String], offset: usize, budget: usize, noun: &
     }
     text
 }
-
-/// `path:line id` for the first `cap` of `tests`, and a line saying how many more there are.
-pub fn grouped_lines(
-    tests: &[crate::listing::TestItem],
-    ws: &tools_core::Workspace,
-    cap: usize,
-) -> Vec<String> {
-    let mut lines: Vec<String> = tests
-        .iter()
-        .take(cap)
-        .map(|t| format!("{}:{} {}", ws.display(&t.path), t.line, t.id))
-        .collect();
-    if tests.len() > cap {
-        lines.push(format!(
-            "… {} more (`test list` with `changed_since: \"HEAD\"` names them all)",
-            tests.len() - cap
-        ));
-    }
-    lines
-}

@@ -37,6 +37,10 @@ pub(crate) struct TestArgs {
     /// `HEAD`): the functions the diff touches, followed to the tests as with `line`.
     #[serde(default)]
     pub changed_since: Option<String>,
+    /// `run`: the tests the last write named at the end of its answer (its `tests`
+    /// section), instead of `ids`, `file` or `changed_since`.
+    #[serde(default)]
+    pub affected: bool,
     /// `run`: test ids as `list` names them (pytest node ids, `file::name` for go and
     /// vitest/jest, libtest names for cargo).
     #[serde(default)]

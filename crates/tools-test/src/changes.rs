@@ -111,61 +111,116 @@ pub async fn changed_in(
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let starts: Vec<usize> = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        let byte = |line: usize| starts.get(line - 1).copied().unwrap_or(text.len());
-        for source in SymbolSources::for_run(run).ordered() {
-            let Ok(Some(found)) = source.symbols(&path, &text).await else {
-                continue;
-            };
-            let functions: Vec<_> = found
-                .symbols
-                .iter()
-                .filter(|s| {
-                    s.kind.contains("function")
-                        || s.kind.contains("method")
-                        || s.kind.contains("constructor")
-                })
-                .collect();
-            for (a, b) in &ranges {
-                let (from, to) = (byte(*a), byte(*b + 1).max(byte(*a) + 1));
-                let touched: Vec<_> = functions
-                    .iter()
-                    .filter(|s| s.range.start < to && from < s.range.end)
-                    .collect();
-                // The innermost: no other touched function inside it.
-                for s in &touched {
-                    let has_inner = touched.iter().any(|o| {
-                        o.range != s.range
-                            && s.range.start <= o.range.start
-                            && o.range.end <= s.range.end
-                    });
-                    let Some(name) = s.path.last() else { continue };
-                    if has_inner {
-                        continue;
-                    }
-                    let first = tools_core::line_number(&text, s.range.start);
-                    let line = text
-                        .lines()
-                        .enumerate()
-                        .skip(first - 1)
-                        .find(|(_, l)| l.contains(name.as_str()))
-                        .map_or(first, |(i, _)| i + 1);
-                    let changed = ChangedSymbol {
-                        path: path.clone(),
-                        line,
-                        name: name.clone(),
-                    };
-                    if !out.contains(&changed) {
-                        out.push(changed);
-                    }
+        if let Some(found) = functions_at(run, &path, &text, &ranges).await {
+            for changed in found.functions {
+                if !out.contains(&changed) {
+                    out.push(changed);
                 }
             }
-            break;
         }
     }
     Ok(out)
+}
+
+/// The lines (1-based, inclusive ranges of `new`) that differ from `old`; a deletion is
+/// the two lines around where the removed text stood (it may have ended a function).
+pub fn changed_between(old: &str, new: &str) -> Vec<(usize, usize)> {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for op in diff.ops() {
+        if matches!(op, similar::DiffOp::Equal { .. }) {
+            continue;
+        }
+        let r = op.new_range();
+        let (a, b) = if r.is_empty() {
+            (r.start.max(1), r.start + 1)
+        } else {
+            (r.start + 1, r.end)
+        };
+        out.push((a, b));
+    }
+    out
+}
+
+/// What a set of changed lines of one file touches.
+#[derive(Debug, Default)]
+pub struct Touched {
+    /// The innermost functions or methods around the changed lines.
+    pub functions: Vec<ChangedSymbol>,
+    /// Changed line ranges outside any function (module level: not followed).
+    pub outside: Vec<(usize, usize)>,
+}
+
+/// The innermost function or method around each range of `ranges` in `text` (the file
+/// `path` as it is now), from the run's symbol sources; `None` when no source serves it.
+pub async fn functions_at(
+    run: &Run,
+    path: &Path,
+    text: &str,
+    ranges: &[(usize, usize)],
+) -> Option<Touched> {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let byte = |line: usize| starts.get(line - 1).copied().unwrap_or(text.len());
+    for source in SymbolSources::for_run(run).ordered() {
+        let Ok(Some(found)) = source.symbols(path, text).await else {
+            continue;
+        };
+        let mut out = Touched::default();
+        let functions: Vec<_> = found
+            .symbols
+            .iter()
+            .filter(|s| {
+                s.kind.contains("function")
+                    || s.kind.contains("method")
+                    || s.kind.contains("constructor")
+            })
+            .collect();
+        for (a, b) in ranges {
+            let (from, to) = (byte(*a), byte(*b + 1).max(byte(*a) + 1));
+            let touched: Vec<_> = functions
+                .iter()
+                .filter(|s| s.range.start < to && from < s.range.end)
+                .collect();
+            if touched.is_empty()
+                && !text[from.min(text.len())..to.min(text.len())]
+                    .trim()
+                    .is_empty()
+            {
+                out.outside.push((*a, *b));
+            }
+            // The innermost: no other touched function inside it.
+            for s in &touched {
+                let has_inner = touched.iter().any(|o| {
+                    o.range != s.range
+                        && s.range.start <= o.range.start
+                        && o.range.end <= s.range.end
+                });
+                let Some(name) = s.path.last() else { continue };
+                if has_inner {
+                    continue;
+                }
+                let first = tools_core::line_number(text, s.range.start);
+                let line = text
+                    .lines()
+                    .enumerate()
+                    .skip(first - 1)
+                    .find(|(_, l)| l.contains(name.as_str()))
+                    .map_or(first, |(i, _)| i + 1);
+                let changed = ChangedSymbol {
+                    path: path.to_path_buf(),
+                    line,
+                    name: name.clone(),
+                };
+                if !out.functions.contains(&changed) {
+                    out.functions.push(changed);
+                }
+            }
+        }
+        return Some(out);
+    }
+    None
 }
 
 #[cfg(test)]
@@ -179,5 +234,15 @@ mod tests {
             changed_lines(diff, Path::new("/w")),
             vec![(PathBuf::from("/w/calc.py"), vec![(6, 6), (8, 8)])]
         );
+    }
+
+    #[test]
+    fn a_write_changes_the_lines_that_differ_in_its_new_text() {
+        let old = "a\nb\nc\nd\n";
+        let new = "a\nB\nc\nx\ny\nd\n";
+        assert_eq!(changed_between(old, new), vec![(2, 2), (4, 5)]);
+        // A removed line: the lines around where it stood.
+        assert_eq!(changed_between("a\nb\nc\n", "a\nc\n"), vec![(1, 2)]);
+        assert_eq!(changed_between("same\n", "same\n"), vec![]);
     }
 }

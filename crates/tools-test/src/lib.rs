@@ -22,10 +22,13 @@
 //!   jest (their JSON report). Reports go to the run's state folder, outside the checkout.
 //!   Build and collection errors count as failures. The answer pages with `offset`; the
 //!   same call with an `offset` pages the last answer without running the tests again.
-//! - With `[test] on_write = true`, every write's answer ends with a `tests` section: the
-//!   tests that reach the uncommitted changes to the functions of the written files
-//!   (within `on_write_ms`). Off by default while the walk's cost on large projects is
-//!   measured.
+//! - Every write's answer (write, edit, apply_patch, symbol edits, resolve, lsp_rename) ends
+//!   with a `tests` section: the tests that reach the functions THAT write changed (its
+//!   files' text from before the call against their text now), followed as `list` with
+//!   `line` does, within `on_write_ms`, beside diagnostics on write's wait (once it has
+//!   taken the servers' state before); a cut says where and how to get the rest. On in a
+//!   trusted workspace for files whose language has a runner here; `[test] on_write =
+//!   false` turns it off. `run` with `affected: true` runs the tests the last write named.
 //! - `status`: the runner per language, or why there is none (also in `doctor`).
 //!
 //! Choices where the specification is silent:
@@ -91,9 +94,11 @@ pub struct TestConfig {
     /// The runner of a Cargo project: `auto` (nextest when `cargo-nextest` is installed,
     /// else cargo test; the default), `test` or `nextest`.
     pub cargo: CargoRunner,
-    /// Name the tests a write reaches in the write's own answer (default false).
+    /// Name the tests a write reaches in the write's own answer (default true; trusted
+    /// workspaces only).
     pub on_write: bool,
-    /// Time that may take per write, in milliseconds (default 5 000).
+    /// Time following a write's changes to its tests may take, in milliseconds (default
+    /// 5 000); past it the answer names what was found and where the walk stopped.
     pub on_write_ms: u64,
 }
 
@@ -106,7 +111,7 @@ impl Default for TestConfig {
             max_output_bytes: 32 << 20,
             answer_bytes: DEFAULT_ANSWER_BYTES,
             cargo: CargoRunner::Auto,
-            on_write: false,
+            on_write: true,
             on_write_ms: 5_000,
         }
     }
@@ -116,6 +121,8 @@ impl Default for TestConfig {
 pub(crate) struct TestShared {
     config: TestConfig,
     last: Mutex<Option<run::LastRun>>,
+    /// The tests the last write named, for `run` with `affected`.
+    last_write: Mutex<Option<on_write::LastWrite>>,
     runs: std::sync::atomic::AtomicUsize,
 }
 
@@ -131,11 +138,16 @@ pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> 
     if !config.enabled {
         return Ok(None);
     }
+    if config.on_write {
+        // The observer compares each written file with its text from before the call.
+        run.workspace().pre_write_images().enable();
+    }
     Ok(Some(Arc::new(TestFamily {
         run: Arc::clone(run),
         shared: Arc::new(TestShared {
             config,
             last: Mutex::new(None),
+            last_write: Mutex::new(None),
             runs: std::sync::atomic::AtomicUsize::new(0),
         }),
     })))
@@ -157,6 +169,7 @@ impl ToolFamily for TestFamily {
         }
         vec![Arc::new(on_write::ReachingOnWrite {
             budget: std::time::Duration::from_millis(self.shared.config.on_write_ms),
+            shared: Arc::clone(&self.shared),
         })]
     }
     async fn doctor(&self) -> Vec<DoctorEntry> {

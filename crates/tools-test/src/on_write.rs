@@ -1,58 +1,250 @@
-//! The tests a write reaches, named in the write's own answer (opt-in: `[test] on_write =
-//! true`): the functions changed in the written files since the last commit (`git diff
-//! HEAD`), followed to the tests that reach them, within a time budget. A workspace that is
-//! not a git checkout, or a write that changed no function, adds nothing.
+//! The tests a write reaches, named at the end of the write's own answer: the functions
+//! that THIS write changed (its files' text from before the call, kept by the safe writer
+//! and shared by the call's observers, against their text now), followed to the tests
+//! that reach them (see [`crate::reach`]) within a time bound, beside diagnostics on
+//! write's wait for the servers' verdict (see [`tools_core::WritePass`]). On by default
+//! in a trusted workspace, for files whose language has a test runner here; `[test]
+//! on_write = false` turns it off. The tests named are remembered: `test run` with
+//! `affected` runs them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tools_core::{CallCtx, Section, WriteObserver};
+use tokio::time::Instant;
+use tools_core::discovery::ProgramSearch;
+use tools_core::{CallCtx, PreImage, Section, WriteObserver, WritePass};
 
-/// Appends a `tests` section to every write's answer.
+use crate::TestShared;
+use crate::changes::{ChangedSymbol, changed_between, functions_at};
+use crate::reach::Reach;
+
+/// Time past the walk's bound for the name search in the tests' text and the answer.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// The tests the last write reached, for `test run` with `affected`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LastWrite {
+    /// Their ids, by path then line.
+    pub ids: Vec<String>,
+    /// The changed functions, as the answer names them (`` `sub` ``).
+    pub changed: String,
+    /// Whether the search was complete.
+    pub complete: bool,
+}
+
+/// Appends a `tests` section to the answer of every write that changed a function.
 pub struct ReachingOnWrite {
     /// Time the walk may take per write.
     pub budget: Duration,
+    pub(crate) shared: Arc<TestShared>,
+}
+
+/// What a write changed, ready to be followed.
+#[derive(Default)]
+struct Changes {
+    functions: Vec<ChangedSymbol>,
+    /// Why the changes are not all followed (a file whose old text is unknown, lines
+    /// outside any function).
+    gaps: Vec<String>,
+}
+
+/// The functions `touched` changed in this call, for the files whose language has a runner.
+async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> Changes {
+    let run = &ctx.run;
+    let root = run.root();
+    let ws = run.workspace();
+    let search = ProgramSearch::for_run(run);
+    let mut out = Changes::default();
+    let mut seen: Vec<&Path> = Vec::new();
+    for path in touched {
+        if seen.contains(&path.as_path()) {
+            continue;
+        }
+        seen.push(path);
+        let Ok((_, detected)) = crate::runner::project_of(path, root) else {
+            continue;
+        };
+        if crate::runner::resolve(detected, &search, shared.config.cargo).is_err() {
+            continue;
+        }
+        // A deleted file runs no more: what used it fails to import, which diagnostics say.
+        let Ok(new) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let file = ws.display(path);
+        let ranges = match ws.pre_write_images().before(path).as_deref() {
+            Some(PreImage::Content(old)) => changed_between(&String::from_utf8_lossy(old), &new),
+            Some(PreImage::Absent) => vec![(1, new.lines().count().max(1))],
+            None => {
+                out.gaps.push(format!(
+                    "{file}: its text before this write was not kept (too large, or changed by something else), so its changes were not followed; `test list` with `changed_since` follows a git diff"
+                ));
+                continue;
+            }
+        };
+        if ranges.is_empty() {
+            continue;
+        }
+        match functions_at(run, path, &new, &ranges).await {
+            Some(found) => {
+                for (a, b) in found.outside {
+                    let lines = if a == b {
+                        format!("{a}")
+                    } else {
+                        format!("{a}-{b}")
+                    };
+                    out.gaps.push(format!(
+                        "{file}:{lines} changed outside any function (not followed)"
+                    ));
+                }
+                for f in found.functions {
+                    if !out.functions.contains(&f) {
+                        out.functions.push(f);
+                    }
+                }
+            }
+            None => out.gaps.push(format!(
+                "{file}: nothing here lists its functions (no language server or grammar), so its changes were not followed"
+            )),
+        }
+    }
+    out
+}
+
+/// The section's text: the count and what was followed first, one `path:line id` per
+/// test (by file, then line) within `budget` bytes, then what was not searched.
+fn section_text(
+    ctx: &CallCtx,
+    names: &str,
+    reach: &Reach,
+    gaps: &[String],
+    budget: usize,
+) -> String {
+    let n = reach.tests.len();
+    let mut via = String::new();
+    if !reach.source.is_empty() {
+        via = format!(
+            " ({} symbol{} followed through {}",
+            reach.followed,
+            if reach.followed == 1 { "" } else { "s" },
+            reach.source
+        );
+        if reach.by_name > 0 {
+            via.push_str(&format!(
+                "; {} found by name in the tests' text",
+                reach.by_name
+            ));
+        }
+        via.push(')');
+    }
+    let mut text = if n == 0 && gaps.is_empty() {
+        format!("no test reaches this change to {names}: the search was complete{via}")
+    } else if n == 0 {
+        format!("no test found for this change to {names}, but the search was not complete{via}")
+    } else {
+        format!(
+            "{n} test{} reach this change to {names}{via}; `test run` with `affected: true` runs them",
+            if n == 1 { "" } else { "s" }
+        )
+    };
+    let ws = ctx.run.workspace();
+    let tail = if gaps.is_empty() {
+        String::new()
+    } else {
+        format!("\nnot complete: {}", gaps.join("; "))
+    };
+    let room = budget.saturating_sub(tail.len());
+    for (i, t) in reach.tests.iter().enumerate() {
+        let line = format!("\n{}:{} {}", ws.display(&t.path), t.line, t.id);
+        if i > 0 && text.len() + line.len() > room {
+            text.push_str(&format!(
+                "\n… {} more (all run with `test run` and `affected: true`)",
+                n - i
+            ));
+            break;
+        }
+        text.push_str(&line);
+    }
+    text.push_str(&tail);
+    text
 }
 
 #[tools_core::async_trait]
 impl WriteObserver for ReachingOnWrite {
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
-        if touched.is_empty() || !ctx.run.root().join(".git").exists() {
+        self.after_write_in(ctx, touched, &WritePass::detached())
+            .await
+    }
+
+    async fn after_write_in(
+        &self,
+        ctx: &CallCtx,
+        touched: &[PathBuf],
+        pass: &WritePass,
+    ) -> Vec<Section> {
+        // Naming tests that cannot be run, or from a runner the workspace may not use,
+        // would only mislead.
+        if touched.is_empty() || !ctx.run.trusted() {
             return Vec::new();
         }
+        // The servers are asked about the written text only once diagnostics on write has
+        // shown them the text from before; the walk then runs beside its wait.
+        pass.wait_servers_synced().await;
+        let start = Instant::now();
+        let deadline = start + self.budget;
         let work = async {
-            let changed = crate::changes::changed_in(&ctx.run, "HEAD", touched).await?;
-            let reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
-            Ok::<_, tools_core::ToolError>((changed, reach))
+            let changes = changes_of(ctx, touched, &self.shared).await;
+            if changes.functions.is_empty() {
+                return (changes, Ok(Reach::default()));
+            }
+            let reach =
+                crate::reach::reaching_all_until(&ctx.run, &changes.functions, Some(deadline))
+                    .await;
+            (changes, reach)
         };
-        let (changed, reach) = match tokio::time::timeout(self.budget, work).await {
-            Ok(Ok(found)) => found,
-            Ok(Err(e)) => return vec![Section::new("tests", format!("not searched: {e}"))],
+        let (changes, reach) = match tokio::time::timeout(self.budget + GRACE, work).await {
+            Ok(done) => done,
             Err(_) => {
                 return vec![Section::new(
                     "tests",
                     format!(
-                        "not searched: following the change to its tests took more than {} s ([test] on_write_ms); ask `test list` with `changed_since: \"HEAD\"`",
+                        "not searched: finding what this write changed took more than {} s ([test] on_write_ms); `test list` with `file`, `line` and `symbol` follows a function to its tests",
                         self.budget.as_secs_f64()
                     ),
                 )];
             }
         };
-        if changed.is_empty() {
+        if changes.functions.is_empty() && changes.gaps.is_empty() {
             return Vec::new();
         }
-        let ws = ctx.run.workspace();
-        let names: Vec<String> = changed.iter().map(|c| format!("`{}`", c.name)).collect();
-        let n = reach.tests.len();
-        let mut lines = vec![format!(
-            "{n} test{} reach the uncommitted changes to {} in the written files; run them with `test run` and `changed_since: \"HEAD\"`",
-            if n == 1 { "" } else { "s" },
+        let mut reach = match reach {
+            Ok(r) => r,
+            Err(e) => Reach {
+                gaps: vec![format!("the uses could not be asked: {e}")],
+                ..Reach::default()
+            },
+        };
+        let mut gaps = changes.gaps;
+        gaps.append(&mut reach.gaps);
+        let names: Vec<String> = changes
+            .functions
+            .iter()
+            .map(|c| format!("`{}`", c.name))
+            .collect();
+        let names = if names.is_empty() {
+            "the written files".to_string()
+        } else {
             names.join(", ")
-        )];
-        lines.extend(crate::answer::grouped_lines(&reach.tests, ws, 20));
-        if !reach.gaps.is_empty() {
-            lines.push(format!("not complete: {}", reach.gaps.join("; ")));
+        };
+        let text = section_text(ctx, &names, &reach, &gaps, self.shared.config.answer_bytes);
+        if let Ok(mut last) = self.shared.last_write.lock() {
+            *last = Some(LastWrite {
+                ids: reach.tests.iter().map(|t| t.id.clone()).collect(),
+                changed: names,
+                complete: gaps.is_empty(),
+            });
         }
-        vec![Section::new("tests", lines.join("\n"))]
+        vec![Section::new("tests", text)]
     }
 }

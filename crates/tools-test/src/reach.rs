@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use tokio::time::Instant;
 use tools_core::{ReferenceSources, Run, SymbolSources, ToolError};
 
 use crate::listing::{TestItem, is_test_file, mentioning, names, test_files, tests_in};
@@ -86,6 +87,18 @@ pub async fn reaching(
     line: usize,
     symbol: &str,
 ) -> Result<Reach, ToolError> {
+    reaching_until(run, path, line, symbol, None).await
+}
+
+/// As [`reaching`], stopping the walk through the uses at `deadline` (the tests named in
+/// the text of those followed so far still count); a stop is a gap that says so.
+pub async fn reaching_until(
+    run: &Run,
+    path: &Path,
+    line: usize,
+    symbol: &str,
+    deadline: Option<Instant>,
+) -> Result<Reach, ToolError> {
     let sources = ReferenceSources::for_run(run).all();
     let workspace = run.root().to_path_buf();
     let mut reach = Reach::default();
@@ -104,19 +117,44 @@ pub async fn reaching(
             ));
             break;
         }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            reach
+                .gaps
+                .push(cut_line(&workspace, path, line, symbol, reach.followed));
+            break;
+        }
         reach.followed += 1;
         if !followed_names.contains(&name) {
             followed_names.push(name.clone());
         }
         let mut answered = None;
+        let mut late = false;
         for s in &sources {
-            if let Some(uses) = s.uses(&p, l, &name).await? {
+            let asked = s.uses(&p, l, &name);
+            let found = match deadline {
+                Some(d) => match tokio::time::timeout_at(d, asked).await {
+                    Ok(found) => found?,
+                    Err(_) => {
+                        late = true;
+                        break;
+                    }
+                },
+                None => asked.await?,
+            };
+            if let Some(uses) = found {
                 if reach.source.is_empty() {
                     reach.source = s.name(&p);
                 }
                 answered = Some(uses);
                 break;
             }
+        }
+        if late {
+            reach.followed -= 1;
+            reach
+                .gaps
+                .push(cut_line(&workspace, path, line, symbol, reach.followed));
+            break;
         }
         let Some(uses) = answered else {
             reach.gaps.push(format!(
@@ -178,11 +216,30 @@ pub async fn reaching(
     Ok(reach)
 }
 
+/// The gap of a walk from `symbol` (on `line` of `path`) stopped by its time bound after
+/// `followed` symbols: the `test list` that makes the whole walk, unbounded in time.
+fn cut_line(workspace: &Path, path: &Path, line: usize, symbol: &str, followed: usize) -> String {
+    let file = tools_core::display_relative(workspace, path);
+    format!(
+        "time bound reached after following {followed} symbol{} from `{symbol}`; `test list` with `file: \"{file}\"`, `line: {line}`, `symbol: \"{symbol}\"` follows it all",
+        if followed == 1 { "" } else { "s" }
+    )
+}
+
 /// The tests that reach any of `changed`: each walked as [`reaching`], a changed test being
 /// a reaching test itself.
 pub async fn reaching_all(
     run: &Run,
     changed: &[crate::changes::ChangedSymbol],
+) -> Result<Reach, ToolError> {
+    reaching_all_until(run, changed, None).await
+}
+
+/// As [`reaching_all`], within `deadline` (see [`reaching_until`]).
+pub async fn reaching_all_until(
+    run: &Run,
+    changed: &[crate::changes::ChangedSymbol],
+    deadline: Option<Instant>,
 ) -> Result<Reach, ToolError> {
     let workspace = run.root().to_path_buf();
     let mut all = Reach::default();
@@ -194,7 +251,7 @@ pub async fn reaching_all(
         {
             one.tests.push(t);
         } else {
-            one = reaching(run, &c.path, c.line, &c.name).await?;
+            one = reaching_until(run, &c.path, c.line, &c.name, deadline).await?;
         }
         all.followed += one.followed;
         all.by_name += one.by_name;

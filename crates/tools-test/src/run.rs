@@ -62,6 +62,32 @@ fn project_at_root(root: &Path) -> Result<Detected, ToolError> {
         })
 }
 
+/// The tests the last write named; an error says why there are none to run.
+fn affected_ids(shared: &TestShared) -> Result<Vec<String>, ToolError> {
+    let last = shared.last_write.lock().ok().and_then(|l| l.clone());
+    let Some(last) = last else {
+        return Err(ToolError::invalid(
+            "affected",
+            "no write of this run has named the tests it reaches yet (a write of a function in a file whose language has a test runner names them)",
+        ));
+    };
+    if last.ids.is_empty() {
+        let why = if last.complete {
+            "no test reaches it (the search was complete)"
+        } else {
+            "the search named none, and was not complete (see that write's answer)"
+        };
+        return Err(ToolError::invalid(
+            "affected",
+            format!(
+                "nothing to run: the last write changed {}; {why}",
+                last.changed
+            ),
+        ));
+    }
+    Ok(last.ids)
+}
+
 /// `run`.
 pub async fn run(
     ctx: &CallCtx,
@@ -72,6 +98,9 @@ pub async fn run(
     let root = ws.root().to_path_buf();
     let key = (
         args.file.clone().or_else(|| {
+            if args.affected {
+                return Some("affected by the last write".to_string());
+            }
             args.changed_since
                 .as_ref()
                 .map(|r| format!("changed since {r}"))
@@ -94,6 +123,15 @@ pub async fn run(
     }
     let file = args.file.as_deref().map(|f| ws.resolve(f)).transpose()?;
     let mut ids = args.ids.clone().filter(|i| !i.is_empty());
+    if args.affected {
+        if ids.is_some() || file.is_some() || args.changed_since.is_some() {
+            return Err(ToolError::invalid(
+                "affected",
+                "`affected` runs the tests the last write named: pass it without `ids`, `file` or `changed_since`",
+            ));
+        }
+        ids = Some(affected_ids(shared)?);
+    }
     if let (None, Some(rev)) = (&ids, &args.changed_since) {
         let changed = crate::changes::changed_since(&ctx.run, rev).await?;
         let reach = crate::reach::reaching_all(&ctx.run, &changed).await?;

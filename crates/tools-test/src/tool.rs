@@ -24,7 +24,8 @@ impl Tool for TestTool {
     fn description(&self) -> String {
         "The project's tests, with its own runner (pytest, cargo test, go test, vitest, jest) in \
          its own environment. `list` (file and/or symbol): its tests as `path:line id`. `run` \
-         (ids, or a file, or nothing for the whole suite): leads with `N passed, N failed, N \
+         (ids, or a file, or `affected: true` for the tests the last write named, or \
+         nothing for the whole suite): leads with `N passed, N failed, N \
          skipped in T s — runner`, then one line per failure `path:line id — message`; build \
          and collection errors count as failures; page with `offset`. `status`: the runner \
          per language, or why there is none. Runs project code: trusted workspaces only."

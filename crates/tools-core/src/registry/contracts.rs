@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::preview::{PreviewReport, ProposedFile};
-use crate::{CallCtx, Section, Surface, Tier, Tool};
+use crate::{CallCtx, Section, Surface, Tier, Tool, WritePass};
 
 /// A tool as a surface lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,11 +26,32 @@ pub struct ToolInfo {
 }
 
 /// Runs after any call that reports `touched` files; its sections are appended to that
-/// call's output. Diagnostics on write is one such observer.
+/// call's output, in the order the observers were added. Diagnostics on write is one such
+/// observer. A write's observers run side by side (see [`WritePass`]).
 #[async_trait::async_trait]
 pub trait WriteObserver: Send + Sync {
     /// Inspects the files just written and returns sections to append (often none).
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section>;
+
+    /// [`WriteObserver::after_write`] within the registry's pass over a write's observers:
+    /// `pass` orders it against the others (an observer that asks the servers about the
+    /// written text waits with [`WritePass::wait_servers_synced`]). The default ignores it.
+    async fn after_write_in(
+        &self,
+        ctx: &CallCtx,
+        touched: &[PathBuf],
+        pass: &WritePass,
+    ) -> Vec<Section> {
+        let _ = pass;
+        self.after_write(ctx, touched).await
+    }
+
+    /// Whether this observer brings the language servers to the written text after first
+    /// showing them the text from before (the others' questions about the written text
+    /// wait for it: [`WritePass::servers_synced`]). The default is no.
+    fn syncs_servers(&self) -> bool {
+        false
+    }
 
     /// Predicts what writing `proposed` would make [`WriteObserver::after_write`] report,
     /// without anything touching the disk, and names what the prediction cannot cover.

@@ -14,10 +14,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::preview::{PreviewReport, ProposedFile};
 use crate::tool::Progress;
-use crate::{CallCtx, Run, Surface, Tier, Tool, ToolError, ToolOutput};
+use crate::{CallCtx, Run, Surface, Tier, Tool, ToolError, ToolOutput, WritePass};
 
 mod contracts;
 mod invoker;
+#[cfg(test)]
+mod pass_tests;
 
 pub use contracts::{
     Approval, ApprovalRequest, Approver, AutoApprove, DoctorEntry, ToolFamily, ToolInfo,
@@ -314,11 +316,29 @@ impl Registry {
         let mut out =
             unless_panicked(name, ctx.progress.clone().scope(tool.call(&ctx, args))).await??;
         drop(_guard);
-        // Write observers.
+        // Write observers, side by side: the answer waits for the longest, not the sum.
         if !out.touched.is_empty() {
-            for obs in &self.observers {
-                let sections = unless_panicked(name, obs.after_write(&ctx, &out.touched)).await?;
-                out.sections.extend(sections);
+            let passes = WritePass::for_observers(
+                &self
+                    .observers
+                    .iter()
+                    .map(|o| o.syncs_servers())
+                    .collect::<Vec<_>>(),
+            );
+            let touched = &out.touched;
+            let ctx = &ctx;
+            let found =
+                futures::future::join_all(self.observers.iter().zip(passes).map(|(obs, pass)| {
+                    unless_panicked(name, async move {
+                        obs.after_write_in(ctx, touched, &pass).await
+                    })
+                }))
+                .await;
+            // Every observer has read the texts from before this call's writes (a reader
+            // that outlives this pass holds its own share of them).
+            self.run.workspace().pre_write_images().release(touched);
+            for sections in found {
+                out.sections.extend(sections?);
             }
         }
         Ok(out)

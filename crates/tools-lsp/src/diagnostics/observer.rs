@@ -54,7 +54,9 @@ use std::time::Instant;
 use lsp_types::FileChangeType;
 use serde_json::json;
 use tools_core::PreImage;
-use tools_core::{CallCtx, PreviewReport, ProposedFile, Section, WriteObserver};
+use tools_core::{
+    CallCtx, PreviewReport, ProposedFile, Section, SyncShare, WriteObserver, WritePass,
+};
 
 use crate::answer::format::Renderer;
 use crate::client::{LspClient, WriteClaim};
@@ -162,7 +164,8 @@ impl DiagnosticsOnWrite {
     /// skips them even while this observation is still running (a check left running).
     pub async fn observe_now(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
         self.leave_to_tool(touched);
-        self.observe_write(ctx, touched).await
+        self.observe_write(ctx, touched, &WritePass::detached())
+            .await
     }
 
     /// Marks `touched`, as they are now on disk, as observed by the writing tool: the
@@ -269,6 +272,7 @@ impl DiagnosticsOnWrite {
         number: u64,
         pre_images: &HashMap<PathBuf, PreImage>,
         claim: &WriteClaim,
+        syncing: Option<SyncShare>,
     ) -> Observed {
         // A preview of this server (or another write's observation) finishes first.
         let _observing = client.observation().await;
@@ -350,6 +354,9 @@ impl DiagnosticsOnWrite {
                 Err(e) => notes.push(format!("{}: {e}", display(&self.sup, p))),
             }
         }
+        // The server has the write: the other observers may ask it about the new text
+        // while this one waits for its verdict.
+        drop(syncing);
         // A server that diagnoses open documents re-checks the open importers after the
         // change and republishes them: wait for those too (likely, not certain).
         let dependents = self.dependents_of(&client, &paths, open_importers).await;
@@ -478,13 +485,27 @@ impl WriteObserver for DiagnosticsOnWrite {
     }
 
     async fn after_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
+        self.after_write_in(ctx, touched, &WritePass::detached())
+            .await
+    }
+
+    fn syncs_servers(&self) -> bool {
+        true
+    }
+
+    async fn after_write_in(
+        &self,
+        ctx: &CallCtx,
+        touched: &[PathBuf],
+        pass: &WritePass,
+    ) -> Vec<Section> {
         let touched = &self.not_observed_yet(touched)[..];
         if touched.is_empty() {
             return Vec::new();
         }
         // A check left running reacts to the same servers: it ends first, and leads.
         let earlier = self.deferred.take().await;
-        let mut sections = self.observe_write(ctx, touched).await;
+        let mut sections = self.observe_write(ctx, touched, pass).await;
         if let Some(found) = earlier {
             sections.insert(
                 0,
@@ -496,8 +517,14 @@ impl WriteObserver for DiagnosticsOnWrite {
 }
 
 impl DiagnosticsOnWrite {
-    /// Diagnostics on write for `touched` (the files not observed yet).
-    async fn observe_write(&self, ctx: &CallCtx, touched: &[PathBuf]) -> Vec<Section> {
+    /// Diagnostics on write for `touched` (the files not observed yet); `pass`'s share is
+    /// given up once every server has the written text.
+    async fn observe_write(
+        &self,
+        ctx: &CallCtx,
+        touched: &[PathBuf],
+        pass: &WritePass,
+    ) -> Vec<Section> {
         // Taken for every touched file, observed or not, so none is left to stand for the
         // state before a later call.
         let images = ctx.run.workspace().pre_write_images();
@@ -549,12 +576,14 @@ impl DiagnosticsOnWrite {
             return Vec::new();
         }
         let number = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
-        let observed = futures::future::join_all(
-            groups
-                .into_iter()
-                .map(|(c, paths)| self.observe(c, paths, number, &pre_images, &claim)),
-        )
-        .await;
+        // Each server syncs on its own: a share each, the observer's own given up now.
+        let shares: Vec<Option<SyncShare>> = groups.iter().map(|_| pass.share()).collect();
+        pass.servers_synced();
+        let observed =
+            futures::future::join_all(groups.into_iter().zip(shares).map(|((c, paths), share)| {
+                self.observe(c, paths, number, &pre_images, &claim, share)
+            }))
+            .await;
 
         let mut findings = Findings::default();
         let mut late_blocks = Vec::new();

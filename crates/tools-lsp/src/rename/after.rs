@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use lsp_types::WorkspaceEdit;
 use serde_json::{Value, json};
-use tools_core::{CallCtx, Run, Section};
+use tools_core::{CallCtx, PreImageHold, Run, Section};
 
 use crate::client::LspClient;
 use crate::diagnostics::deferred::CheckFindings;
@@ -39,6 +39,10 @@ pub(crate) struct AfterRename {
     /// The other servers whose edits were merged into this one (`.vue` files), each held
     /// to its own references too.
     pub merged: Vec<MergedServer>,
+    /// The written files' text from before the rename, kept for the write's diagnostics
+    /// until they have taken it: this check may outlive the call, whose own share of it
+    /// goes once the call's observers have run.
+    pub pre_images: PreImageHold,
 }
 
 /// A server whose edit was merged into the rename, checked after writing as the first one.
@@ -75,6 +79,9 @@ impl AfterRename {
             }
             None => Vec::new(),
         };
+        // The write's diagnostics have taken the text from before: this check no longer
+        // keeps it from being released.
+        drop(self.pre_images);
         tracing::debug!(
             phase = "diagnostics of the touched files",
             ms = started.elapsed().as_millis() as u64,

@@ -537,6 +537,7 @@ impl LspRenameTool {
                     origin_text: q.doc.text.clone(),
                 })
                 .collect(),
+            pre_images: run.workspace().pre_write_images().hold(&touched),
         };
         if let Some(obs) = &self.observer {
             obs.leave_to_tool(&touched);

@@ -1,6 +1,7 @@
 //! Shared helpers: a workspace with files, a registry holding the `test` family, and the
 //! answer's first line with its wall time replaced (the one part that varies).
 
+mod affected;
 mod bad_input;
 mod cargo;
 mod go;

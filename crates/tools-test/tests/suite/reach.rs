@@ -40,7 +40,7 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
     super::write_files(dir.path(), FILES);
     std::fs::write(
         dir.path().join("agent-tools.toml"),
-        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write = true\non_write_ms = 60000\n",
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\n",
     )
     .unwrap();
     let mut opts = RunOptions::at(dir.path()).unwrap();
@@ -98,14 +98,14 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
         "-m",
         "start",
     ]);
-    // The write's own answer names the tests its change reaches.
+    // The write's own answer names the tests its change reaches (on by default).
     let args =
         json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"});
     let out = registry.call(Surface::FULL, "edit", args).await.unwrap();
     let tests = out.sections.iter().find(|s| s.title == "tests").unwrap();
     assert_eq!(
         tests.body,
-        "3 tests reach the uncommitted changes to `sub` in the written files; run them with `test run` and `changed_since: \"HEAD\"`\n\
+        "3 tests reach this change to `sub` (2 symbols followed through pyright-langserver references; 1 found by name in the tests' text); `test run` with `affected: true` runs them\n\
          tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
          tests/test_dynamic.py:4 tests/test_dynamic.py::test_looked_up\n\
          tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap"
