@@ -109,7 +109,9 @@ async def test_conversations_share_one_server_per_language_and_a_later_one_start
         assert len(lines) == 2, lines
         assert re.fullmatch(r"python: running pyright-langserver for root \. " + shared, lines[0]), lines
         assert re.fullmatch(r"rust: running rust-analyzer for root \. " + shared, lines[1]), lines
-    # Both conversations ended: the servers stay, idle, with no conversation.
+    # Both conversations ended: the servers stay, idle, with no conversation (past the few
+    # seconds after which pyright would leave if it watched the first conversation's pid).
+    await asyncio.sleep(6)
     status = daemon_status(daemon_env)
     assert [(h["language"], h["conversations"], h["idle_s"] is not None) for h in status["servers"]] == [
         ("python", [], True), ("rust", [], True)]
@@ -276,3 +278,49 @@ async def test_no_daemon_serves_the_conversation_in_process(tmp_path, daemon_env
         [line] = await status_lines(c)
         assert re.fullmatch(r"python: running pyright-langserver for root \.( \(indexing\))?", line), line
     assert daemon_status(daemon_env) is None
+
+
+async def test_a_preview_in_one_conversation_is_never_seen_by_another_sharing_its_server(tmp_path, daemon_env):
+    require("pyright-langserver")
+    mixed_project(tmp_path)
+    (tmp_path / "Cargo.toml").unlink()
+    shutil.rmtree(tmp_path / "src")
+    (tmp_path / "agent-tools.toml").write_text("[lsp]\ndiagnostics_wait_ms = 30000\n")
+    async with mcp_session(tmp_path, daemon=True, env=daemon_env) as a, \
+            mcp_session(tmp_path, daemon=True, env=daemon_env) as b:
+        clean = {}
+        for name, c in (("a", a), ("b", b)):
+            r = await c.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+            clean[name] = (r.is_error, text(r))
+        assert clean["a"] == clean["b"] and clean["a"][0] is False, clean
+
+        async def ask_b_meanwhile(done):
+            answers = []
+            while not done.is_set():
+                r = await b.call_tool("lsp", {"action": "definition", "file": "main.py", "line": 3, "symbol": "compute"})
+                answers.append((r.is_error, text(r)))
+                r = await b.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+                answers.append((r.is_error, text(r)))
+                # An agent's pace: pyright postpones analysing a newly opened file while
+                # requests come every 0.2 s (in one process as well), which would hold the
+                # preview's "before" to its bound.
+                await asyncio.sleep(1.0)
+            return answers
+
+        done = asyncio.Event()
+        watcher = asyncio.create_task(ask_b_meanwhile(done))
+        await asyncio.sleep(0.5)
+        r = await a.call_tool("write", {"path": "util.py", "content": "def calc(x):\n    return x * 2\n", "preview": True})
+        done.set()
+        seen_by_b = await watcher
+        answer = text(r)
+        assert not r.is_error, answer
+        assert answer.startswith("predicted: 1 new diagnostic(s)"), answer
+        assert [line for line in answer.splitlines() if line.startswith("main.py:1:")], answer
+        assert seen_by_b, "b asked while a previewed"
+        assert set(seen_by_b) == {(False, PY_DEFINITION), clean["b"]}, seen_by_b
+        # After the preview, both still see the disk.
+        for c in (a, b):
+            r = await c.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+            assert (r.is_error, text(r)) == clean["b"]
+        assert (tmp_path / "util.py").read_text() == "def compute(x):\n    return x * 2\n"

@@ -144,7 +144,7 @@ fn python313_dir() -> Result<PathBuf> {
 }
 
 /// The sdist of `name` at `version`, downloaded from PyPI once (with Serena's pip).
-fn sdist(work: &Path, serena: &Path, name: &str, version: &str) -> Result<PathBuf> {
+pub(crate) fn sdist(work: &Path, serena: &Path, name: &str, version: &str) -> Result<PathBuf> {
     let dir = work.join("src");
     let sdist = dir.join(format!("{name}-{version}.tar.gz"));
     if !sdist.exists() {
@@ -165,7 +165,7 @@ fn sdist(work: &Path, serena: &Path, name: &str, version: &str) -> Result<PathBu
 /// manifest depending on exactly that release is vendored into the bench folder, and the
 /// crate's own lock is fetched so that `cargo check --offline` and the language servers
 /// find its dependencies.
-fn crate_source(work: &Path, name: &str, version: &str) -> Result<PathBuf> {
+pub(crate) fn crate_source(work: &Path, name: &str, version: &str) -> Result<PathBuf> {
     let fetch = work.join("fetch").join(name);
     // Beside the scratch manifest, not under it: a crate under a manifest's folder would
     // believe itself a member of its workspace.
@@ -206,7 +206,7 @@ fn crate_source(work: &Path, name: &str, version: &str) -> Result<PathBuf> {
 
 /// The binary to measure: `AGENT_TOOLS_BIN`, or a release build copied out of the target
 /// folder.
-fn our_binary(work: &Path) -> Result<PathBuf> {
+pub(crate) fn our_binary(work: &Path) -> Result<PathBuf> {
     if let Some(bin) = std::env::var_os("AGENT_TOOLS_BIN") {
         return Ok(PathBuf::from(bin));
     }

@@ -21,10 +21,12 @@
 //!   each step's time.
 //! - `bench [FAMILY...]` runs each family's benchmark (`cargo bench -p tools-FAMILY --bench
 //!   FAMILY`), side by side with the tool a user would otherwise use; `bench peer` runs the
-//!   whole server against Serena (`bench_peer`). `bench --smoke` runs every bench once, one
+//!   whole server against Serena (`bench_peer`); `bench daemon` a conversation warm from the
+//!   per-user daemon against a cold one (`bench_daemon`). `bench --smoke` runs every bench once, one
 //!   short trial each, and fails when one does not run; `test` runs it after the end-to-end
 //!   suite.
 
+mod bench_daemon;
 mod bench_peer;
 mod bench_smoke;
 mod component_table;
@@ -282,6 +284,9 @@ fn bench(args: &[String]) -> Result {
     if args.first().map(String::as_str) == Some("peer") {
         return bench_peer::bench_peer();
     }
+    if args == ["daemon"] {
+        return bench_daemon::bench_daemon();
+    }
     setup::setup()?;
     if args == ["--smoke"] {
         return bench_smoke::run_all();
@@ -308,7 +313,7 @@ fn main() -> ExitCode {
         Some("soak") => soak::soak(&args[1..]),
         Some("wine") => setup::setup().and_then(|()| wine::run()),
         _ => Err(
-            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY... | --smoke | peer] | fuzz [--smoke] [--seconds N] [TARGET...] | soak [--minutes N] | wine"
+            "usage: cargo xtask setup | test [--matrix] [cargo test args] | lint [STEP...] | bench [FAMILY... | --smoke | peer | daemon] | fuzz [--smoke] [--seconds N] [TARGET...] | soak [--minutes N] | wine"
                 .into(),
         ),
     };

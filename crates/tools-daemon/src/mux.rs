@@ -3,8 +3,8 @@
 //!
 //! - Requests get the mux's own ids and their answers go back to the asker with its id;
 //!   a conversation that leaves has its requests cancelled.
-//! - `initialize` reaches the server once; a later conversation is answered the first
-//!   answer, then the history of what the server said unasked ([`crate::history`]) and the
+//! - `initialize` reaches the server once, naming the daemon as the process whose end ends
+//!   the server; a later conversation is answered the first answer, then the history of what the server said unasked ([`crate::history`]) and the
 //!   latest diagnostics, so its client knows the server is loaded. `initialized` and the
 //!   settings go once; `shutdown` and `exit` end the conversation's use, not the server.
 //! - Documents: each conversation's own view ([`crate::views`]); a request is sent only
@@ -129,6 +129,7 @@ impl Hosted {
             published: HashMap::new(),
             queued: VecDeque::new(),
             last_changer: None,
+            previewer: None,
         };
         let state = Arc::clone(&hosted);
         tokio::spawn(async move {
@@ -276,11 +277,31 @@ struct Mux {
     queued: VecDeque<(ConnId, Value)>,
     /// The conversation that last changed a document (the view the server returns to).
     last_changer: Option<ConnId>,
+    /// A conversation previewing (its view has unsaved texts), and since when: the server
+    /// keeps its view until it has put the disk's texts back (or [`PREVIEW_HOLD_LIMIT`]),
+    /// so the preview's diagnostics come; other conversations' requests wait meanwhile,
+    /// as they do behind a preview in one process.
+    previewer: Option<(ConnId, Instant)>,
 }
+
+/// The longest a preview keeps the server's view from the other conversations.
+const PREVIEW_HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Mux {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Event>, hosted: &Hosted) {
-        while let Some(event) = rx.recv().await {
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
+        loop {
+            let event = tokio::select! {
+                event = rx.recv() => match event {
+                    Some(e) => e,
+                    None => break,
+                },
+                // A preview's hold ends by time too.
+                _ = tick.tick() => {
+                    self.advance();
+                    continue;
+                }
+            };
             match event {
                 Event::Join { conn, label, out } => {
                     tracing::debug!(conn, %label, "joined");
@@ -314,10 +335,20 @@ impl Mux {
     }
 
     fn send(&self, msg: Value) {
+        let method = msg
+            .get("method")
+            .and_then(|m| m.as_str())
+            .unwrap_or("(answer)");
+        tracing::trace!(target: "tools_daemon::wire", "-> {method}");
         let _ = self.to_server.send(msg);
     }
 
     fn reply(&self, conn: ConnId, msg: Value) {
+        let method = msg
+            .get("method")
+            .and_then(|m| m.as_str())
+            .unwrap_or("(answer)");
+        tracing::trace!(target: "tools_daemon::wire", conn, "<- {method} {}", msg.pointer("/params/version").map(|v| v.to_string()).unwrap_or_default());
         if let Some(c) = self.conns.get(&conn) {
             let _ = c.out.send(msg);
         }
@@ -359,6 +390,11 @@ impl Mux {
                 let own = self.fresh_id();
                 let mut msg = msg;
                 msg["id"] = own.into();
+                // Servers exit when the process named here is gone (pyright checks it every
+                // few seconds): that is the daemon, not the conversation that came first.
+                if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
+                    params.insert("processId".into(), std::process::id().into());
+                }
                 self.send(msg);
                 self.init = Init::InFlight(own, vec![(conn, id)]);
             }
@@ -402,6 +438,15 @@ impl Mux {
             }
             for m in self.views.take(conn, event, differs) {
                 self.send(m);
+            }
+            if self.views.has_unsaved(conn) {
+                if self.previewer.map(|(c, _)| c) != Some(conn) {
+                    tracing::debug!(conn, "previewing: the server keeps its view");
+                    self.previewer = Some((conn, Instant::now()));
+                }
+            } else if self.previewer.map(|(c, _)| c) == Some(conn) {
+                tracing::debug!(conn, "preview over");
+                self.previewer = None;
             }
             return;
         }
@@ -495,6 +540,7 @@ impl Mux {
                     return;
                 };
                 self.published.insert(uri.to_string(), params.clone());
+                tracing::trace!(target: "tools_daemon::wire", uri, version = ?params.get("version"), matching = ?self.conns.keys().filter(|c| self.views.matches(**c)).collect::<Vec<_>>(), "published");
                 let to: Vec<ConnId> = self
                     .conns
                     .iter()
@@ -628,28 +674,46 @@ impl Mux {
 
     /// Sends what can be sent: queued requests whose conversation's view the server holds
     /// (switching the server to a waiting conversation's view once nobody else's requests
-    /// are in flight), and otherwise returns the server to the last changer's view.
+    /// are in flight and no other conversation previews), and otherwise keeps the server in
+    /// the previewer's view, or returns it to the last changer's.
     fn advance(&mut self) {
-        while let Some((conn, _)) = self.queued.front() {
-            let conn = *conn;
+        if let Some((conn, since)) = self.previewer
+            && (!self.conns.contains_key(&conn) || since.elapsed() >= PREVIEW_HOLD_LIMIT)
+        {
+            self.previewer = None;
+        }
+        if let Some((conn, _)) = self.previewer
+            && !self.views.matches(conn)
+            && !self.others_in_flight(conn)
+        {
+            for m in self.views.switch_to(conn, disk_text) {
+                self.send(m);
+            }
+        }
+        let mut i = 0;
+        while i < self.queued.len() {
+            let conn = self.queued[i].0;
             if !self.conns.contains_key(&conn) {
-                self.queued.pop_front();
+                self.queued.remove(i);
                 continue;
             }
             if !self.views.matches(conn) {
-                if self.others_in_flight(conn) {
-                    return;
+                // Behind a preview of another conversation: wait for its disk texts.
+                if self.previewer.is_some_and(|(p, _)| p != conn) || self.others_in_flight(conn) {
+                    i += 1;
+                    continue;
                 }
                 for m in self.views.switch_to(conn, disk_text) {
                     self.send(m);
                 }
             }
-            let Some((_, msg)) = self.queued.pop_front() else {
+            let Some((_, msg)) = self.queued.remove(i) else {
                 return;
             };
             self.forward_request(conn, msg);
         }
-        if let Some(conn) = self.last_changer
+        if self.previewer.is_none()
+            && let Some(conn) = self.last_changer
             && !self.views.matches(conn)
             && !self.others_in_flight(conn)
         {

@@ -232,6 +232,13 @@ impl Views {
         out
     }
 
+    /// Whether `conn` shows the server a text the disk does not have (a preview's).
+    pub(crate) fn has_unsaved(&self, conn: ConnId) -> bool {
+        self.conns
+            .get(&conn)
+            .is_some_and(|d| d.values().any(|doc| doc.differs_from_disk))
+    }
+
     /// `conn` has gone: its documents no other conversation holds are closed.
     pub(crate) fn leave(&mut self, conn: ConnId) -> Vec<Value> {
         let uris: Vec<String> = self
