@@ -10,11 +10,11 @@ For each corpus (Django's sdist and ripgrep's crate, `corpora.py`), on fresh cop
 - first through the daemon: the same, with a daemon of the run's own (its own runtime
   folder) that starts with the conversation;
 - second through the daemon: a new conversation started right after the first one ended,
-  timed the same way, and a later one, started a minute after that: what a user's next
-  conversation pays;
+  timed the same way, and a later one, started once the servers have no work under way
+  (`lsp status` shows no `indexing`): what a user's next conversation pays;
 - RSS: the resident memory of one in-process conversation (its process and its servers'
-  trees) against two conversations served together by the daemon (both processes and the
-  daemon's whole tree), both read once the definition answered.
+  trees) against two conversations started together on a daemon of their own (both
+  processes and the daemon's whole tree), each read once the first definition answered.
 
 The order alternates between runs (cold first in odd runs, the daemon first in even runs).
 Prints one table with the ratios (daemon / cold). Usage: warm_conversation.py --ours BIN
@@ -35,10 +35,11 @@ from corpora import django_corpus, ripgrep_corpus
 from mcp import Client, StdioServerParameters
 
 FIRST_ANSWER_LIMIT_S = 600.0
-# The pause before the "later" conversation: a user's next conversation rarely starts the
-# moment the last one ended, and a warm server may still be on its first analysis then
-# (pyright analyses Django's 2,000 files for minutes and answers between slices of it).
-LATER_S = 60.0
+# The "later" conversation starts once the daemon's servers have no work under way: a
+# user's next conversation rarely starts the moment the last one ended, and a warm server
+# may still be on its first analysis then (pyright analyses Django's 2,000 files for
+# minutes and answers between slices of it). Waited for at most this long.
+SETTLE_LIMIT_S = 900.0
 
 
 def text(result) -> str:
@@ -76,6 +77,20 @@ def daemon_pid(binary: str, env: dict):
 
     status = json.loads(out.stdout or "null")
     return status["pid"] if status else None
+
+
+async def until_settled(binary, root, env):
+    """Seconds until the daemon's servers for `root` have no work under way (a conversation
+    asks `lsp status` every 5 s until no line says `indexing`; at most SETTLE_LIMIT_S)."""
+    started = time.monotonic()
+    params = StdioServerParameters(command=binary, args=["mcp", "--root", root], env=env)
+    async with Client(params) as client:
+        while time.monotonic() - started < SETTLE_LIMIT_S:
+            r = await client.call_tool("lsp", {"action": "status"})
+            if "indexing" not in text(r):
+                break
+            await asyncio.sleep(5)
+    return time.monotonic() - started
 
 
 async def first_answer(binary, root, env, daemon, target, hold=None):
@@ -125,8 +140,14 @@ async def measure(binary, corpus, scratch, daemon_first):
         root = fresh(corpus, scratch, "daemon")
         out["daemon_first"] = await first_answer(binary, root, daemon_env, True, target)
         out["daemon_second"] = await first_answer(binary, root, daemon_env, True, target)
-        await asyncio.sleep(LATER_S)
+        out["settle_s"] = await until_settled(binary, root, daemon_env)
         out["daemon_later"] = await first_answer(binary, root, daemon_env, True, target)
+        subprocess.run([binary, "daemon", "stop"], env=daemon_env, capture_output=True)
+
+    async def two_together():
+        # Memory at the same stage as the cold conversation's: two conversations started
+        # together on a daemon of their own, read once both have their first answer.
+        root = fresh(corpus, scratch, "two")
         both = asyncio.Event()
         arrived = []
 
@@ -143,7 +164,7 @@ async def measure(binary, corpus, scratch, daemon_first):
                              first_answer(binary, root, daemon_env, True, target, wait_for_both))
         subprocess.run([binary, "daemon", "stop"], env=daemon_env, capture_output=True)
 
-    steps = [through_daemon, cold] if daemon_first else [cold, through_daemon]
+    steps = [through_daemon, two_together, cold] if daemon_first else [cold, through_daemon, two_together]
     for step in steps:
         await step()
     shutil.rmtree(runtime, ignore_errors=True)
@@ -183,10 +204,10 @@ def main():
         rows.append((corpus.name, med, runs))
         print(f"{corpus.name}: " + ", ".join(f"run {i + 1}: " + " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()) for i, r in enumerate(runs)), flush=True)
     print()
-    print("| corpus | cold first answer | daemon: first conversation | next, right after | next, a minute later | right after / cold | later / cold | RSS one conversation | RSS two via daemon | two / one |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| corpus | cold first answer | daemon: first conversation | next, right after | servers settled after | next, once settled | right after / cold | settled / cold | RSS one conversation | RSS two via daemon | two / one |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, m, _ in rows:
-        print(f"| {name} | {m['cold']:.2f} s | {m['daemon_first']:.2f} s | {m['daemon_second']:.2f} s | {m['daemon_later']:.2f} s | "
+        print(f"| {name} | {m['cold']:.2f} s | {m['daemon_first']:.2f} s | {m['daemon_second']:.2f} s | {m['settle_s']:.0f} s | {m['daemon_later']:.2f} s | "
               f"{m['daemon_second'] / m['cold']:.2f}x | {m['daemon_later'] / m['cold']:.2f}x | {m['rss_one'] / 2**20:.0f} MiB | "
               f"{m['rss_two'] / 2**20:.0f} MiB | {m['rss_two'] / m['rss_one']:.2f}x |")
 

@@ -369,8 +369,17 @@ fn pooled_slot(s: &crate::servers::pool::SharedServer) -> ((String, PathBuf), Ar
     ((s.key.language.clone(), s.key.root.clone()), Arc::new(slot))
 }
 
+/// How long, as people say it: `40 s`, `12 min`, `3 h`.
+fn rough_duration(secs: u64) -> String {
+    match secs {
+        0..90 => format!("{secs} s"),
+        90..5400 => format!("{} min", (secs + 30) / 60),
+        _ => format!("{} h", (secs + 1800) / 3600),
+    }
+}
+
 /// How a server the daemon serves is shown: the part of the status line (`, from the
-/// agent-tools daemon, shared with run-2`), its structured facts, and the server's
+/// agent-tools daemon for 12 min, shared with run-2`), its structured facts, and the server's
 /// age in seconds (it may be older than this conversation).
 fn served_line(
     serving: &tools_daemon::Serving,
@@ -389,7 +398,7 @@ fn served_line(
         None => serving.shared_with.clone(),
     };
     let age = hosted.map(|h| h.age_s).unwrap_or(serving.server_age_s) as u64;
-    let mut line = ", from the agent-tools daemon".to_string();
+    let mut line = format!(", from the agent-tools daemon for {}", rough_duration(age));
     if serving.warm {
         line.push_str(", warm from an earlier conversation");
     }
