@@ -288,13 +288,18 @@ pub(crate) async fn state_before(
 
 /// For a server that answers references during its first analysis and checks open files
 /// first (pyright): waits for the whole analysis for half of what a write waits for its
-/// diagnostics (`diagnostics_wait_ms`). An analysis over by then is the state before, as
-/// always (`Ok`; the users are then asked as for any server: `None`). One that goes on (a
-/// large project) is not waited for to the end of the bound if it can be done without:
-/// the files using what the write changes are opened — checked before any other — and
-/// once each is published and every open file checked, those users (and the ones open
-/// before) are the files whose state before is known (the third `Some`). Otherwise the
-/// analysis is waited for to the end of the bound, as for any server.
+/// diagnostics (`diagnostics_wait_ms`). One that goes on (a large project) is not waited for
+/// to the end of the bound if it can be done without: the files using what the write
+/// changes are opened — checked before any other — and once each is published and every
+/// open file checked, those users (and the ones open before) are the files whose state
+/// before is known (the third `Some`). Otherwise the analysis is waited for to the end of
+/// the bound, as for any server.
+///
+/// A server seen quiet in that first wait (a write right after its start, its analysis not
+/// begun) has its users opened and waited for as for any server (`Ok`), as long again; if
+/// its analysis goes on past that and it has checked the users and moved on to files that
+/// are not open, the users are judged as above rather than their wait running into the
+/// bound.
 async fn early_users(
     sup: &ServerSupervisor,
     client: &LspClient,
@@ -308,28 +313,86 @@ async fn early_users(
             .min(Instant::now() + sup.config().diagnostics_wait() / 2),
         ..pre.clone()
     };
-    let Err(what) = settle(client, &first).await else {
-        return (Ok(()), None, None);
-    };
+    let first_done = settle(client, &first).await;
     let since = client.publish_seq();
     let users = open_users(sup, client, paths, before_write).await;
+    let what = match first_done {
+        Ok(()) if users.opened.is_empty() => return (Ok(()), Some(users), None),
+        Ok(()) => {
+            // As long again as the first wait: an analysis that had not begun when the
+            // server was quiet, over by then, is the state before as always.
+            let half = pre
+                .deadline
+                .min(Instant::now() + sup.config().diagnostics_wait() / 2);
+            let published = SettleGoal {
+                publishes: users.opened.clone(),
+                likely: Vec::new(),
+                since_seq: since,
+                changed_at: None,
+                saved: None,
+                complete: false,
+                quiet: sup.config().diagnostics_quiet(),
+                first_analysis: true,
+                deadline: half,
+            };
+            // Meanwhile: whether the users were checked and the server moved on to files
+            // that are not open (an analysis under way), should it not end in time.
+            let (result, moved_on) = {
+                let settled = settle(client, &published);
+                let checked = users_checked(client, &users, since, half);
+                tokio::pin!(settled, checked);
+                let mut moved_on = None;
+                loop {
+                    tokio::select! {
+                        result = &mut settled => break (result, moved_on.unwrap_or(false)),
+                        c = &mut checked, if moved_on.is_none() => moved_on = Some(c),
+                    }
+                }
+            };
+            match (result, moved_on) {
+                (Ok(()), _) => return (Ok(()), Some(users), None),
+                (Err(what), true) => {
+                    let judged = users.open.clone();
+                    return (Err(what), Some(users), Some(judged));
+                }
+                (Err(_), false) => {
+                    let rest = SettleGoal {
+                        deadline: pre.deadline,
+                        ..published
+                    };
+                    return (settle(client, &rest).await, Some(users), None);
+                }
+            }
+        }
+        Err(what) => what,
+    };
     if users.open.is_empty() {
         return (settle(client, pre).await, Some(users), None);
     }
-    let mut from = since;
-    let mut all_published = true;
-    for (path, version) in &users.opened {
-        let left = pre.deadline.saturating_duration_since(Instant::now());
-        match client.wait_publish(path, *version, since, left).await {
-            Some(p) => from = from.max(p.seq),
-            None => all_published = false,
-        }
-    }
-    if all_published && open_files_checked(client, from, pre.deadline).await {
+    if users_checked(client, &users, since, pre.deadline).await {
         let judged = users.open.clone();
         return (Err(what), Some(users), Some(judged));
     }
     (settle(client, pre).await, Some(users), None)
+}
+
+/// Whether every file of `users` opened just now is published after publish number `since`
+/// and, after those, every open file checked (see `open_files_checked`), by `deadline`.
+async fn users_checked(
+    client: &LspClient,
+    users: &Importers,
+    since: u64,
+    deadline: Instant,
+) -> bool {
+    let mut from = since;
+    for (path, version) in &users.opened {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match client.wait_publish(path, *version, since, left).await {
+            Some(p) => from = from.max(p.seq),
+            None => return false,
+        }
+    }
+    open_files_checked(client, from, deadline).await
 }
 
 /// Whether pyright has checked every open file, waited for until `deadline`: a file it
