@@ -9,7 +9,9 @@ use std::time::{Instant, SystemTime};
 use tools_core::PreImage;
 
 use crate::client::LspClient;
-use crate::diagnostics::dependents::{open_before_write, open_importers, open_users};
+use crate::diagnostics::dependents::{
+    BeforeWrite, Importers, open_before_write, open_importers, open_users,
+};
 use crate::diagnostics::settle::{SettleGoal, checks_on_save, settle};
 use crate::diagnostics::state_diff::DiagnosticState;
 use crate::servers::supervisor::ServerSupervisor;
@@ -38,6 +40,9 @@ pub(crate) struct Before {
     /// before is settled: once these and the changed files are checked, the rest of the
     /// server's work cannot be the change's direct doing.
     pub users: Option<Vec<PathBuf>>,
+    /// With the first analysis unfinished, the files whose state before is known all the
+    /// same (pyright checked them first: see `early_users`): they are judged, not baseline.
+    pub judged: Vec<PathBuf>,
     /// What to tell the model about it.
     pub notes: Vec<String>,
 }
@@ -64,6 +69,7 @@ pub(crate) async fn state_before(
     earlier: Option<(u64, &SettleGoal)>,
 ) -> Before {
     let cfg = sup.config();
+    let started = Instant::now();
     let mut notes = Vec::new();
     let since = client.publish_seq();
     let mut expect = Vec::new();
@@ -133,30 +139,48 @@ pub(crate) async fn state_before(
             deadline: Instant::now() + wait,
         },
     };
-    let mut pre_settled = settle(client, &pre).await;
+    // pyright answers references while its first analysis runs and checks the open files
+    // before any other: on a large project whose analysis outlasts the bound, the files
+    // using what the write changes are opened first, and each has its state before once
+    // it is published, whatever the rest of the analysis is still doing (see
+    // `early_users`).
+    let users_first = first_analysis
+        && earlier.is_none()
+        && client.answers_before_analysis()
+        && before_write.complete;
+    let (mut pre_settled, early, judged) = match users_first {
+        true => early_users(sup, client, paths, &before_write, &pre).await,
+        false => (settle(client, &pre).await, None, None),
+    };
     // The users of what the write changed are asked once the server has settled: the
     // progress a server reports for answering (pyright's "Finding references") would
     // otherwise hold the state before for a quiet window after our own question. Only the
     // files opened for them are waited for then, within the same bound.
-    let since_users = client.publish_seq();
-    let users = open_users(sup, client, paths, &before_write).await;
-    if pre_settled.is_ok() && !users.opened.is_empty() {
-        pre_settled = settle(
-            client,
-            &SettleGoal {
-                publishes: users.opened.clone(),
-                likely: Vec::new(),
-                since_seq: since_users,
-                changed_at: None,
-                saved: None,
-                complete: false,
-                quiet: cfg.diagnostics_quiet(),
-                first_analysis,
-                deadline: pre.deadline,
-            },
-        )
-        .await;
-    }
+    let users = match early {
+        Some(users) => users,
+        None => {
+            let since_users = client.publish_seq();
+            let users = open_users(sup, client, paths, &before_write).await;
+            if pre_settled.is_ok() && !users.opened.is_empty() {
+                pre_settled = settle(
+                    client,
+                    &SettleGoal {
+                        publishes: users.opened.clone(),
+                        likely: Vec::new(),
+                        since_seq: since_users,
+                        changed_at: None,
+                        saved: None,
+                        complete: false,
+                        quiet: cfg.diagnostics_quiet(),
+                        first_analysis,
+                        deadline: pre.deadline,
+                    },
+                )
+                .await;
+            }
+            users
+        }
+    };
     let all_users = users.all_users.clone();
     importers.extend(users);
     // A server whose first analysis did not end in time, or that could only be shown the
@@ -182,13 +206,29 @@ pub(crate) async fn state_before(
     let settled = pre_settled.is_ok() && !first_analysis_unfinished;
     match &pre_settled {
         Ok(()) => client.note_first_analysis_done(),
-        Err(what) if first_analysis => notes.push(format!(
-            "{FIRST_ANALYSIS_UNFINISHED} — {} was still on its first analysis of the project after {} ms \
-             (waiting for {what}): the diagnostics of files this change did not touch were taken as they are, \
-             not judged; ask `lsp` action `diagnostics` for a file to see it once the analysis is over",
-            client.server,
-            wait.as_millis()
-        )),
+        Err(what) if first_analysis => notes.push(match &judged {
+            Some(files) => format!(
+                "{FIRST_ANALYSIS_UNFINISHED} — {} was still on its first analysis of the project after {} ms \
+                 (waiting for {what}): the {} file(s) it names as using what this change altered{} were checked \
+                 before and after it and are judged here; the diagnostics of other files this change did not \
+                 touch were taken as they are, not judged; ask `lsp` action `diagnostics` for a file to see it \
+                 once the analysis is over",
+                client.server,
+                started.elapsed().as_millis(),
+                files.len(),
+                match all_users.is_some() {
+                    true => "",
+                    false => " (not every question about them was answered in time)",
+                }
+            ),
+            None => format!(
+                "{FIRST_ANALYSIS_UNFINISHED} — {} was still on its first analysis of the project after {} ms \
+                 (waiting for {what}): the diagnostics of files this change did not touch were taken as they are, \
+                 not judged; ask `lsp` action `diagnostics` for a file to see it once the analysis is over",
+                client.server,
+                wait.as_millis()
+            ),
+        }),
         Err(what) => match earlier {
             Some((number, _)) => notes.push(format!(
                 "{EARLIER_WRITE_UNFINISHED} — {} was still checking the earlier write #{number} after {} ms \
@@ -240,8 +280,154 @@ pub(crate) async fn state_before(
         first_analysis_unfinished,
         observers,
         open_importers: importers.open,
-        users: all_users.filter(|_| settled),
+        users: all_users.filter(|_| settled || judged.is_some()),
+        judged: judged.unwrap_or_default(),
         notes,
+    }
+}
+
+/// For a server that answers references during its first analysis and checks open files
+/// first (pyright): waits for the whole analysis for half of what a write waits for its
+/// diagnostics (`diagnostics_wait_ms`). One that goes on (a large project) is not waited for
+/// to the end of the bound if it can be done without: the files using what the write
+/// changes are opened — checked before any other — and once each is published and every
+/// open file checked, those users (and the ones open before) are the files whose state
+/// before is known (the third `Some`). Otherwise the analysis is waited for to the end of
+/// the bound, as for any server.
+///
+/// A server seen quiet in that first wait (a write right after its start, its analysis not
+/// begun) has its users opened and waited for as for any server (`Ok`), as long again; if
+/// its analysis goes on past that and it has checked the users and moved on to files that
+/// are not open, the users are judged as above rather than their wait running into the
+/// bound.
+async fn early_users(
+    sup: &ServerSupervisor,
+    client: &LspClient,
+    paths: &[PathBuf],
+    before_write: &BeforeWrite,
+    pre: &SettleGoal,
+) -> (Result<(), String>, Option<Importers>, Option<Vec<PathBuf>>) {
+    let first = SettleGoal {
+        deadline: pre
+            .deadline
+            .min(Instant::now() + sup.config().diagnostics_wait() / 2),
+        ..pre.clone()
+    };
+    let first_done = settle(client, &first).await;
+    let since = client.publish_seq();
+    let users = open_users(sup, client, paths, before_write).await;
+    let what = match first_done {
+        Ok(()) if users.opened.is_empty() => return (Ok(()), Some(users), None),
+        Ok(()) => {
+            // As long again as the first wait: an analysis that had not begun when the
+            // server was quiet, over by then, is the state before as always.
+            let half = pre
+                .deadline
+                .min(Instant::now() + sup.config().diagnostics_wait() / 2);
+            let published = SettleGoal {
+                publishes: users.opened.clone(),
+                likely: Vec::new(),
+                since_seq: since,
+                changed_at: None,
+                saved: None,
+                complete: false,
+                quiet: sup.config().diagnostics_quiet(),
+                first_analysis: true,
+                deadline: half,
+            };
+            // Meanwhile: whether the users were checked and the server moved on to files
+            // that are not open (an analysis under way), should it not end in time.
+            let (result, moved_on) = {
+                let settled = settle(client, &published);
+                let checked = users_checked(client, &users, since, half);
+                tokio::pin!(settled, checked);
+                let mut moved_on = None;
+                loop {
+                    tokio::select! {
+                        result = &mut settled => break (result, moved_on.unwrap_or(false)),
+                        c = &mut checked, if moved_on.is_none() => moved_on = Some(c),
+                    }
+                }
+            };
+            match (result, moved_on) {
+                (Ok(()), _) => return (Ok(()), Some(users), None),
+                (Err(what), true) => {
+                    let judged = users.open.clone();
+                    return (Err(what), Some(users), Some(judged));
+                }
+                (Err(_), false) => {
+                    let rest = SettleGoal {
+                        deadline: pre.deadline,
+                        ..published
+                    };
+                    return (settle(client, &rest).await, Some(users), None);
+                }
+            }
+        }
+        Err(what) => what,
+    };
+    if users.open.is_empty() {
+        return (settle(client, pre).await, Some(users), None);
+    }
+    if users_checked(client, &users, since, pre.deadline).await {
+        let judged = users.open.clone();
+        return (Err(what), Some(users), Some(judged));
+    }
+    (settle(client, pre).await, Some(users), None)
+}
+
+/// Whether every file of `users` opened just now is published after publish number `since`
+/// and, after those, every open file checked (see `open_files_checked`), by `deadline`.
+async fn users_checked(
+    client: &LspClient,
+    users: &Importers,
+    since: u64,
+    deadline: Instant,
+) -> bool {
+    let mut from = since;
+    for (path, version) in &users.opened {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match client.wait_publish(path, *version, since, left).await {
+            Some(p) => from = from.max(p.seq),
+            None => return false,
+        }
+    }
+    open_files_checked(client, from, deadline).await
+}
+
+/// Whether pyright has checked every open file, waited for until `deadline`: a file it
+/// has just been handed is published at once with what parsing it found (its unresolved
+/// imports), and only its check finds the rest; the check of the open files comes before
+/// any other, so a publish for a file that is not open, after publish number `from` (the
+/// opened files' own), says they are all checked. The rest of that burst is waited for too.
+async fn open_files_checked(client: &LspClient, from: u64, deadline: Instant) -> bool {
+    let open: std::collections::HashSet<PathBuf> = client.open_paths().await.into_iter().collect();
+    let mut rx = client.events();
+    let moved_on = tokio::time::timeout_at(deadline.into(), async {
+        loop {
+            if client
+                .published_since(from)
+                .iter()
+                .any(|(p, _)| !open.contains(p))
+            {
+                return true;
+            }
+            if !client.is_alive() || rx.changed().await.is_err() {
+                return false;
+            }
+        }
+    })
+    .await
+    .unwrap_or(false);
+    if !moved_on {
+        return false;
+    }
+    loop {
+        let quiet_from = client.activity().last_event + crate::diagnostics::settle::BURST_GAP;
+        if Instant::now() >= quiet_from || Instant::now() >= deadline {
+            return true;
+        }
+        tokio::time::sleep_until(quiet_from.into()).await;
     }
 }
 

@@ -269,14 +269,19 @@ pub async fn open_users(
     }
     // A server still on its first analysis (rust-analyzer loading the workspace) answers
     // references with what it has loaded so far, often nothing: it gets as long as a
-    // query waits for indexing, and is waited for first.
+    // query waits for indexing, and is waited for first — unless it answers from its
+    // whole program before its analysis ends (pyright, once its files are found).
     let first_analysis = !client.first_analysis_done();
     let budget = match first_analysis {
         true => cfg.index_wait().max(cfg.diagnostics_wait() / 2),
         false => cfg.diagnostics_wait() / 2,
     };
     let deadline = tokio::time::Instant::now() + budget;
-    if first_analysis {
+    if first_analysis && client.answers_before_analysis() {
+        // pyright answers references from its program as soon as it has found its files,
+        // long before its analysis of a large project ends.
+        let _ = tokio::time::timeout_at(deadline, client.wait_project_files_found()).await;
+    } else if first_analysis {
         let _ = tokio::time::timeout_at(deadline, async {
             for t in targets {
                 if let Some(doc) = client.open_doc_state(t).await {

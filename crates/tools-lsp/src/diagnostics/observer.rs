@@ -293,6 +293,7 @@ impl DiagnosticsOnWrite {
             mut observers,
             open_importers,
             users,
+            judged,
             notes: before_notes,
         } = state_before(
             &self.sup,
@@ -411,7 +412,12 @@ impl DiagnosticsOnWrite {
         }
         let after = within_workspace(&self.sup, client.snapshot());
         if first_analysis_unfinished {
-            observers.extend(after.keys().filter(|p| !paths.contains(p)).cloned());
+            observers.extend(
+                after
+                    .keys()
+                    .filter(|p| !paths.contains(p) && !judged.contains(p))
+                    .cloned(),
+            );
         }
         for (who, p) in claim.others() {
             if !paths.contains(&p) && !observers.contains(&p) {

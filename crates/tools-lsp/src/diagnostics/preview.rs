@@ -235,6 +235,7 @@ async fn preview_on(
             mut observers,
             open_importers,
             users: _,
+            judged,
             mut notes,
         } = state_before(
             &sup,
@@ -297,7 +298,12 @@ async fn preview_on(
         }
         let after = within_workspace(&sup, client.snapshot());
         if first_analysis_unfinished {
-            observers.extend(after.keys().filter(|p| !paths.contains(p)).cloned());
+            observers.extend(
+                after
+                    .keys()
+                    .filter(|p| !paths.contains(p) && !judged.contains(p))
+                    .cloned(),
+            );
         }
         // 3. The answer goes out now; the restore follows.
         let _ = tx.send(Predicted {

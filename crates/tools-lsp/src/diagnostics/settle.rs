@@ -291,7 +291,7 @@ async fn settle_until(
             wake = wake.min(done_at);
         }
         if now >= goal.deadline {
-            return Err(what);
+            return Err(unchecked_users(client, goal.since_seq, affected).unwrap_or(what));
         }
         let left = wake.saturating_duration_since(now);
         // A changed event re-evaluates at once; a timeout re-evaluates at the wake time.
@@ -299,6 +299,32 @@ async fn settle_until(
             return Err(format!("{} exited", client.server));
         }
     }
+}
+
+/// The files of `affected` the server has not published since the change, named (relative
+/// to its root) so the answer can say exactly whose diagnostics are still to come.
+fn unchecked_users(
+    client: &LspClient,
+    since_seq: u64,
+    affected: Option<&[(PathBuf, i32)]>,
+) -> Option<String> {
+    let late: Vec<String> = affected?
+        .iter()
+        .filter(|d| missing_publish(client, since_seq, std::slice::from_ref(*d)).is_some())
+        .map(|(p, _)| {
+            p.strip_prefix(&client.root)
+                .unwrap_or(p)
+                .display()
+                .to_string()
+        })
+        .collect();
+    (!late.is_empty()).then(|| {
+        format!(
+            "the diagnostics of {} file(s) using what changed: {}",
+            late.len(),
+            late.join(", ")
+        )
+    })
 }
 
 fn missing_publish(client: &LspClient, since_seq: u64, docs: &[(PathBuf, i32)]) -> Option<PathBuf> {

@@ -17,6 +17,7 @@ mod go;
 mod hidden_findings;
 mod hierarchy;
 mod idle_companions;
+mod long_first_analysis;
 mod mixed_astro;
 mod mixed_components;
 mod mixed_svelte;
