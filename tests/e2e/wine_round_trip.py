@@ -1,6 +1,8 @@
 """The Windows build of agent-tools, driven under Wine over stdio by the official MCP Python
 SDK: `tools/list`, then a `write`, a `read` and an `ast_grep` of the same file, each answer
-checked exactly. Run by `cargo xtask test`'s `wine` step:
+checked exactly; then the per-user daemon over its named pipe: started, asked its status,
+a second one started beside it leaving at once (the build's lock), and stopped. Run by
+`cargo xtask test`'s `wine` step:
 
     python wine_round_trip.py WINE64 AGENT_TOOLS_EXE
 
@@ -9,9 +11,12 @@ Linux side, handed to the program as Wine sees it (drive Z: is the Linux root).
 """
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 import tempfile
+import time
 
 from mcp import Client, StdioServerParameters
 
@@ -61,14 +66,44 @@ async def round_trip(wine64: str, exe: str, root: str) -> list:
     return answers
 
 
+def daemon_round_trip(wine64: str, exe: str) -> list:
+    """The daemon over its named pipe: (what, got, want) in order."""
+    answers = []
+
+    def status():
+        out = subprocess.run([wine64, exe, "daemon", "status", "--json"], capture_output=True, text=True, timeout=120)
+        return json.loads(out.stdout or "null")
+
+    answers.append(("status before any daemon", status(), None))
+    daemon = subprocess.Popen([wine64, exe, "daemon", "serve"], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    seen = None
+    while seen is None and time.monotonic() < deadline and daemon.poll() is None:
+        time.sleep(0.2)
+        seen = status()
+    answers.append(("status of the started daemon", seen and (seen["servers"], seen["draining"]), ([], False)))
+    second = subprocess.run([wine64, exe, "daemon", "serve"], capture_output=True, text=True, timeout=120)
+    answers.append(("a second daemon of the same build", second.returncode, 0))
+    answers.append(("the daemon serving after the second left", (status() or {}).get("pid"), seen and seen["pid"]))
+    stop = subprocess.run([wine64, exe, "daemon", "stop"], capture_output=True, text=True, timeout=120)
+    answers.append(("daemon stop", stop.stdout.strip(), "stopped the daemon and every server it held"))
+    try:
+        daemon.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+    answers.append(("the daemon after stop", daemon.returncode, 0))
+    return answers
+
+
 def main() -> None:
     wine64, exe = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="agent-tools-wine-") as root:
         answers = asyncio.run(round_trip(wine64, exe, os.path.realpath(root)))
+    answers += daemon_round_trip(wine64, exe)
     wrong = [f"{what}:\n  got:  {got!r}\n  want: {want!r}" for what, got, want in answers if got != want]
     if wrong:
         sys.exit("wine round trip: wrong answers\n" + "\n".join(wrong))
-    print("wine round trip: tools/list, write, read and ast_grep answered as expected")
+    print("wine round trip: tools/list, write, read and ast_grep answered as expected; the daemon served its named pipe")
 
 
 if __name__ == "__main__":

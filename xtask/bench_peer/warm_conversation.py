@@ -46,16 +46,21 @@ def text(result) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
 
 
-def tree_rss(pid: int) -> int:
+def tree_pids(pid: int) -> set:
     try:
         root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
+        return {root.pid, *(c.pid for c in root.children(recursive=True))}
     except psutil.NoSuchProcess:
-        return 0
+        return set()
+
+
+def rss_of(pids) -> int:
+    """The resident memory of `pids`, each counted once (a daemon started by a conversation
+    is also below it in the process tree)."""
     total = 0
-    for p in procs:
+    for pid in set(pids):
         try:
-            total += p.memory_info().rss
+            total += psutil.Process(pid).memory_info().rss
         except psutil.NoSuchProcess:
             pass
     return total
@@ -79,12 +84,15 @@ def daemon_pid(binary: str, env: dict):
     return status["pid"] if status else None
 
 
-async def until_settled(binary, root, env):
+async def until_settled(binary, root, env, target):
     """Seconds until the daemon's servers for `root` have no work under way (a conversation
     asks `lsp status` every 5 s until no line says `indexing`; at most SETTLE_LIMIT_S)."""
     started = time.monotonic()
     params = StdioServerParameters(command=binary, args=["mcp", "--root", root], env=env)
     async with Client(params) as client:
+        # Status lists only the servers this conversation has reached.
+        await client.call_tool("lsp", {"action": "definition", "file": target["file"],
+                                       "line": target["line"], "symbol": target["symbol"]})
         while time.monotonic() - started < SETTLE_LIMIT_S:
             r = await client.call_tool("lsp", {"action": "status"})
             if "indexing" not in text(r):
@@ -131,7 +139,7 @@ async def measure(binary, corpus, scratch, daemon_first):
         rss = {}
 
         async def read_memory():
-            rss["one"] = sum(tree_rss(p) for p in conversation_pids(binary, root))
+            rss["one"] = rss_of(p for c in conversation_pids(binary, root) for p in tree_pids(c))
 
         out["cold"] = await first_answer(binary, root, base, False, target, read_memory)
         out["rss_one"] = rss["one"]
@@ -140,7 +148,7 @@ async def measure(binary, corpus, scratch, daemon_first):
         root = fresh(corpus, scratch, "daemon")
         out["daemon_first"] = await first_answer(binary, root, daemon_env, True, target)
         out["daemon_second"] = await first_answer(binary, root, daemon_env, True, target)
-        out["settle_s"] = await until_settled(binary, root, daemon_env)
+        out["settle_s"] = await until_settled(binary, root, daemon_env, target)
         out["daemon_later"] = await first_answer(binary, root, daemon_env, True, target)
         subprocess.run([binary, "daemon", "stop"], env=daemon_env, capture_output=True)
 
@@ -156,7 +164,8 @@ async def measure(binary, corpus, scratch, daemon_first):
             if len(arrived) == 2:
                 convs = conversation_pids(binary, root)
                 pid = daemon_pid(binary, daemon_env)
-                out["rss_two"] = sum(tree_rss(p) for p in convs) + (tree_rss(pid) if pid else 0)
+                trees = [*convs, *([pid] if pid else [])]
+                out["rss_two"] = rss_of(p for c in trees for p in tree_pids(c))
                 both.set()
             await both.wait()
 

@@ -15,8 +15,9 @@
 //! - [`host`]: the daemon process (`agent-tools daemon serve`).
 //! - [`client`]: a conversation's side: find or start the daemon, ask for a server.
 //!
-//! Unix only for now (a Unix socket, the peer's uid checked); on Windows the daemon's named
-//! pipe is not built and conversations serve their servers in-process.
+//! On Unix a socket in the user's runtime folder (the peer's uid checked); on Windows a named
+//! pipe whose DACL admits only the user (the client process's user checked), run under Wine
+//! here, never yet on a real Windows.
 
 mod client;
 mod history;

@@ -156,7 +156,7 @@ fn render_status(s: &DaemonStatus) -> String {
 /// and what it holds now.
 pub async fn doctor_line() -> String {
     if !tools_core::platform::LOCAL_SOCKETS {
-        return "daemon: not available on this OS yet (no named pipe); every conversation starts its own language servers".into();
+        return "daemon: not available on this OS; every conversation starts its own language servers".into();
     }
     match UserConfig::load() {
         Ok(u) if !u.daemon.enabled => {
