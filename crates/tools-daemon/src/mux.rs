@@ -4,8 +4,9 @@
 //! - Requests get the mux's own ids and their answers go back to the asker with its id;
 //!   a conversation that leaves has its requests cancelled.
 //! - `initialize` reaches the server once, naming the daemon as the process whose end ends
-//!   the server; a later conversation is answered the first answer, then the history of what the server said unasked ([`crate::history`]) and the
-//!   latest diagnostics, so its client knows the server is loaded. `initialized` and the
+//!   the server; a later conversation is answered the first answer, then the history of
+//!   what the server said unasked ([`crate::history`]) and the latest diagnostics, so its
+//!   client knows the server is loaded. `initialized` and the
 //!   settings go once; `shutdown` and `exit` end the conversation's use, not the server.
 //! - Documents: each conversation's own view ([`crate::views`]); a request is sent only
 //!   while the server holds the asker's view (else it waits until the others' requests
@@ -17,7 +18,7 @@
 //!
 //! One task owns all of it; the server's and the conversations' readers feed it events.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -121,7 +122,6 @@ impl Hosted {
             next_id: 1,
             pending: HashMap::new(),
             asked: HashMap::new(),
-            answered: HashSet::new(),
             init: Init::NotSent,
             initialized_sent: false,
             settings_sent: None,
@@ -262,11 +262,9 @@ struct Mux {
     next_id: i64,
     /// The mux's request id → the asker and its own id (`None`: the asker left).
     pending: HashMap<i64, (Option<ConnId>, Value)>,
-    /// The id the mux gave a server request's copy → the server's id, and who still owes
-    /// an answer.
+    /// The id the mux gave a server request's copy → the server's id, and who owes an
+    /// answer: only requests not answered yet (the first answer removes every copy).
     asked: HashMap<String, (Value, ConnId)>,
-    /// The server's requests already answered (by their id as text).
-    answered: HashSet<String>,
     init: Init,
     initialized_sent: bool,
     settings_sent: Option<Value>,
@@ -370,11 +368,11 @@ impl Mux {
             (None, Some(id)) => {
                 // An answer to a server request's copy.
                 let key = id_text(&id);
+                // The first answer is the server's; the other copies are forgotten, so a
+                // later answer to one of them finds nothing.
                 if let Some((server_id, _)) = self.asked.remove(&key) {
                     self.asked.retain(|_, (sid, _)| *sid != server_id);
-                    if self.answered.insert(id_text(&server_id))
-                        && let Some(m) = msg.as_object_mut()
-                    {
+                    if let Some(m) = msg.as_object_mut() {
                         m.insert("id".into(), server_id);
                         self.send(msg);
                     }
@@ -663,7 +661,7 @@ impl Mux {
         for (key, sid) in owed {
             self.asked.remove(&key);
             let others = self.asked.values().any(|(s, _)| *s == sid);
-            if !others && self.answered.insert(id_text(&sid)) {
+            if !others {
                 self.send(json!({"jsonrpc": "2.0", "id": sid, "result": null}));
             }
         }
