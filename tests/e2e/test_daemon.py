@@ -375,3 +375,25 @@ async def drain_round(builds, session, status_of, hover):
         time.sleep(0.1)
     assert not running(first["pid"]), "the drained daemon left with its last conversation"
     assert status_of(builds[0]) is None
+
+
+async def test_a_file_changed_while_no_conversation_runs_is_seen_by_the_next_one(tmp_path, daemon_env):
+    require("pyright-langserver")
+    mixed_project(tmp_path)
+    (tmp_path / "Cargo.toml").unlink()
+    shutil.rmtree(tmp_path / "src")
+    async with mcp_session(tmp_path, daemon=True, env=daemon_env) as c:
+        r = await c.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+        clean = (r.is_error, text(r))
+        assert clean == (False, "no diagnostics in main.py (pyright-langserver)")
+    # Outside the tools, with no conversation: the warm server must hear of it.
+    (tmp_path / "util.py").write_text("def calc(x):\n    return x * 2\n")
+    await asyncio.sleep(2)
+    async with mcp_session(tmp_path, daemon=True, env=daemon_env) as c:
+        r = await c.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+        answer = text(r)
+        assert not r.is_error, answer
+        assert [line for line in answer.splitlines() if line.startswith("main.py:1:")] == [
+            'main.py:1:18 error [reportAttributeAccessIssue] "compute" is unknown import symbol'], answer
+    [server] = daemon_status(daemon_env)["servers"]
+    assert server["conversations"] == []

@@ -35,6 +35,7 @@ mod client;
 mod config;
 pub mod discovery;
 mod error;
+mod file_watch;
 pub mod framing;
 #[cfg(feature = "testing")]
 pub mod fuzzing;
@@ -71,6 +72,7 @@ pub use child_env::{child_command, worker_command};
 pub use client::{ElicitOutcome, Elicitor};
 pub use config::Config;
 pub use error::ToolError;
+pub use file_watch::{FileChange, FolderWatch};
 pub use journal::{CRASH_AT_ENV, journal_dir};
 pub use name_path::{MAX_CANDIDATES, NamePath, ResolvedSymbol, pick_symbol, resolve_symbol};
 pub use output::{Image, Section, ToolOutput};

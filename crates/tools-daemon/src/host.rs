@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 use tokio_util::sync::CancellationToken;
 use tools_core::platform::{LocalListener, LocalStream};
 
-use crate::mux::Hosted;
+use crate::hosted::Hosted;
 use crate::paths::DaemonPaths;
 use crate::wire::{DaemonStatus, Hello, MAX_LINE_BYTES, Serving, Welcome, line_of};
 

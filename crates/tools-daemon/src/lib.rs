@@ -22,6 +22,7 @@
 mod client;
 mod history;
 mod host;
+mod hosted;
 mod mux;
 mod paths;
 mod views;

@@ -20,22 +20,18 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-use tools_core::framing::{read_frame_async, write_frame_async};
-use tools_core::process::{ChildProcess, Pipes};
+use tools_core::{FileChange, FolderWatch};
 
 use crate::history::History;
 use crate::views::{ConnId, DocEvent, Views};
-use crate::wire::{HostedStatus, ServerSpec, setting_at};
+use crate::wire::setting_at;
 
 /// What the mux's task is told.
-enum Event {
+pub(crate) enum Event {
     Join {
         conn: ConnId,
         label: String,
@@ -51,189 +47,8 @@ enum Event {
     FromServer(Value),
     ServerClosed,
     Stop,
-}
-
-/// A server the daemon holds, as the daemon's registry sees it.
-pub(crate) struct Hosted {
-    /// What started it.
-    pub(crate) spec: ServerSpec,
-    /// Its process id.
-    pub(crate) pid: i32,
-    /// When it started.
-    pub(crate) started: Instant,
-    events: mpsc::UnboundedSender<Event>,
-    /// The conversations connected now.
-    conversations: Arc<Mutex<Vec<(ConnId, String)>>>,
-    /// Since when no conversation is connected (`None` while one is).
-    idle_since: Arc<Mutex<Option<Instant>>>,
-    /// Cancelled when the server is gone (exited or stopped).
-    pub(crate) gone: CancellationToken,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
-
-impl Hosted {
-    /// Starts the server `spec` describes and the task that multiplexes it.
-    pub(crate) fn start(spec: ServerSpec) -> Result<Arc<Hosted>, String> {
-        let mut cmd = tokio::process::Command::new(&spec.program);
-        cmd.args(&spec.args)
-            .current_dir(&spec.cwd)
-            .env_clear()
-            .envs(spec.env.iter().map(|(k, v)| (k, v)));
-        let mut child = ChildProcess::spawn_unowned(cmd, Pipes::StdinStdout)
-            .map_err(|e| format!("cannot start {}: {e}", spec.program.display()))?;
-        let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
-            return Err(format!(
-                "{}: no pipes to the process",
-                spec.program.display()
-            ));
-        };
-        let pid = child.pid();
-        let (events, rx) = mpsc::unbounded_channel();
-        let hosted = Arc::new(Hosted {
-            spec: spec.clone(),
-            pid,
-            started: Instant::now(),
-            events: events.clone(),
-            conversations: Arc::default(),
-            idle_since: Arc::new(Mutex::new(Some(Instant::now()))),
-            gone: CancellationToken::new(),
-        });
-        let (to_server, server_rx) = mpsc::unbounded_channel();
-        tokio::spawn(write_frames(stdin, server_rx));
-        let reader_events = events;
-        tokio::spawn(async move {
-            read_frames(stdout, |msg| {
-                reader_events.send(Event::FromServer(msg)).is_ok()
-            })
-            .await;
-            let _ = reader_events.send(Event::ServerClosed);
-        });
-        let mux = Mux {
-            settings: serde_json::from_str(&spec.settings).unwrap_or(Value::Null),
-            views: Views::default(),
-            conns: HashMap::new(),
-            to_server,
-            next_id: 1,
-            pending: HashMap::new(),
-            asked: HashMap::new(),
-            init: Init::NotSent,
-            initialized_sent: false,
-            settings_sent: None,
-            history: History::default(),
-            published: HashMap::new(),
-            queued: VecDeque::new(),
-            last_changer: None,
-            previewer: None,
-        };
-        let state = Arc::clone(&hosted);
-        tokio::spawn(async move {
-            mux.run(rx, &state).await;
-            state.gone.cancel();
-            let mut child = child;
-            child.shutdown(std::time::Duration::from_millis(1500)).await;
-        });
-        Ok(hosted)
-    }
-
-    /// Serves conversation `label` over `stream` (after its welcome was written).
-    pub(crate) fn join<S>(self: &Arc<Self>, conn: ConnId, label: String, stream: S)
-    where
-        S: AsyncRead + AsyncWrite + Send + 'static,
-    {
-        let (read, write) = tokio::io::split(stream);
-        let (out, out_rx) = mpsc::unbounded_channel();
-        lock(&self.conversations).push((conn, label.clone()));
-        *lock(&self.idle_since) = None;
-        let _ = self.events.send(Event::Join { conn, label, out });
-        tokio::spawn(write_frames(write, out_rx));
-        let events = self.events.clone();
-        tokio::spawn(async move {
-            read_frames(BufReader::new(read), |msg| {
-                events.send(Event::FromConn { conn, msg }).is_ok()
-            })
-            .await;
-            let _ = events.send(Event::Leave { conn });
-        });
-    }
-
-    /// The labels of the conversations connected now.
-    pub(crate) fn conversations(&self) -> Vec<String> {
-        lock(&self.conversations)
-            .iter()
-            .map(|(_, l)| l.clone())
-            .collect()
-    }
-
-    /// How long no conversation has been connected (`None` while one is).
-    pub(crate) fn idle_for(&self) -> Option<std::time::Duration> {
-        lock(&self.idle_since).map(|t| t.elapsed())
-    }
-
-    /// Stops the server: `shutdown`, `exit`, then its process tree.
-    pub(crate) fn stop(&self) {
-        let _ = self.events.send(Event::Stop);
-    }
-
-    /// What `status` shows of it.
-    pub(crate) fn status(&self) -> HostedStatus {
-        HostedStatus {
-            language: self.spec.language.clone(),
-            server: self
-                .spec
-                .program
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_default(),
-            root: self.spec.cwd.clone(),
-            trusted: self.spec.trusted,
-            pid: self.pid,
-            age_s: self.started.elapsed().as_secs_f64(),
-            conversations: self.conversations(),
-            idle_s: self.idle_for().map(|d| d.as_secs_f64()),
-        }
-    }
-
-    fn left(&self, conn: ConnId) {
-        let mut convs = lock(&self.conversations);
-        convs.retain(|(c, _)| *c != conn);
-        if convs.is_empty() {
-            *lock(&self.idle_since) = Some(Instant::now());
-        }
-    }
-}
-
-/// Reads LSP frames from `from` and hands each decoded message to `take` until the stream
-/// ends or `take` says stop.
-async fn read_frames<R: AsyncRead + Unpin>(from: R, mut take: impl FnMut(Value) -> bool) {
-    let mut reader = BufReader::with_capacity(64 * 1024, from);
-    while let Ok(Some(body)) = read_frame_async(&mut reader).await {
-        match serde_json::from_slice::<Value>(&body) {
-            Ok(msg) => {
-                if !take(msg) {
-                    return;
-                }
-            }
-            Err(e) => tracing::warn!("dropping an undecodable message: {e}"),
-        }
-    }
-}
-
-/// Writes every message of `rx` as an LSP frame until the channel closes or a write fails,
-/// then shuts the writer down (the peer sees the end of its stream).
-async fn write_frames<W: AsyncWrite + Unpin>(mut to: W, mut rx: mpsc::UnboundedReceiver<Value>) {
-    while let Some(msg) = rx.recv().await {
-        let body = serde_json::to_vec(&msg).unwrap_or_default();
-        if write_frame_async(&mut to, &body).await.is_err() {
-            break;
-        }
-    }
-    let _ = to.shutdown().await;
+    /// The watch of the server's root is ready (`None`: it could not start).
+    Watching(Option<FolderWatch>),
 }
 
 /// Where the server's `initialize` stands.
@@ -254,7 +69,7 @@ struct Conn {
     in_flight: usize,
 }
 
-struct Mux {
+pub(crate) struct Mux {
     settings: Value,
     views: Views,
     conns: HashMap<ConnId, Conn>,
@@ -280,13 +95,49 @@ struct Mux {
     /// so the preview's diagnostics come; other conversations' requests wait meanwhile,
     /// as they do behind a preview in one process.
     previewer: Option<(ConnId, Instant)>,
+    /// Files changed under the server's root: told to the server while no conversation
+    /// is connected (each conversation's own client tells it while one is), so a warm
+    /// server is not stale when the next conversation comes.
+    watch: Option<FolderWatch>,
 }
+
+/// Most changed files told to the server in one `workspace/didChangeWatchedFiles`.
+const MAX_WATCHED_EVENTS: usize = 2_000;
 
 /// The longest a preview keeps the server's view from the other conversations.
 const PREVIEW_HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Mux {
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Event>, hosted: &Hosted) {
+    /// A mux for a server just started: `settings` answer `workspace/configuration` while
+    /// no conversation is connected; what goes to the server goes to `to_server`.
+    pub(crate) fn new(settings: Value, to_server: mpsc::UnboundedSender<Value>) -> Mux {
+        Mux {
+            settings,
+            views: Views::default(),
+            conns: HashMap::new(),
+            to_server,
+            next_id: 1,
+            pending: HashMap::new(),
+            asked: HashMap::new(),
+            init: Init::NotSent,
+            initialized_sent: false,
+            settings_sent: None,
+            history: History::default(),
+            published: HashMap::new(),
+            queued: VecDeque::new(),
+            last_changer: None,
+            previewer: None,
+            watch: None,
+        }
+    }
+
+    /// Runs the mux until the server is gone or stopped; `left` hears of each conversation
+    /// that leaves.
+    pub(crate) async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Event>,
+        left: impl Fn(ConnId),
+    ) {
         let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
         loop {
             let event = tokio::select! {
@@ -294,9 +145,10 @@ impl Mux {
                     Some(e) => e,
                     None => break,
                 },
-                // A preview's hold ends by time too.
+                // A preview's hold ends by time too; an idle server hears of changed files.
                 _ = tick.tick() => {
                     self.advance();
+                    self.tell_changes_while_idle();
                     continue;
                 }
             };
@@ -315,9 +167,10 @@ impl Mux {
                 Event::FromConn { conn, msg } => self.take_from_conn(conn, msg),
                 Event::Leave { conn } => {
                     self.leave(conn);
-                    hosted.left(conn);
+                    left(conn);
                 }
                 Event::FromServer(msg) => self.take_from_server(msg),
+                Event::Watching(watch) => self.watch = watch,
                 Event::ServerClosed => break,
                 Event::Stop => {
                     self.send(json!({"jsonrpc": "2.0", "id": "daemon-shutdown",
@@ -330,6 +183,42 @@ impl Mux {
         }
         // Every conversation's stream ends: its client sees the server gone.
         self.conns.clear();
+    }
+
+    /// With no conversation connected, tells the server of the files changed under its
+    /// root since the last one left (and while conversations were connected: their own
+    /// clients told it of what they saw, a repeat does no harm once none is waiting).
+    fn tell_changes_while_idle(&mut self) {
+        if !self.conns.is_empty() || !self.initialized_sent {
+            return;
+        }
+        let Some(watch) = self.watch.as_mut() else {
+            return;
+        };
+        let changes: Vec<Value> = watch
+            .take(&[])
+            .into_iter()
+            .filter_map(|(path, change)| {
+                let uri = tools_core::platform::path_to_file_uri(&path).ok()?;
+                let kind = match change {
+                    FileChange::Created => 1,
+                    FileChange::Changed => 2,
+                    FileChange::Deleted => 3,
+                };
+                Some(json!({"uri": uri.as_str(), "type": kind}))
+            })
+            .take(MAX_WATCHED_EVENTS)
+            .collect();
+        if !changes.is_empty() {
+            tracing::debug!(
+                files = changes.len(),
+                "told an idle server of changed files"
+            );
+            self.send(
+                json!({"jsonrpc": "2.0", "method": "workspace/didChangeWatchedFiles",
+                "params": {"changes": changes}}),
+            );
+        }
     }
 
     fn send(&self, msg: Value) {
