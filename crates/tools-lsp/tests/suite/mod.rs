@@ -256,6 +256,20 @@ impl Project {
             .collect()
     }
 
+    /// Waits until no server of the run reports work under way (`status` names none as
+    /// indexing), bounded by a minute: for a test about what writes cause once the first
+    /// analysis is over, on a machine loaded enough that a query's answer comes before it.
+    pub async fn wait_for_the_first_analysis(&self) {
+        for _ in 0..600 {
+            let out = self.lsp(json!({"action": "status"})).await.unwrap();
+            if !out.full_text().contains("indexing") {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("the servers were still indexing after a minute");
+    }
+
     /// Waits until a server the run's start started is up (listed with its pid by
     /// `status`), bounded by a minute: a call made then finds it up and on its first
     /// analysis, not started by that call.

@@ -263,9 +263,10 @@ async fn ten_break_fix_cycles_past_every_settle_bound_attribute_late_arrivals_to
     let p = noisy_project_with(config);
     let (ok, broken, expected) = what_the_break_adds(&p);
     // A query starts the server (a write waits for a server's start no longer than for
-    // its diagnostics).
+    // its diagnostics); the cycles begin once its first analysis is over.
     p.ok(json!({"action": "hover", "file": "src/ledgerkit/use.py", "line": 6, "symbol": "total"}))
         .await;
+    p.wait_for_the_first_analysis().await;
     let pending = "diagnostics pending — pyright-langserver had not settled after 1 ms";
     let mut fix_gone = None;
     for i in 0..10u64 {

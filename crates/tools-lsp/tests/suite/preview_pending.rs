@@ -32,9 +32,11 @@ async fn a_preview_waits_for_a_pending_write_and_leaves_its_late_arrivals_to_it(
         .collect();
     p.write(CORE, &ok);
     assert_eq!(expected.len(), 21, "{expected:#?}");
-    // A query starts the server and waits for its first analysis.
+    // A query starts the server; the writes come once its first analysis is over (a write
+    // during it is judged otherwise: `noisy_python`, `long_first_analysis`).
     p.ok(json!({"action": "hover", "file": "src/ledgerkit/use.py", "line": 6, "symbol": "total"}))
         .await;
+    p.wait_for_the_first_analysis().await;
 
     let b = section(p.write_tool(CORE, &broken).await);
     assert!(
