@@ -4,16 +4,19 @@
 //!
 //! Only servers are shared. Each conversation keeps its own run (kernels, debug session,
 //! staged changes, diagnostics ledger, approvals) and its own LSP client; the daemon
-//! multiplexes each server's one stream between those clients ([`mux`]), keeping what one
+//! multiplexes each server's one stream between those clients (`mux`), keeping what one
 //! conversation shows the server (a preview's unsaved text) out of every other's answers
-//! ([`views`]). Servers are keyed by everything that starts them — program, arguments,
+//! (`views`). Servers are keyed by everything that starts them — program, arguments,
 //! root, environment, settings and trust — so an untrusted conversation never shares a
 //! server with a trusted one.
 //!
-//! - [`wire`]: the first line each way, and the daemon's build.
-//! - [`paths`]: the socket, lock and log in the user's runtime folder.
-//! - [`host`]: the daemon process (`agent-tools daemon serve`).
-//! - [`client`]: a conversation's side: find or start the daemon, ask for a server.
+//! - `wire`: the first line each way ([`Hello`], [`Welcome`]), and the daemon's build
+//!   ([`build_id`]).
+//! - `paths`: the socket, lock and log in the user's runtime folder ([`DaemonPaths`]).
+//! - `host` and `hosted`: the daemon process (`agent-tools daemon serve`, [`serve`]) and
+//!   each server it holds.
+//! - `client`: a conversation's side ([`DaemonClient`]): find or start the daemon, ask for a
+//!   server.
 //!
 //! On Unix a socket in the user's runtime folder (the peer's uid checked); on Windows a named
 //! pipe whose DACL admits only the user (the client process's user checked), run under Wine
