@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tools_core::platform::{LocalListener, LocalStream};
 
 use crate::hosted::Hosted;
+use crate::lock;
 use crate::paths::DaemonPaths;
 use crate::wire::{DaemonStatus, Hello, MAX_LINE_BYTES, Serving, Welcome, line_of};
 
@@ -60,13 +61,6 @@ struct Daemon {
     stop: CancellationToken,
     /// When the daemon last had a server or a conversation.
     last_busy: Mutex<Instant>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
 }
 
 /// Runs the daemon until it leaves (see [`ServeEnd`]).

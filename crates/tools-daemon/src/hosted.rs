@@ -13,6 +13,7 @@ use tools_core::FolderWatch;
 use tools_core::framing::{read_frame_async, write_frame_async};
 use tools_core::process::{ChildProcess, Pipes};
 
+use crate::lock;
 use crate::mux::{Event, Mux};
 use crate::views::ConnId;
 use crate::wire::{HostedStatus, ServerSpec};
@@ -32,13 +33,6 @@ pub(crate) struct Hosted {
     idle_since: Arc<Mutex<Option<Instant>>>,
     /// Cancelled when the server is gone (exited or stopped).
     pub(crate) gone: CancellationToken,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
 }
 
 impl Hosted {

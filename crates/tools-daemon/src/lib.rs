@@ -34,7 +34,17 @@ mod wire;
 pub use client::{DaemonClient, DaemonError, DaemonLink};
 pub use host::{DaemonOptions, ServeEnd, serve};
 pub use paths::DaemonPaths;
-pub use wire::{DaemonStatus, Hello, HostedStatus, ServerSpec, Serving, Welcome, build_id};
+pub use wire::{
+    DaemonStatus, Hello, HostedStatus, ServerSpec, Serving, Welcome, build_id, setting_at,
+};
+
+/// `m`'s guard, also after a panic of another holder (the state stays usable).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
 
 /// The daemon a run's language servers come from: installed into the run's state by the
 /// binary that opened it (`agent-tools mcp`); absent, servers start in-process.

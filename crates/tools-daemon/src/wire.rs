@@ -179,8 +179,8 @@ pub fn line_of<T: Serialize>(value: &T) -> Vec<u8> {
 }
 
 /// The value of a `workspace/configuration` section in `settings` (dotted path), `Null`
-/// when unset: what the daemon answers for a server none of whose conversations is
-/// connected to answer it.
+/// when unset: what the tools' LSP client answers, and the daemon for a server none of
+/// whose conversations is connected to answer it.
 pub fn setting_at(settings: &Value, section: Option<&str>) -> Value {
     let Some(section) = section.filter(|s| !s.is_empty()) else {
         return settings.clone();

@@ -111,18 +111,10 @@ fn answer_server_request(
     }
 }
 
+/// The value of a `workspace/configuration` section (dotted) in `settings`, `Null` when
+/// unset: the same lookup the per-user daemon answers with when no conversation can.
 pub(super) fn lookup_setting(settings: &Value, section: Option<&str>) -> Value {
-    let Some(section) = section.filter(|s| !s.is_empty()) else {
-        return settings.clone();
-    };
-    let mut cur = settings;
-    for part in section.split('.') {
-        match cur.get(part) {
-            Some(v) => cur = v,
-            None => return Value::Null,
-        }
-    }
-    cur.clone()
+    tools_daemon::setting_at(settings, section)
 }
 
 /// Notes what a log line says of the server's state: pyright and basedpyright log
