@@ -65,10 +65,16 @@ impl DaemonClient {
         }
     }
 
-    /// Never starts a daemon (for `daemon status` and `daemon stop`).
-    pub fn without_starting(mut self) -> Self {
-        self.may_start = false;
-        self
+    /// The daemon of `build` as people reach it (`daemon status`, `daemon stop`, `doctor`):
+    /// asked about or stopped, never started.
+    pub fn control(build: String, paths: DaemonPaths) -> Self {
+        DaemonClient {
+            build,
+            paths,
+            exe: PathBuf::new(),
+            conversation: String::new(),
+            may_start: false,
+        }
     }
 
     /// Its files.
@@ -103,41 +109,37 @@ impl DaemonClient {
 
     /// The daemon's state; `None` when none of this build runs.
     pub async fn status(&self) -> Result<Option<DaemonStatus>, DaemonError> {
-        let Ok(stream) = tools_core::platform::connect_local(&self.paths.socket).await else {
-            return Ok(None);
+        let hello = Hello::Status {
+            build: self.build.clone(),
         };
-        match self
-            .ask(
-                stream,
-                &Hello::Status {
-                    build: self.build.clone(),
-                },
-            )
-            .await?
-        {
-            Welcome::Status(s) => Ok(Some(s)),
-            Welcome::Refused { reason } => Err(DaemonError::Refused(reason)),
-            other => Err(DaemonError::Protocol(format!("{other:?}"))),
+        match self.ask_running(&hello).await? {
+            None => Ok(None),
+            Some(Welcome::Status(s)) => Ok(Some(s)),
+            Some(other) => Err(DaemonError::Protocol(format!("{other:?}"))),
         }
     }
 
     /// Stops the daemon of this build; `false` when none runs.
     pub async fn stop(&self) -> Result<bool, DaemonError> {
-        let Ok(stream) = tools_core::platform::connect_local(&self.paths.socket).await else {
-            return Ok(false);
+        let hello = Hello::Stop {
+            build: self.build.clone(),
         };
-        match self
-            .ask(
-                stream,
-                &Hello::Stop {
-                    build: self.build.clone(),
-                },
-            )
-            .await?
-        {
-            Welcome::Stopping => Ok(true),
+        match self.ask_running(&hello).await? {
+            None => Ok(false),
+            Some(Welcome::Stopping) => Ok(true),
+            Some(other) => Err(DaemonError::Protocol(format!("{other:?}"))),
+        }
+    }
+
+    /// The running daemon's answer to `hello` (`None` when none listens); a refusal is an
+    /// error.
+    async fn ask_running(&self, hello: &Hello) -> Result<Option<Welcome>, DaemonError> {
+        let Ok(stream) = tools_core::platform::connect_local(&self.paths.socket).await else {
+            return Ok(None);
+        };
+        match self.ask(stream, hello).await? {
             Welcome::Refused { reason } => Err(DaemonError::Refused(reason)),
-            other => Err(DaemonError::Protocol(format!("{other:?}"))),
+            welcome => Ok(Some(welcome)),
         }
     }
 

@@ -82,8 +82,7 @@ pub async fn daemon(action: DaemonAction) -> Result<ExitCode, ToolError> {
             Ok(ExitCode::SUCCESS)
         }
         DaemonAction::Status { json } => {
-            let client = DaemonClient::new(build, paths, Default::default(), String::new())
-                .without_starting();
+            let client = DaemonClient::control(build, paths);
             let status = client
                 .status()
                 .await
@@ -100,8 +99,7 @@ pub async fn daemon(action: DaemonAction) -> Result<ExitCode, ToolError> {
             Ok(ExitCode::SUCCESS)
         }
         DaemonAction::Stop => {
-            let client = DaemonClient::new(build, paths, Default::default(), String::new())
-                .without_starting();
+            let client = DaemonClient::control(build, paths);
             let stopped = client
                 .stop()
                 .await
@@ -168,8 +166,7 @@ pub async fn doctor_line() -> String {
     let Ok((build, paths)) = paths() else {
         return "daemon: no runtime folder (no HOME or XDG_RUNTIME_DIR); every conversation starts its own language servers".into();
     };
-    let client =
-        DaemonClient::new(build, paths, Default::default(), String::new()).without_starting();
+    let client = DaemonClient::control(build, paths);
     match client.status().await {
         Ok(Some(s)) => {
             let conversations: std::collections::BTreeSet<&String> = s
