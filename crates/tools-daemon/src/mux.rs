@@ -242,11 +242,7 @@ impl Mux {
     }
 
     fn take_from_conn(&mut self, conn: ConnId, mut msg: Value) {
-        let method = msg
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let id = msg.get("id").cloned();
+        let (method, id) = method_and_id(&msg);
         match (method.as_deref(), id) {
             (Some("initialize"), Some(id)) => self.initialize(conn, id, msg),
             (Some("shutdown"), Some(id)) => {
@@ -375,11 +371,7 @@ impl Mux {
     }
 
     fn take_from_server(&mut self, mut msg: Value) {
-        let method = msg
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let id = msg.get("id").cloned();
+        let (method, id) = method_and_id(&msg);
         match (method.as_deref(), id) {
             (None, Some(id)) => {
                 let Some(own) = id.as_i64() else { return };
@@ -631,6 +623,15 @@ impl Mux {
         self.next_id += 1;
         self.next_id
     }
+}
+
+/// A message's method (a request or notification) and id (a request or answer).
+fn method_and_id(msg: &Value) -> (Option<String>, Option<Value>) {
+    let method = msg
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    (method, msg.get("id").cloned())
 }
 
 fn id_text(id: &Value) -> String {
