@@ -191,7 +191,12 @@ def raw_exchange(path, line, as_user=None):
         "import socket, sys\n"
         "s = socket.socket(socket.AF_UNIX)\n"
         f"s.connect({str(path)!r})\n"
-        f"s.sendall({line.encode()!r} + b'\\n')\n"
+        # A refused peer may find the connection already closed when it writes: the
+        # refusal is still there to read.
+        "try:\n"
+        f"    s.sendall({line.encode()!r} + b'\\n')\n"
+        "except BrokenPipeError:\n"
+        "    pass\n"
         "sys.stdout.write(s.makefile('rb').readline().decode())\n"
     )
     preexec = (lambda: os.setuid(as_user)) if as_user is not None else None
