@@ -57,19 +57,7 @@ impl History {
                     early,
                     msg: msg.clone(),
                 });
-                let late = self
-                    .kept
-                    .iter()
-                    .filter(|k| matches!(k, Kept::Log { early: false, .. }))
-                    .count();
-                if late > LAST_LOGS
-                    && let Some(i) = self
-                        .kept
-                        .iter()
-                        .position(|k| matches!(k, Kept::Log { early: false, .. }))
-                {
-                    self.kept.remove(i);
-                }
+                self.keep_newest(LAST_LOGS, |k| matches!(k, Kept::Log { early: false, .. }));
             }
             "experimental/serverStatus" => {
                 self.kept.retain(|k| !matches!(k, Kept::Status(_)));
@@ -77,17 +65,18 @@ impl History {
             }
             _ => {
                 self.kept.push_back(Kept::Other(msg.clone()));
-                let others = self
-                    .kept
-                    .iter()
-                    .filter(|k| matches!(k, Kept::Other(_)))
-                    .count();
-                if others > OTHERS_KEPT
-                    && let Some(i) = self.kept.iter().position(|k| matches!(k, Kept::Other(_)))
-                {
-                    self.kept.remove(i);
-                }
+                self.keep_newest(OTHERS_KEPT, |k| matches!(k, Kept::Other(_)));
             }
+        }
+    }
+
+    /// Drops the oldest kept entry of the kind `of` says when more than `limit` are kept
+    /// (called after each one added, so at most one is over).
+    fn keep_newest(&mut self, limit: usize, of: impl Fn(&Kept) -> bool) {
+        if self.kept.iter().filter(|k| of(k)).count() > limit
+            && let Some(i) = self.kept.iter().position(&of)
+        {
+            self.kept.remove(i);
         }
     }
 
@@ -120,19 +109,9 @@ impl History {
         *latest = Some(msg.clone());
         if kind == "end" {
             *ended = true;
-            let finished = self
-                .kept
-                .iter()
-                .filter(|k| matches!(k, Kept::Progress { ended: true, .. }))
-                .count();
-            if finished > ENDED_KEPT
-                && let Some(i) = self
-                    .kept
-                    .iter()
-                    .position(|k| matches!(k, Kept::Progress { ended: true, .. }))
-            {
-                self.kept.remove(i);
-            }
+            self.keep_newest(ENDED_KEPT, |k| {
+                matches!(k, Kept::Progress { ended: true, .. })
+            });
         }
     }
 
