@@ -110,6 +110,18 @@ impl Views {
         event: DocEvent,
         differs_from_disk: bool,
     ) -> Vec<Value> {
+        // A text the server already has is `conn`'s from now on: what the server publishes
+        // for it (after a change to a file nobody has open) is `conn`'s too, with no switch.
+        if let DocEvent::Open {
+            uri, version, text, ..
+        }
+        | DocEvent::Change { uri, version, text } = &event
+            && let Some(s) = self.server.get(uri)
+            && s.text == *text
+        {
+            let server_version = s.version;
+            self.pair(conn, uri, server_version, *version);
+        }
         let docs = self.conns.entry(conn).or_default();
         match event {
             DocEvent::Open {
@@ -195,15 +207,7 @@ impl Views {
                 }
                 Some(s) => s.version,
             };
-            let pairs = self.versions.entry((conn, uri.clone())).or_default();
-            if pairs.last().map(|p| p.0) != Some(version) {
-                pairs.push((version, d.version));
-                if pairs.len() > VERSIONS_KEPT {
-                    pairs.remove(0);
-                }
-            } else if let Some(last) = pairs.last_mut() {
-                last.1 = d.version;
-            }
+            self.pair(conn, uri, version, d.version);
         }
         let stale: Vec<String> = self
             .server
@@ -230,6 +234,19 @@ impl Views {
             }
         }
         out
+    }
+
+    /// Records that the server's `server_version` of `uri` is `conn`'s `own` version.
+    fn pair(&mut self, conn: ConnId, uri: &str, server_version: i32, own: i32) {
+        let pairs = self.versions.entry((conn, uri.to_string())).or_default();
+        if pairs.last().map(|p| p.0) != Some(server_version) {
+            pairs.push((server_version, own));
+            if pairs.len() > VERSIONS_KEPT {
+                pairs.remove(0);
+            }
+        } else if let Some(last) = pairs.last_mut() {
+            last.1 = own;
+        }
     }
 
     /// Whether `conn` shows the server a text the disk does not have (a preview's).
@@ -333,6 +350,8 @@ mod tests {
         assert_eq!(methods(&out), vec![("textDocument/didOpen".into(), 1)]);
         v.take(2, open("file:///a.py", 7, "x = 1\n"), false);
         assert!(v.matches(2), "same text: nothing to switch");
+        // A publication comes before any request of 2's (a file nobody has open changed).
+        assert_eq!(v.version_for(2, "file:///a.py", Some(1)), Some(Some(7)));
         assert!(v.switch_to(2, |_| None).is_empty());
         assert_eq!(v.version_for(2, "file:///a.py", Some(1)), Some(Some(7)));
         assert_eq!(v.version_for(1, "file:///a.py", Some(1)), Some(Some(1)));
