@@ -402,3 +402,40 @@ async def test_a_file_changed_while_no_conversation_runs_is_seen_by_the_next_one
             'main.py:1:18 error [reportAttributeAccessIssue] "compute" is unknown import symbol'], answer
     [server] = daemon_status(daemon_env)["servers"]
     assert server["conversations"] == []
+
+
+async def test_a_file_changed_outside_is_seen_by_every_conversation_the_daemon_serves(tmp_path, daemon_env):
+    """A served conversation walks no tree of its own: the daemon's one watch of the root
+    keeps each connected conversation's changes until that conversation asks."""
+    require("pyright-langserver")
+    mixed_project(tmp_path)
+    (tmp_path / "Cargo.toml").unlink()
+    shutil.rmtree(tmp_path / "src")
+    clean = (False, "no diagnostics in main.py (pyright-langserver)")
+    broken = ['main.py:1:18 error [reportAttributeAccessIssue] "compute" is unknown import symbol']
+
+    async def main_py_errors(client):
+        r = await client.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+        assert not r.is_error, text(r)
+        return [line for line in text(r).splitlines() if line.startswith("main.py:")]
+
+    async with mcp_session(tmp_path, daemon=True, env=daemon_env) as first:
+        r = await first.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+        assert (r.is_error, text(r)) == clean
+        async with mcp_session(tmp_path, daemon=True, env=daemon_env) as second:
+            r = await second.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
+            assert (r.is_error, text(r)) == clean
+            # Outside the tools, while both are connected: a file neither has open, then the
+            # document both have open.
+            (tmp_path / "util.py").write_text("def calc(x):\n    return x * 2\n")
+            await asyncio.sleep(1)
+            assert await main_py_errors(first) == broken
+            assert await main_py_errors(second) == broken
+            (tmp_path / "main.py").write_text("from util import calc\n\nprint(calc(2))\n")
+            await asyncio.sleep(1)
+            assert await main_py_errors(second) == []
+            r = await first.call_tool("lsp", {"action": "definition", "file": "main.py", "line": 3, "symbol": "calc"})
+            assert (r.is_error, text(r)) == (
+                False, "1 definition(s) of `calc` at main.py:3:\nutil.py:1:5  def calc(x):")
+        [server] = daemon_status(daemon_env)["servers"]
+        assert len(server["conversations"]) == 1

@@ -32,7 +32,8 @@ const SKIPPED: [&str; 6] = [
 ];
 
 /// How a file changed, net, since the changes were last taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FileChange {
     /// It appeared.
     Created,
@@ -84,7 +85,14 @@ fn lock(c: &Changes) -> std::sync::MutexGuard<'_, HashMap<PathBuf, FileChange>> 
 /// then deleted is nothing at all (a temp file that came and went: rust-analyzer reloads
 /// the whole workspace for a file it is told was deleted); anything else is the last kind.
 fn record(changes: &Changes, path: PathBuf, kind: FileChange) {
-    let mut m = lock(changes);
+    merge_change(&mut lock(changes), path, kind);
+}
+
+/// Merges one change of `path` into `m`, so it holds the net change since it was last
+/// emptied: the rules a watch follows between two takes (created then changed is created,
+/// deleted then created is changed, created then deleted is nothing), for a collector of
+/// what several takes returned (the daemon keeps one per conversation).
+pub fn merge_change(m: &mut HashMap<PathBuf, FileChange>, path: PathBuf, kind: FileChange) {
     let merged = match (m.get(&path), kind) {
         (Some(&FileChange::Created), FileChange::Deleted) => {
             m.remove(&path);

@@ -72,7 +72,7 @@ pub use child_env::{child_command, worker_command};
 pub use client::{ElicitOutcome, Elicitor};
 pub use config::Config;
 pub use error::ToolError;
-pub use file_watch::{FileChange, FolderWatch};
+pub use file_watch::{FileChange, FolderWatch, merge_change};
 pub use journal::{CRASH_AT_ENV, journal_dir};
 pub use name_path::{MAX_CANDIDATES, NamePath, ResolvedSymbol, pick_symbol, resolve_symbol};
 pub use output::{Image, Section, ToolOutput};

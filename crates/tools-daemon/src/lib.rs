@@ -15,6 +15,8 @@
 //! - `paths`: the socket, lock and log in the user's runtime folder ([`DaemonPaths`]).
 //! - `host` and `hosted`: the daemon process (`agent-tools daemon serve`, [`serve`]) and
 //!   each server it holds.
+//! - `changes`: the files changed under a server's root, one set per conversation, asked
+//!   for with [`TakeFileChanges`] instead of a watch of the conversation's own.
 //! - `client`: a conversation's side ([`DaemonClient`]): find or start the daemon, ask for a
 //!   server.
 //!
@@ -22,6 +24,7 @@
 //! pipe whose DACL admits only the user (the client process's user checked), run under Wine
 //! here, never yet on a real Windows.
 
+mod changes;
 mod client;
 mod history;
 mod host;
@@ -31,6 +34,7 @@ mod paths;
 mod views;
 mod wire;
 
+pub use changes::{FileChangesTaken, TakeFileChanges, TakeFileChangesParams};
 pub use client::{DaemonClient, DaemonError, DaemonLink};
 pub use host::{DaemonOptions, ServeEnd, serve};
 pub use paths::DaemonPaths;

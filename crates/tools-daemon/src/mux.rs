@@ -22,10 +22,12 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use lsp_types::request::Request;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tools_core::{FileChange, FolderWatch};
 
+use crate::changes::{ChangeSets, FileChangesTaken, TakeFileChanges, TakeFileChangesParams};
 use crate::history::History;
 use crate::views::{ConnId, DocEvent, Views};
 use crate::wire::setting_at;
@@ -95,10 +97,10 @@ pub(crate) struct Mux {
     /// so the preview's diagnostics come; other conversations' requests wait meanwhile,
     /// as they do behind a preview in one process.
     previewer: Option<(ConnId, Instant)>,
-    /// Files changed under the server's root: told to the server while no conversation
-    /// is connected (each conversation's own client tells it while one is), so a warm
-    /// server is not stale when the next conversation comes.
-    watch: Option<FolderWatch>,
+    /// Files changed under the server's root: each conversation's client asks for its own
+    /// ([`TakeFileChanges`]) and tells the server; told to the server by the mux while no
+    /// conversation is connected, so a warm server is not stale when the next one comes.
+    changes: ChangeSets,
 }
 
 /// Most changed files told to the server in one `workspace/didChangeWatchedFiles`.
@@ -127,7 +129,7 @@ impl Mux {
             queued: VecDeque::new(),
             last_changer: None,
             previewer: None,
-            watch: None,
+            changes: ChangeSets::default(),
         }
     }
 
@@ -155,6 +157,7 @@ impl Mux {
             match event {
                 Event::Join { conn, label, out } => {
                     tracing::debug!(conn, %label, "joined");
+                    self.changes.join(conn);
                     self.conns.insert(
                         conn,
                         Conn {
@@ -170,7 +173,7 @@ impl Mux {
                     left(conn);
                 }
                 Event::FromServer(msg) => self.take_from_server(msg),
-                Event::Watching(watch) => self.watch = watch,
+                Event::Watching(watch) => self.changes.watching(watch),
                 Event::ServerClosed => break,
                 Event::Stop => {
                     self.send(json!({"jsonrpc": "2.0", "id": "daemon-shutdown",
@@ -189,14 +192,12 @@ impl Mux {
     /// root since the last one left (and while conversations were connected: their own
     /// clients told it of what they saw, a repeat does no harm once none is waiting).
     fn tell_changes_while_idle(&mut self) {
-        if !self.conns.is_empty() || !self.initialized_sent {
+        if !self.initialized_sent {
             return;
         }
-        let Some(watch) = self.watch.as_mut() else {
-            return;
-        };
-        let changes: Vec<Value> = watch
-            .take(&[])
+        let changes: Vec<Value> = self
+            .changes
+            .take_idle()
             .into_iter()
             .filter_map(|(path, change)| {
                 let uri = tools_core::platform::path_to_file_uri(&path).ok()?;
@@ -248,6 +249,7 @@ impl Mux {
             (Some("shutdown"), Some(id)) => {
                 self.reply(conn, json!({"jsonrpc": "2.0", "id": id, "result": null}))
             }
+            (Some(TakeFileChanges::METHOD), Some(id)) => self.answer_file_changes(conn, id, &msg),
             (Some(_), Some(_)) => self.queued.push_back((conn, msg)),
             (Some(method), None) => self.conn_notification(conn, method, msg),
             (None, Some(id)) => {
@@ -305,6 +307,24 @@ impl Mux {
         if let Some(c) = self.conns.get_mut(&conn) {
             c.ready = true;
         }
+    }
+
+    /// Answers a conversation's [`TakeFileChanges`] from its own set of changes.
+    fn answer_file_changes(&mut self, conn: ConnId, id: Value, msg: &Value) {
+        let params: TakeFileChangesParams = msg
+            .get("params")
+            .cloned()
+            .and_then(|p| serde_json::from_value(p).ok())
+            .unwrap_or_default();
+        let taken = match self.changes.take(conn, &params.except) {
+            Some(changes) => FileChangesTaken {
+                watching: true,
+                changes,
+            },
+            None => FileChangesTaken::default(),
+        };
+        let result = serde_json::to_value(taken).unwrap_or(Value::Null);
+        self.reply(conn, json!({"jsonrpc": "2.0", "id": id, "result": result}));
     }
 
     fn conn_notification(&mut self, conn: ConnId, method: &str, msg: Value) {
@@ -512,6 +532,7 @@ impl Mux {
         if self.conns.remove(&conn).is_none() {
             return;
         }
+        self.changes.leave(conn);
         for m in self.views.leave(conn) {
             self.send(m);
         }

@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tools_core::platform::path_key;
+use tools_daemon::{TakeFileChanges, TakeFileChangesParams};
 
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
@@ -22,7 +23,12 @@ use lsp_types::{
 use super::{
     DocState, LspClient, MAX_WATCHED_EVENTS, OpenDoc, PREVIEW_WAIT_LIMIT, disk_stamp, path_to_uri,
 };
+use crate::client::watcher::{ExternalChanges, as_lsp, take_own};
 use crate::error::{LspError, Result};
+
+/// The longest the daemon takes to answer which files changed (it answers from memory; a
+/// daemon this slow is stuck, and the open documents are re-read instead).
+const DAEMON_ANSWER_LIMIT: Duration = Duration::from_secs(5);
 
 impl LspClient {
     /// Whether `path` is one of the files this server reads (by its extension): another
@@ -385,10 +391,8 @@ impl LspClient {
         except.extend(self.claims.claimed_paths());
         let except = &except[..];
         let taken = match &self.external {
-            Some(w) => match w.lock() {
-                Ok(mut w) => Some(w.take(except)),
-                Err(p) => Some(p.into_inner().take(except)),
-            },
+            Some(ExternalChanges::Own(watch)) => Some(take_own(watch, except)),
+            Some(ExternalChanges::FromDaemon) => self.take_from_daemon(except).await,
             None => None,
         };
         let mut changed = Vec::new();
@@ -449,6 +453,26 @@ impl LspClient {
 }
 
 impl LspClient {
+    /// This conversation's changes under the root, asked of the daemon that serves the
+    /// server; `None` (re-read the open documents) while the daemon has no watch of the
+    /// root or does not answer.
+    async fn take_from_daemon(&self, except: &[PathBuf]) -> Option<Vec<(PathBuf, FileChangeType)>> {
+        let params = TakeFileChangesParams {
+            except: except.to_vec(),
+        };
+        match self
+            .request_with::<TakeFileChanges>(params, DAEMON_ANSWER_LIMIT)
+            .await
+        {
+            Ok(taken) if taken.watching => Some(as_lsp(taken.changes)),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::debug!("{}: no file changes from the daemon: {e}", self.server);
+                None
+            }
+        }
+    }
+
     /// Whether the change `kind` of `path` is a `Cargo.lock` the server wrote or read as
     /// it is now: rust-analyzer's first `cargo check` writes a missing one. Told of it, the
     /// server would load the project again and check it again from the disk — at the next

@@ -295,7 +295,7 @@ pub struct LspClient {
     language_ids: Vec<(String, String)>,
     extensions: Vec<String>,
     opened_once: AtomicBool,
-    external: Option<Mutex<ExternalChanges>>,
+    external: Option<ExternalChanges>,
     check_after_save: AtomicBool,
     /// Whether the server has been seen settled once since its start: until then its first
     /// analysis (workspace load, indexing) may still be on its way.

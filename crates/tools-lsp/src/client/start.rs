@@ -178,13 +178,17 @@ impl LspClient {
             started.elapsed()
         );
         // Watch the root for changes made outside the tools (a walk of the tree: off the
-        // async threads).
-        let watch_root = launch.root.clone();
-        let external = tokio::task::spawn_blocking(move || ExternalChanges::watch(&watch_root))
-            .await
-            .ok()
-            .flatten()
-            .map(Mutex::new);
+        // async threads), unless the daemon serving the server watches it already.
+        let external = match served {
+            Some(_) => Some(ExternalChanges::FromDaemon),
+            None => {
+                let watch_root = launch.root.clone();
+                tokio::task::spawn_blocking(move || ExternalChanges::watch(&watch_root))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+        };
         Ok(Arc::new(LspClient {
             language: launch.language,
             server,

@@ -4,32 +4,49 @@
 //! observation: open documents get a `didChange` (or `didClose` when deleted), other files a
 //! `workspace/didChangeWatchedFiles`. That also means a query no longer re-reads every open
 //! document from disk: only the ones that changed. Without a watch (none could start), the
-//! client re-reads every open document before each query.
+//! client re-reads every open document before each query. A client the per-user daemon
+//! serves asks the daemon for its changes instead of watching (the daemon watches each
+//! server's root once, for every conversation).
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use lsp_types::FileChangeType;
 use tools_core::{FileChange, FolderWatch};
 
-/// The changes seen under one server's root since they were last taken.
+/// Where the changes under one server's root come from.
 #[derive(Debug)]
-pub struct ExternalChanges(FolderWatch);
+pub enum ExternalChanges {
+    /// The client's own watch of the root.
+    Own(Mutex<FolderWatch>),
+    /// The daemon serving the server watches the root and keeps this conversation's changes
+    /// ([`tools_daemon::TakeFileChanges`]): a conversation the daemon serves walks no tree.
+    FromDaemon,
+}
 
 impl ExternalChanges {
     /// Starts watching `root`. `None` when the platform refuses or the tree is too big.
     pub fn watch(root: &Path) -> Option<ExternalChanges> {
-        FolderWatch::watch(root).map(ExternalChanges)
+        FolderWatch::watch(root).map(|w| ExternalChanges::Own(Mutex::new(w)))
     }
+}
 
-    /// Takes the changes seen so far, except those to `except` (a write observer tells the
-    /// server about those itself, after taking the state before the write).
-    pub fn take(&mut self, except: &[PathBuf]) -> Vec<(PathBuf, FileChangeType)> {
-        self.0
-            .take(except)
-            .into_iter()
-            .map(|(p, k)| (p, lsp_change(k)))
-            .collect()
-    }
+/// Takes the changes `watch` saw so far, except those to `except` (a write observer tells
+/// the server about those itself, after taking the state before the write).
+pub fn take_own(watch: &Mutex<FolderWatch>, except: &[PathBuf]) -> Vec<(PathBuf, FileChangeType)> {
+    let mut w = match watch.lock() {
+        Ok(w) => w,
+        Err(p) => p.into_inner(),
+    };
+    as_lsp(w.take(except))
+}
+
+/// `changes` with LSP's names.
+pub fn as_lsp(changes: Vec<(PathBuf, FileChange)>) -> Vec<(PathBuf, FileChangeType)> {
+    changes
+        .into_iter()
+        .map(|(p, k)| (p, lsp_change(k)))
+        .collect()
 }
 
 /// LSP's name for a change.
