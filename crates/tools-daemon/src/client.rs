@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 use tools_core::platform::LocalStream;
 
-use crate::paths::DaemonPaths;
+use crate::paths::{DaemonPaths, LOG_KEPT_BYTES};
 use crate::wire::{DaemonStatus, Hello, MAX_LINE_BYTES, ServerSpec, Serving, Welcome, line_of};
 
 /// Why the daemon could not serve.
@@ -185,6 +185,7 @@ impl DaemonClient {
         self.paths
             .make_folder()
             .map_err(|e| DaemonError::Unreachable(e.to_string()))?;
+        self.paths.set_log_aside_if_over(LOG_KEPT_BYTES);
         let log = tools_core::platform::private_file_options()
             .append(true)
             .create(true)
