@@ -18,6 +18,8 @@ use std::sync::{Arc, Mutex};
 use notify::event::RenameMode;
 use notify::{EventKind, RecursiveMode, Watcher};
 
+use crate::sync::lock;
+
 /// Most folders watched per root; a bigger tree falls back to re-reading open documents.
 pub const MAX_WATCHED_DIRS: usize = 10_000;
 
@@ -70,13 +72,6 @@ fn in_skipped_folder(root: &Path, path: &Path) -> bool {
         .unwrap_or(path)
         .components()
         .any(|c| skipped(&c.as_os_str().to_string_lossy()))
-}
-
-fn lock(c: &Changes) -> std::sync::MutexGuard<'_, HashMap<PathBuf, FileChange>> {
-    match c.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
 }
 
 /// Records one change, merged with what the path already had since the last take, so the

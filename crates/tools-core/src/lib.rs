@@ -58,6 +58,7 @@ pub mod safe_write;
 mod staged_changes;
 pub mod sweep;
 mod symbols;
+pub mod sync;
 pub mod testing;
 pub mod text;
 mod tier;

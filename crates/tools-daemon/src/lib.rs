@@ -42,13 +42,7 @@ pub use wire::{
     DaemonStatus, Hello, HostedStatus, ServerSpec, Serving, Welcome, build_id, setting_at,
 };
 
-/// `m`'s guard, also after a panic of another holder (the state stays usable).
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
+pub(crate) use tools_core::sync::lock;
 
 /// The daemon a run's language servers come from: installed into the run's state by the
 /// binary that opened it (`agent-tools mcp`); absent, servers start in-process.

@@ -34,11 +34,7 @@ impl ExternalChanges {
 /// Takes the changes `watch` saw so far, except those to `except` (a write observer tells
 /// the server about those itself, after taking the state before the write).
 pub fn take_own(watch: &Mutex<FolderWatch>, except: &[PathBuf]) -> Vec<(PathBuf, FileChangeType)> {
-    let mut w = match watch.lock() {
-        Ok(w) => w,
-        Err(p) => p.into_inner(),
-    };
-    as_lsp(w.take(except))
+    as_lsp(tools_core::sync::lock(watch).take(except))
 }
 
 /// `changes` with LSP's names.

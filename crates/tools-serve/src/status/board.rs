@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
+use tools_core::sync::lock;
 
 use crate::metrics::Outcome;
 
@@ -80,10 +81,6 @@ pub(crate) struct Board {
     next_call: AtomicU64,
     /// Texts never stored: the server's token and its environment's values.
     secrets: Vec<String>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Board {
