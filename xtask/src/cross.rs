@@ -43,7 +43,8 @@ struct DarwinClang {
 
 /// The portable crates whose tests build for Windows and run under Wine (`cargo xtask
 /// test`'s `wine` step).
-pub const WINDOWS_TESTED_CRATES: [&str; 3] = ["tools-core", "tools-fs", "tools-ast"];
+pub const WINDOWS_TESTED_CRATES: [&str; 4] =
+    ["tools-core", "tools-fs", "tools-ast", "tools-daemon"];
 
 /// Where Debian's `musl-dev` puts its headers.
 const MUSL_HEADERS: &str = "/usr/include/x86_64-linux-musl";

@@ -24,6 +24,7 @@ pub const PORTABLE_CRATES: &[&str] = &[
     "crates/tools-serve",
     "crates/tools-vibe",
     "crates/tools-lsp",
+    "crates/tools-daemon",
 ];
 
 /// The one folder where OS-specific code belongs.

@@ -1,6 +1,6 @@
 //! `cargo xtask test`'s `wine` step: the Windows build, run under Wine.
 //!
-//! Builds the Windows test binaries of tools-core, tools-fs and tools-ast once and runs them
+//! Builds the Windows test binaries of tools-core, tools-fs, tools-ast and tools-daemon once and runs them
 //! under Debian's `wine64` (cargo's runner for the target), then builds `agent-tools.exe`
 //! and drives `agent-tools.exe mcp` over stdio with the official MCP Python SDK
 //! (`tests/e2e/wine_round_trip.py`: `tools/list`, `write`, `read`, `ast_grep`, each answer

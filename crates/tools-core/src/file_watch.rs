@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use notify::event::RenameMode;
 use notify::{EventKind, RecursiveMode, Watcher};
 
-use crate::sync::lock;
+use crate::sync::lock_unpoisoned as lock;
 
 /// Most folders watched per root; a bigger tree falls back to re-reading open documents.
 pub const MAX_WATCHED_DIRS: usize = 10_000;

@@ -58,7 +58,7 @@ pub mod safe_write;
 mod staged_changes;
 pub mod sweep;
 mod symbols;
-pub mod sync;
+mod sync;
 pub mod testing;
 pub mod text;
 mod tier;
@@ -96,6 +96,7 @@ pub use symbols::{
     FileSymbols, SourceSymbol, SymbolSource, SymbolSourceKind, SymbolSources, indent_at,
     line_number, line_prefix,
 };
+pub use sync::lock_unpoisoned;
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
 pub use workspace::{Workspace, display_relative, normalize_lexically};

@@ -42,7 +42,7 @@ pub use wire::{
     DaemonStatus, Hello, HostedStatus, ServerSpec, Serving, Welcome, build_id, setting_at,
 };
 
-pub(crate) use tools_core::sync::lock;
+pub(crate) use tools_core::lock_unpoisoned as lock;
 
 /// The daemon a run's language servers come from: installed into the run's state by the
 /// binary that opened it (`agent-tools mcp`); absent, servers start in-process.

@@ -34,7 +34,7 @@ impl ExternalChanges {
 /// Takes the changes `watch` saw so far, except those to `except` (a write observer tells
 /// the server about those itself, after taking the state before the write).
 pub fn take_own(watch: &Mutex<FolderWatch>, except: &[PathBuf]) -> Vec<(PathBuf, FileChangeType)> {
-    as_lsp(tools_core::sync::lock(watch).take(except))
+    as_lsp(tools_core::lock_unpoisoned(watch).take(except))
 }
 
 /// `changes` with LSP's names.

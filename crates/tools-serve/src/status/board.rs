@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
-use tools_core::sync::lock;
+use tools_core::lock_unpoisoned as lock;
 
 use crate::metrics::Outcome;
 
