@@ -175,13 +175,29 @@ fn expand_home(listed: &str) -> Option<PathBuf> {
 /// `untrusted workspace: the project's .venv/bin/python was not run; …`.
 pub fn skipped_line(what: &str) -> String {
     format!(
-        "untrusted workspace: {what}; start with --trust (or list this folder under [trust] roots in ~/.config/agent-tools/config.toml) to enable it"
+        "untrusted workspace: {what}; start with --trust (or list this folder under [trust] roots in {}) to enable it",
+        crate::platform::USER_CONFIG_FILE_SHOWN
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_refusal_names_the_users_configuration_as_this_os_spells_it() {
+        #[cfg(windows)]
+        let config = r"%APPDATA%\agent-tools\config.toml";
+        #[cfg(not(windows))]
+        let config = "~/.config/agent-tools/config.toml";
+        assert_eq!(
+            skipped_line("the project's build was not run"),
+            format!(
+                "untrusted workspace: the project's build was not run; start with --trust (or list \
+                 this folder under [trust] roots in {config}) to enable it"
+            )
+        );
+    }
 
     #[test]
     fn trusted_roots_cover_their_subfolders_only() {

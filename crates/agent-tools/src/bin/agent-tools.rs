@@ -47,7 +47,8 @@ struct RunArgs {
     config: Option<PathBuf>,
     /// Trust this workspace: let its agent-tools.toml name programs and let its own
     /// binaries, interpreters and build scripts run (default: only when the root is listed
-    /// under [trust] roots in ~/.config/agent-tools/config.toml).
+    /// under [trust] roots in the user's configuration: ~/.config/agent-tools/config.toml,
+    /// %APPDATA%\agent-tools\config.toml on Windows).
     #[arg(long)]
     trust: bool,
 }

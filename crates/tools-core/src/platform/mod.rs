@@ -56,8 +56,8 @@ pub(crate) use os::procs::{all_processes, become_subreaper};
 pub use path_key::{CASE_INSENSITIVE, key_in, path_key, split_case_folded, within_root};
 pub use proc_stat::{ProcStat, parse_stat};
 pub use user_dirs::{
-    APP_FOLDER, FolderRules, UserFolder, layout as user_folder_layout, runtime_folder, user_folder,
-    xdg_base,
+    APP_FOLDER, FolderRules, USER_CONFIG_FILE_SHOWN, UserFolder, layout as user_folder_layout,
+    runtime_folder, user_folder, xdg_base,
 };
 
 // The public surface, for the workspace's other crates.

@@ -20,6 +20,15 @@ use std::path::{Path, PathBuf};
 /// The name of the tools' own folder under each base.
 pub const APP_FOLDER: &str = "agent-tools";
 
+/// The user's configuration file as answers name it: the way a person of this OS would
+/// type it (a path with the user's own folders in it would not fit every reader).
+#[cfg(not(windows))]
+pub const USER_CONFIG_FILE_SHOWN: &str = "~/.config/agent-tools/config.toml";
+/// The user's configuration file as answers name it: the way a person of this OS would
+/// type it (a path with the user's own folders in it would not fit every reader).
+#[cfg(windows)]
+pub const USER_CONFIG_FILE_SHOWN: &str = r"%APPDATA%\agent-tools\config.toml";
+
 /// Which per-user folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UserFolder {

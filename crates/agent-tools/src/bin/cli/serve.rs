@@ -15,7 +15,8 @@ pub const UNTRUSTED_HELP: &str = "An untrusted workspace's sessions (the default
 the programs, arguments or environment its agent-tools.toml names, its own binaries and \
 interpreters (.venv, node_modules/.bin), or its build scripts and proc macros; servers, \
 kernels and adapters come from this machine instead. --trust or --trust-workspace NAME lifts \
-that, as does listing the root under [trust] roots in ~/.config/agent-tools/config.toml.";
+that, as does listing the root under [trust] roots in the user's configuration \
+(~/.config/agent-tools/config.toml; %APPDATA%\\agent-tools\\config.toml on Windows).";
 
 /// The flags of `serve`.
 #[derive(clap::Args)]
