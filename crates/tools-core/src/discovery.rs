@@ -408,11 +408,20 @@ impl ProgramSearch {
         })
     }
 
+    /// `p` relative to the workspace (`.` for the root itself), absolute outside it.
     fn shown(&self, p: &Path) -> String {
-        match p.strip_prefix(&self.workspace) {
-            Ok(r) if r.as_os_str().is_empty() => ".".into(),
-            Ok(r) => r.display().to_string(),
-            Err(_) => p.display().to_string(),
+        // The workspace is canonical (on Windows with the verbatim `\\?\` prefix), a project
+        // folder as the caller spelled it: the canonical form of `p` is tried too.
+        let canonical = p.canonicalize().ok();
+        let relative = p.strip_prefix(&self.workspace).ok().or_else(|| {
+            canonical
+                .as_deref()
+                .and_then(|c| c.strip_prefix(&self.workspace).ok())
+        });
+        match relative {
+            Some(r) if r.as_os_str().is_empty() => ".".into(),
+            Some(r) => r.display().to_string(),
+            None => p.display().to_string(),
         }
     }
 }
@@ -444,9 +453,9 @@ mod tests {
         let search = ProgramSearch::new(ws, true).with_server_cache(None);
         let found = search.find("pyright-langserver", ws).unwrap();
         assert_eq!(found.path, bin.join("pyright-langserver.cmd"));
-        // Its origin is the project's folder (shown absolute here: the workspace is
-        // canonical, with Windows' verbatim prefix, and the project path is not).
-        assert!(matches!(found.origin, Origin::Project(_)), "{found:?}");
+        // Its origin is the project's folder, relative to the workspace (which is
+        // canonical, with Windows' verbatim prefix, while the project path is not).
+        assert_eq!(found.origin, Origin::Project(r"node_modules\.bin".into()));
         let pythons = search.project_pythons(ws);
         assert_eq!(pythons.len(), 1, "{pythons:?}");
         assert_eq!(pythons[0].path, scripts.join("python.exe"));
