@@ -12,6 +12,17 @@ use super::progress::WorkKind;
 use super::{ANNOUNCED_PROGRESS_LIFETIME, Activity, DocState, LspClient, uri_to_path};
 
 impl LspClient {
+    /// How long the server's process has run: since this client started it, or, served by
+    /// the daemon, since the daemon did (a warm server is older than this conversation).
+    pub fn server_age(&self) -> Duration {
+        let before_us = self
+            .served
+            .as_ref()
+            .map(|s| Duration::from_secs_f64(s.server_age_s.max(0.0)))
+            .unwrap_or_default();
+        self.started.elapsed() + before_us
+    }
+
     /// Whether work-done progress (indexing) is under way, or the server says it is not
     /// quiescent.
     pub fn indexing(&self) -> bool {
@@ -138,11 +149,13 @@ impl LspClient {
 
     /// Waits, bounded by the indexing wait, until `done` holds or the server is gone.
     async fn wait_until(&self, done: impl Fn(&LspClient) -> bool) -> bool {
-        // Progress usually begins right after `initialized`; give it a moment to show up.
+        // Progress usually begins right after `initialized`; give it a moment to show up
+        // (not for a warm server of the daemon's: its first load is long over, and the
+        // progress still under way was replayed as this client connected).
         let grace = Duration::from_millis(300);
-        if !self.shared.progress_seen.load(Ordering::SeqCst) && self.started.elapsed() < grace {
+        if !self.shared.progress_seen.load(Ordering::SeqCst) && self.server_age() < grace {
             let mut rx = self.shared.events.subscribe();
-            let left = grace.saturating_sub(self.started.elapsed());
+            let left = grace.saturating_sub(self.server_age());
             let _ = tokio::time::timeout(left, async {
                 while !self.shared.progress_seen.load(Ordering::SeqCst) {
                     if rx.changed().await.is_err() {

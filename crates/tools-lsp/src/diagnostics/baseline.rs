@@ -438,7 +438,9 @@ fn started_after_write(
     paths: &[PathBuf],
     pre_images: &HashMap<PathBuf, PreImage>,
 ) -> bool {
-    let Some(started) = SystemTime::now().checked_sub(client.started.elapsed()) else {
+    // The server's own start: a warm server of the daemon's read the disk long before this
+    // conversation connected to it.
+    let Some(started) = SystemTime::now().checked_sub(client.server_age()) else {
         return false;
     };
     paths.iter().any(|p| {
