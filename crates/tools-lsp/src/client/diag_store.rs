@@ -30,6 +30,35 @@ pub struct Published {
     pub items: Vec<Diagnostic>,
 }
 
+/// `items` in a few words for the debug log, hints too: `line:col severity code` each (the
+/// message when there is no code). What a server published, and what a write compared,
+/// read side by side.
+pub(crate) fn brief(items: &[Diagnostic]) -> String {
+    let each: Vec<String> = items
+        .iter()
+        .map(|d| {
+            let severity = match d.severity {
+                Some(lsp_types::DiagnosticSeverity::ERROR) => "error",
+                Some(lsp_types::DiagnosticSeverity::WARNING) => "warning",
+                Some(lsp_types::DiagnosticSeverity::INFORMATION) => "info",
+                Some(lsp_types::DiagnosticSeverity::HINT) => "hint",
+                _ => "unspecified",
+            };
+            let code = match &d.code {
+                Some(lsp_types::NumberOrString::Number(n)) => n.to_string(),
+                Some(lsp_types::NumberOrString::String(c)) => c.clone(),
+                None => d.message.lines().next().unwrap_or_default().to_string(),
+            };
+            format!(
+                "{}:{} {severity} {code}",
+                d.range.start.line + 1,
+                d.range.start.character + 1
+            )
+        })
+        .collect();
+    format!("[{}]", each.join(", "))
+}
+
 /// One source's diagnostics: by [`path_key`], the path as named and its diagnostics.
 type Ledger = HashMap<PathBuf, (PathBuf, Published)>;
 

@@ -147,6 +147,7 @@ impl ProgressBoard {
                 }
             }
             WorkDoneProgress::End(_) => {
+                tracing::debug!("progress ends: {token}");
                 let ended = works.remove(token);
                 if ended.is_some_and(|w| w.kind == Some(WorkKind::Checking)) {
                     let now = SystemTime::now();

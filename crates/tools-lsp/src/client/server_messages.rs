@@ -146,6 +146,13 @@ fn record_publish(params: Value, shared: &Shared) {
     let Some(path) = uri_to_path(&publish.uri) else {
         return;
     };
+    // A check's findings can vanish from a file before the check ends (rust-analyzer 1.95
+    // replaces one target's findings of a package with another's): every publish, whole.
+    tracing::debug!(
+        "published: {} {}",
+        path.display(),
+        super::diag_store::brief(&publish.diagnostics)
+    );
     shared
         .diags
         .record_push(path, publish.version, publish.diagnostics);

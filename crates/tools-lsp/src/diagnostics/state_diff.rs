@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use lsp_types::Diagnostic;
 
 use crate::client::Published;
+use crate::client::diag_store::brief;
 use crate::diagnostics::ledger::{DiagnosticsLedger, LedgerKey, counts, ledger_key};
 
 /// One file's change.
@@ -93,6 +94,14 @@ pub fn diff_states(ledger: &mut DiagnosticsLedger, t: Transition<'_>) -> Vec<Fil
         let was = before.get(path);
         let is_touched = touched.iter().any(|t| t == path);
         let observer = baseline.iter().any(|b| b == path);
+        // Each file's two states as compared, beside what the server published (see
+        // `record_publish`): a verdict can be traced to the publish it came from.
+        tracing::debug!(
+            "diff {}: touched {is_touched}, baseline {observer}, settled {before_settled}, before {}, after {}",
+            path.display(),
+            was.map_or("none".to_string(), |p| brief(&p.items)),
+            brief(now)
+        );
         if observer || (was.is_none() && !is_touched && !is_deleted && !before_settled) {
             // What the file had before this run's changes is unknown (`now` may already
             // be this change's doing): nothing that appears later is taken for an old

@@ -96,14 +96,6 @@ impl Project {
     /// [`Project::new`] for a workspace the user has not trusted (the repository's own
     /// programs do not run: no build scripts, no check on save).
     pub fn with_trust(files: &[(&str, &str)], config: &str, trusted: bool) -> Project {
-        // `RUST_LOG=tools_lsp=debug,tools_lsp::wire=trace` prints every settle and message.
-        if std::env::var_os("RUST_LOG").is_some() {
-            let _ = tracing_subscriber::fmt()
-                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-                .with_test_writer()
-                .with_ansi(false)
-                .try_init();
-        }
         let dir = tempfile::tempdir().unwrap();
         for (p, text) in files {
             let path = dir.path().join(p);
@@ -115,6 +107,14 @@ impl Project {
 
     /// A run opened on `dir` as it is (its files already there when the run starts).
     pub fn open_in(dir: tempfile::TempDir, config: &str, trusted: bool) -> Project {
+        // `RUST_LOG=tools_lsp=debug,tools_lsp::wire=trace` prints every settle and message.
+        if std::env::var_os("RUST_LOG").is_some() {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+                .with_test_writer()
+                .with_ansi(false)
+                .try_init();
+        }
         let run = Run::new(RunOptions {
             root: dir.path().into(),
             conversation_id: "test".into(),

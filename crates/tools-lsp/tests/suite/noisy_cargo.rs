@@ -164,16 +164,17 @@ fn has_line(section: &str, line: &str) {
     );
 }
 
-/// The fix's result: nothing new, and exactly the break's lines gone.
+/// The fix's result `s`: nothing new, and exactly the break's lines gone. A failure shows
+/// the break's result `after` whole too: the fix is judged against what the break said.
 #[track_caller]
-fn fixed(s: &str, broke: usize) {
+fn fixed(s: &str, broke: usize, after: &str) {
     assert!(
         s.starts_with(&format!(
             "no new diagnostics after this write.\n{broke} earlier diagnostic(s) are gone after this write:"
         )),
-        "{s}"
+        "{s}\nafter the break:\n{after}"
     );
-    assert!(!s.contains("Late"), "{s}");
+    assert!(!s.contains("Late"), "{s}\nafter the break:\n{after}");
 }
 
 #[tokio::test]
@@ -270,29 +271,31 @@ async fn first_write_while_rust_analyzer_started_with_the_run_loads_calls_nothin
             p.wait_for_a_server_started_with_the_run().await;
         }
         let s = section(p.write_tool(SHAPES, &broken).await);
+        let case = format!("up first: {up_first}, locked: {locked}");
         let first = s.lines().next().unwrap_or_default();
         // Its first check had not ended when the written text reached the disk: nothing it
         // says of a file the write did not touch is called new. (Had it ended — a machine
         // slow to make the write — the state before is that check's, and the break is
         // named whole.)
         // The run's start may also win the race to start it for a break made at once.
-        assert!(!(up_first && first == for_it), "{s}");
+        assert!(!(up_first && first == for_it), "{case}, first break:\n{s}");
         let no_state_before = first == with_the_run || first == for_it;
         if no_state_before {
             for line in shown(&s) {
-                assert!(expected.contains(&line), "{line} predates the write:\n{s}");
+                assert!(
+                    expected.contains(&line),
+                    "{case}: {line} predates the write:\n{s}"
+                );
             }
         } else {
-            assert_eq!(
-                shown(&s),
-                expected,
-                "up first: {up_first}, locked: {locked}:\n{s}"
-            );
+            assert_eq!(shown(&s), expected, "{case}, first break:\n{s}");
             has_line(&s, SILENCED);
         }
         // From the first fix on, each write names exactly what cargo adds over the tree
         // before it: the first fix the warnings the break silenced when the run never saw
-        // them before the break.
+        // them before the break. A failure shows the break before the fix whole: the fix
+        // is judged against what the break said.
+        let mut broke = s;
         for cycle in 0..3 {
             let s = section(p.write_tool(SHAPES, &ok).await);
             let back = if cycle == 0 && no_state_before {
@@ -300,23 +303,18 @@ async fn first_write_while_rust_analyzer_started_with_the_run_loads_calls_nothin
             } else {
                 BTreeSet::new()
             };
-            assert_eq!(
-                shown(&s),
-                back,
-                "up first: {up_first}, locked: {locked}, cycle {cycle} fix:\n{s}"
-            );
-            has_line(&s, "9 earlier diagnostic(s) are gone after this write:");
+            let fix = format!("{case}, cycle {cycle} fix:\n{s}\nafter the break:\n{broke}");
+            assert_eq!(shown(&s), back, "{fix}");
             assert!(
-                !s.contains("no state before"),
-                "up first: {up_first}, locked: {locked}, cycle {cycle} fix:\n{s}"
+                s.lines()
+                    .any(|l| l == "9 earlier diagnostic(s) are gone after this write:"),
+                "{fix}"
             );
-            let s = section(p.write_tool(SHAPES, &broken).await);
-            assert_eq!(
-                shown(&s),
-                expected,
-                "up first: {up_first}, locked: {locked}, cycle {cycle} break:\n{s}"
-            );
-            has_line(&s, SILENCED);
+            assert!(!s.contains("no state before"), "{fix}");
+            broke = section(p.write_tool(SHAPES, &broken).await);
+            let s = &broke;
+            assert_eq!(shown(s), expected, "{case}, cycle {cycle} break:\n{s}");
+            has_line(s, SILENCED);
         }
         p.write_tool(SHAPES, &ok).await;
         p.close_and_check().await;
@@ -335,15 +333,15 @@ async fn ten_break_fix_cycles_across_crates_attribute_exactly() {
     p.ok(json!({"action": "hover", "file": SHAPES, "line": 10, "symbol": "total"}))
         .await;
     for cycle in 0..10 {
-        let s = section(p.write_tool(SHAPES, &broken).await);
-        assert_eq!(shown(&s), expected, "cycle {cycle} break:\n{s}");
-        has_line(&s, "9 new diagnostic(s) after this write:");
-        has_line(&s, SILENCED);
-        assert!(!s.contains("Late"), "cycle {cycle} break:\n{s}");
+        let broke = section(p.write_tool(SHAPES, &broken).await);
+        assert_eq!(shown(&broke), expected, "cycle {cycle} break:\n{broke}");
+        has_line(&broke, "9 new diagnostic(s) after this write:");
+        has_line(&broke, SILENCED);
+        assert!(!broke.contains("Late"), "cycle {cycle} break:\n{broke}");
         // The warnings of a crate that stops building go quiet with the break and come
         // back with the fix: the fix never calls them new.
         let s = section(p.write_tool(SHAPES, &ok).await);
-        fixed(&s, expected.len());
+        fixed(&s, expected.len(), &broke);
     }
     p.close_and_check().await;
 }
@@ -454,15 +452,15 @@ async fn a_first_write_on_a_workspace_without_a_lock_file_names_what_cargo_adds(
     // The write comes once rust-analyzer's first check has written the lock file and ended,
     // with no call before it that would hand the server the news of the lock file.
     wait_until_checked_with_a_lock_file(&p).await;
-    let s = section(p.write_tool(SHAPES, &broken).await);
-    assert_eq!(shown(&s), expected, "{s}");
+    let broke = section(p.write_tool(SHAPES, &broken).await);
+    assert_eq!(shown(&broke), expected, "{broke}");
     assert!(
-        s.starts_with("9 new diagnostic(s) after this write:\n"),
-        "{s}"
+        broke.starts_with("9 new diagnostic(s) after this write:\n"),
+        "{broke}"
     );
-    has_line(&s, SILENCED);
+    has_line(&broke, SILENCED);
     let s = section(p.write_tool(SHAPES, &ok).await);
-    fixed(&s, expected.len());
+    fixed(&s, expected.len(), &broke);
     let gone: BTreeSet<String> = s.lines().skip(2).map(|l| l.trim().to_string()).collect();
     // The gone lines name the place by line only.
     let without_column: BTreeSet<String> = expected
