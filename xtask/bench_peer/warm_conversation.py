@@ -18,7 +18,11 @@ For each corpus (Django's sdist and ripgrep's crate, `corpora.py`), on fresh cop
 
 The order alternates between runs (cold first in odd runs, the daemon first in even runs).
 Prints one table with the ratios (daemon / cold). Usage: warm_conversation.py --ours BIN
---work DIR [--sdist django=TAR] [--crate ripgrep=DIR] [--runs N].
+--work DIR [--sdist django=TAR] [--crate ripgrep=DIR] [--runs N] [--smoke].
+
+`--smoke` (what `cargo xtask bench --smoke` runs): one run on a two-file Python project of its
+own instead of the corpora, each answer still checked, to show the bench still runs; its
+figures mean nothing.
 """
 
 import argparse
@@ -31,7 +35,7 @@ import tempfile
 import time
 
 import psutil
-from corpora import django_corpus, ripgrep_corpus
+from corpora import Corpus, django_corpus, ripgrep_corpus
 from mcp import Client, StdioServerParameters
 
 FIRST_ANSWER_LIMIT_S = 600.0
@@ -180,6 +184,24 @@ async def measure(binary, corpus, scratch, daemon_first):
     return out
 
 
+def smoke_corpus(scratch) -> Corpus:
+    """Two Python files: `main.py` calls `compute`, defined in `util.py`."""
+    root = os.path.join(scratch, "smoke-src")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    files = {
+        "pyproject.toml": '[project]\nname = "smoke"\nversion = "0"\n',
+        "util.py": "def compute(x):\n    return x * 2\n",
+        "main.py": "from util import compute\n\nprint(compute(2))\n",
+    }
+    for name, body in files.items():
+        with open(os.path.join(root, name), "w", encoding="utf-8") as f:
+            f.write(body)
+    target = {"file": "util.py", "line": 1, "symbol": "compute", "name_path": "compute"}
+    return Corpus(name="smoke", root=root, search={}, references=target, breaking={}, rename={},
+                  checker=[], parse_checker=None)
+
+
 def fresh(corpus, scratch, side):
     dest = os.path.join(scratch, f"{corpus.name}-{side}")
     shutil.rmtree(dest, ignore_errors=True)
@@ -194,10 +216,16 @@ def main():
     ap.add_argument("--sdist", action="append", default=[])
     ap.add_argument("--crate", action="append", default=[])
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     scratch = os.path.join(args.work, "warm")
     os.makedirs(scratch, exist_ok=True)
     corpora = []
+    if args.smoke:
+        global FIRST_ANSWER_LIMIT_S, SETTLE_LIMIT_S
+        FIRST_ANSWER_LIMIT_S, SETTLE_LIMIT_S = 120.0, 120.0
+        corpora.append(smoke_corpus(scratch))
+        args.runs = 1
     for spec in args.sdist:
         name, path = spec.split("=", 1)
         if name == "django":

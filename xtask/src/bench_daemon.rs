@@ -3,12 +3,29 @@
 //! conversations served together against one on its own, side by side in one run, on
 //! Django 5.2.8's sdist and ripgrep 14.1.1's crate (the peer bench's corpora, fetched the
 //! same way). Prints the table of ratios. `AGENT_TOOLS_BIN` names the binary to measure
-//! (else a release build); `BENCH_DAEMON_RUNS` the runs per corpus (default 2).
+//! (else a release build); `BENCH_DAEMON_RUNS` the runs per corpus (default 2). [`smoke`]
+//! runs it once on a two-file project of its own, for `cargo xtask bench --smoke`.
 
+use std::path::Path;
 use std::process::Command;
 
 use crate::bench_peer::{crate_source, our_binary, sdist};
 use crate::{Result, run, target_dir, tool_path, venv_bin};
+
+/// One run of the comparison on the driver's own two-file Python project with `binary`
+/// (each answer still checked: a bench that no longer runs fails here).
+pub(crate) fn smoke(binary: &Path) -> Result {
+    let work = target_dir().join("bench-daemon-smoke");
+    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    run(Command::new(venv_bin().join("python"))
+        .arg(crate::repo().join("xtask/bench_peer/warm_conversation.py"))
+        .arg("--ours")
+        .arg(binary)
+        .arg("--work")
+        .arg(&work)
+        .arg("--smoke")
+        .env("PATH", tool_path()))
+}
 
 /// Runs the comparison.
 pub(crate) fn bench_daemon() -> Result {

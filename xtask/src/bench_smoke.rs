@@ -57,6 +57,17 @@ pub fn run_all() -> Result {
             }
         }
     }
+    // The daemon's bench is a driver of the binary, not a cargo bench.
+    let started = Instant::now();
+    let outcome = crate::bench_daemon::smoke(&binary);
+    let seconds = started.elapsed().as_secs_f64();
+    match outcome {
+        Ok(()) => took.push(format!("daemon {seconds:.0} s")),
+        Err(e) => {
+            took.push(format!("daemon FAILED after {seconds:.0} s"));
+            failed.push(format!("the daemon bench did not run: {e}"));
+        }
+    }
     eprintln!("xtask: bench smoke: {}", took.join(", "));
     if failed.is_empty() {
         Ok(())
