@@ -74,6 +74,13 @@ def mixed_project(root):
     )
 
 
+def python_project(root):
+    """The mixed project's Python half alone: one pyright and nothing else."""
+    mixed_project(root)
+    (root / "Cargo.toml").unlink()
+    shutil.rmtree(root / "src")
+
+
 PY_DEFINITION = "1 definition(s) of `compute` at main.py:3:\nutil.py:1:5  def compute(x):"
 RS_DEFINITION = "1 definition(s) of `helper` at src/lib.rs:6:\nsrc/lib.rs:1:8  pub fn helper(x: i32) -> i32 {"
 
@@ -235,9 +242,7 @@ async def test_another_build_is_told_to_start_its_own_and_another_user_is_refuse
 
 async def test_a_trusted_and_an_untrusted_conversation_never_share_a_server(tmp_path, daemon_env):
     require("pyright-langserver")
-    mixed_project(tmp_path)
-    (tmp_path / "Cargo.toml").unlink()
-    shutil.rmtree(tmp_path / "src")
+    python_project(tmp_path)
     async with mcp_session(tmp_path, daemon=True, env=daemon_env) as untrusted, \
             mcp_session(tmp_path, daemon=True, env=daemon_env, args=["--trust"]) as trusted:
         for c in (untrusted, trusted):
@@ -275,9 +280,7 @@ async def test_idle_servers_stop_and_the_idle_daemon_leaves(tmp_path, daemon_env
 
 async def test_no_daemon_serves_the_conversation_in_process(tmp_path, daemon_env):
     require("pyright-langserver")
-    mixed_project(tmp_path)
-    (tmp_path / "Cargo.toml").unlink()
-    shutil.rmtree(tmp_path / "src")
+    python_project(tmp_path)
     async with mcp_session(tmp_path, daemon=False, env=daemon_env) as c:
         r = await c.call_tool("lsp", {"action": "definition", "file": "main.py", "line": 3, "symbol": "compute"})
         assert (r.is_error, text(r)) == (False, PY_DEFINITION)
@@ -288,9 +291,7 @@ async def test_no_daemon_serves_the_conversation_in_process(tmp_path, daemon_env
 
 async def test_a_preview_in_one_conversation_is_never_seen_by_another_sharing_its_server(tmp_path, daemon_env):
     require("pyright-langserver")
-    mixed_project(tmp_path)
-    (tmp_path / "Cargo.toml").unlink()
-    shutil.rmtree(tmp_path / "src")
+    python_project(tmp_path)
     (tmp_path / "agent-tools.toml").write_text("[lsp]\ndiagnostics_wait_ms = 30000\n")
     async with mcp_session(tmp_path, daemon=True, env=daemon_env) as a, \
             mcp_session(tmp_path, daemon=True, env=daemon_env) as b:
@@ -384,9 +385,7 @@ async def drain_round(builds, session, status_of, hover):
 
 async def test_a_file_changed_while_no_conversation_runs_is_seen_by_the_next_one(tmp_path, daemon_env):
     require("pyright-langserver")
-    mixed_project(tmp_path)
-    (tmp_path / "Cargo.toml").unlink()
-    shutil.rmtree(tmp_path / "src")
+    python_project(tmp_path)
     async with mcp_session(tmp_path, daemon=True, env=daemon_env) as c:
         r = await c.call_tool("lsp", {"action": "diagnostics", "file": "main.py"})
         clean = (r.is_error, text(r))
@@ -408,9 +407,7 @@ async def test_a_file_changed_outside_is_seen_by_every_conversation_the_daemon_s
     """A served conversation walks no tree of its own: the daemon's one watch of the root
     keeps each connected conversation's changes until that conversation asks."""
     require("pyright-langserver")
-    mixed_project(tmp_path)
-    (tmp_path / "Cargo.toml").unlink()
-    shutil.rmtree(tmp_path / "src")
+    python_project(tmp_path)
     clean = (False, "no diagnostics in main.py (pyright-langserver)")
     broken = ['main.py:1:18 error [reportAttributeAccessIssue] "compute" is unknown import symbol']
 

@@ -88,6 +88,18 @@ pub fn fake_server_config(mode: &str, lsp: &str) -> String {
     )
 }
 
+/// With `RUST_LOG` set (`tools_lsp=debug,tools_lsp::wire=trace` shows every settle, publish
+/// and message), the tools' log goes to the test's output.
+pub fn print_the_log_if_asked() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .with_ansi(false)
+            .try_init();
+    }
+}
+
 impl Project {
     pub fn new(files: &[(&str, &str)], config: &str) -> Project {
         Project::with_trust(files, config, true)
@@ -107,14 +119,7 @@ impl Project {
 
     /// A run opened on `dir` as it is (its files already there when the run starts).
     pub fn open_in(dir: tempfile::TempDir, config: &str, trusted: bool) -> Project {
-        // `RUST_LOG=tools_lsp=debug,tools_lsp::wire=trace` prints every settle and message.
-        if std::env::var_os("RUST_LOG").is_some() {
-            let _ = tracing_subscriber::fmt()
-                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-                .with_test_writer()
-                .with_ansi(false)
-                .try_init();
-        }
+        print_the_log_if_asked();
         let run = Run::new(RunOptions {
             root: dir.path().into(),
             conversation_id: "test".into(),

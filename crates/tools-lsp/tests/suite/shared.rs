@@ -28,13 +28,7 @@ struct Session {
 
 impl Session {
     fn open(pool: &Arc<LspPool>, root: &Path, name: &str, trusted: bool) -> Session {
-        if std::env::var_os("RUST_LOG").is_some() {
-            let _ = tracing_subscriber::fmt()
-                .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-                .with_test_writer()
-                .with_ansi(false)
-                .try_init();
-        }
+        super::print_the_log_if_asked();
         let run = Run::new(RunOptions {
             root: root.into(),
             conversation_id: name.into(),
