@@ -14,7 +14,9 @@ For each corpus (Django's sdist and ripgrep's crate, `corpora.py`), on fresh cop
   (`lsp status` shows no `indexing`): what a user's next conversation pays;
 - RSS: the resident memory of one in-process conversation (its process and its servers'
   trees) against two conversations started together on a daemon of their own (both
-  processes and the daemon's whole tree), each read once the first definition answered.
+  processes and the daemon's whole tree), each read once the first definition answered;
+  and their PSS beside it: the conversations and the daemon run one binary, whose code pages
+  RSS counts once per process though the machine holds them once.
 
 The order alternates between runs (cold first in odd runs, the daemon first in even runs).
 Prints one table with the ratios (daemon / cold). Usage: warm_conversation.py --ours BIN
@@ -58,16 +60,19 @@ def tree_pids(pid: int) -> set:
         return set()
 
 
-def rss_of(pids) -> int:
-    """The resident memory of `pids`, each counted once (a daemon started by a conversation
-    is also below it in the process tree)."""
-    total = 0
+def memory_of(pids) -> tuple:
+    """The resident memory of `pids` (RSS) and their proportional share of it (PSS: a page
+    several of them map, the binary's own code above all, counted once in all), each process
+    counted once (a daemon started by a conversation is also below it in the process tree)."""
+    rss = pss = 0
     for pid in set(pids):
         try:
-            total += psutil.Process(pid).memory_info().rss
+            info = psutil.Process(pid).memory_full_info()
         except psutil.NoSuchProcess:
-            pass
-    return total
+            continue
+        rss += info.rss
+        pss += getattr(info, "pss", info.rss)
+    return rss, pss
 
 
 def conversation_pids(binary: str, root: str) -> list:
@@ -143,10 +148,10 @@ async def measure(binary, corpus, scratch, daemon_first):
         rss = {}
 
         async def read_memory():
-            rss["one"] = rss_of(p for c in conversation_pids(binary, root) for p in tree_pids(c))
+            rss["one"] = memory_of(p for c in conversation_pids(binary, root) for p in tree_pids(c))
 
         out["cold"] = await first_answer(binary, root, base, False, target, read_memory)
-        out["rss_one"] = rss["one"]
+        out["rss_one"], out["pss_one"] = rss["one"]
 
     async def through_daemon():
         root = fresh(corpus, scratch, "daemon")
@@ -169,7 +174,7 @@ async def measure(binary, corpus, scratch, daemon_first):
                 convs = conversation_pids(binary, root)
                 pid = daemon_pid(binary, daemon_env)
                 trees = [*convs, *([pid] if pid else [])]
-                out["rss_two"] = rss_of(p for c in trees for p in tree_pids(c))
+                out["rss_two"], out["pss_two"] = memory_of(p for c in trees for p in tree_pids(c))
                 both.set()
             await both.wait()
 
@@ -241,12 +246,13 @@ def main():
         rows.append((corpus.name, med, runs))
         print(f"{corpus.name}: " + ", ".join(f"run {i + 1}: " + " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()) for i, r in enumerate(runs)), flush=True)
     print()
-    print("| corpus | cold first answer | daemon: first conversation | next, right after | servers settled after | next, once settled | right after / cold | settled / cold | RSS one conversation | RSS two via daemon | two / one |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| corpus | cold first answer | daemon: first conversation | next, right after | servers settled after | next, once settled | right after / cold | settled / cold | RSS one conversation | RSS two via daemon | two / one | PSS one | PSS two | two / one |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, m, _ in rows:
         print(f"| {name} | {m['cold']:.2f} s | {m['daemon_first']:.2f} s | {m['daemon_second']:.2f} s | {m['settle_s']:.0f} s | {m['daemon_later']:.2f} s | "
               f"{m['daemon_second'] / m['cold']:.2f}x | {m['daemon_later'] / m['cold']:.2f}x | {m['rss_one'] / 2**20:.0f} MiB | "
-              f"{m['rss_two'] / 2**20:.0f} MiB | {m['rss_two'] / m['rss_one']:.2f}x |")
+              f"{m['rss_two'] / 2**20:.0f} MiB | {m['rss_two'] / m['rss_one']:.2f}x | "
+              f"{m['pss_one'] / 2**20:.0f} MiB | {m['pss_two'] / 2**20:.0f} MiB | {m['pss_two'] / m['pss_one']:.2f}x |")
 
 
 if __name__ == "__main__":
