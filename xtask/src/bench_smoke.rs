@@ -40,35 +40,32 @@ pub fn run_all() -> Result {
     }
     let mut failed = Vec::new();
     let mut took = Vec::new();
-    for family in families_present() {
+    // Times one bench and records how it went under `name`.
+    let mut timed = |name: &str, bench: &mut dyn FnMut() -> Result| {
         let started = Instant::now();
-        let mut cmd = cargo();
-        cmd.args(["test", "-p", &format!("tools-{family}"), "--bench", &family])
-            .args(["--", "--smoke"])
-            .env("AGENT_TOOLS_BIN", &binary)
-            // The fs bench reads its trial count from the environment.
-            .env("FS_BENCH_TRIALS", "1");
-        let outcome = run(&mut cmd);
+        let outcome = bench();
         let seconds = started.elapsed().as_secs_f64();
         match outcome {
-            Ok(()) => took.push(format!("{family} {seconds:.0} s")),
+            Ok(()) => took.push(format!("{name} {seconds:.0} s")),
             Err(e) => {
-                took.push(format!("{family} FAILED after {seconds:.0} s"));
-                failed.push(format!("the {family} bench did not run: {e}"));
+                took.push(format!("{name} FAILED after {seconds:.0} s"));
+                failed.push(format!("the {name} bench did not run: {e}"));
             }
         }
+    };
+    for family in families_present() {
+        timed(&family, &mut || {
+            let mut cmd = cargo();
+            cmd.args(["test", "-p", &format!("tools-{family}"), "--bench", &family])
+                .args(["--", "--smoke"])
+                .env("AGENT_TOOLS_BIN", &binary)
+                // The fs bench reads its trial count from the environment.
+                .env("FS_BENCH_TRIALS", "1");
+            run(&mut cmd)
+        });
     }
     // The daemon's bench is a driver of the binary, not a cargo bench.
-    let started = Instant::now();
-    let outcome = crate::bench_daemon::smoke(&binary);
-    let seconds = started.elapsed().as_secs_f64();
-    match outcome {
-        Ok(()) => took.push(format!("daemon {seconds:.0} s")),
-        Err(e) => {
-            took.push(format!("daemon FAILED after {seconds:.0} s"));
-            failed.push(format!("the daemon bench did not run: {e}"));
-        }
-    }
+    timed("daemon", &mut || crate::bench_daemon::smoke(&binary));
     eprintln!("xtask: bench smoke: {}", took.join(", "));
     if failed.is_empty() {
         Ok(())

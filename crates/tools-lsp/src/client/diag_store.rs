@@ -18,6 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use lsp_types::Diagnostic;
 use tools_core::platform::path_key;
 
+use crate::answer::format::{diagnostic_code, severity_name};
+
 /// One file's diagnostics from one source, or merged.
 #[derive(Debug, Clone, Default)]
 pub struct Published {
@@ -37,22 +39,13 @@ pub(crate) fn brief(items: &[Diagnostic]) -> String {
     let each: Vec<String> = items
         .iter()
         .map(|d| {
-            let severity = match d.severity {
-                Some(lsp_types::DiagnosticSeverity::ERROR) => "error",
-                Some(lsp_types::DiagnosticSeverity::WARNING) => "warning",
-                Some(lsp_types::DiagnosticSeverity::INFORMATION) => "info",
-                Some(lsp_types::DiagnosticSeverity::HINT) => "hint",
-                _ => "unspecified",
-            };
-            let code = match &d.code {
-                Some(lsp_types::NumberOrString::Number(n)) => n.to_string(),
-                Some(lsp_types::NumberOrString::String(c)) => c.clone(),
-                None => d.message.lines().next().unwrap_or_default().to_string(),
-            };
+            let code = diagnostic_code(d)
+                .unwrap_or_else(|| d.message.lines().next().unwrap_or_default().to_string());
             format!(
-                "{}:{} {severity} {code}",
+                "{}:{} {} {code}",
                 d.range.start.line + 1,
-                d.range.start.character + 1
+                d.range.start.character + 1,
+                severity_name(d.severity)
             )
         })
         .collect();

@@ -153,9 +153,10 @@ impl LspClient {
         // (not for a warm server of the daemon's: its first load is long over, and the
         // progress still under way was replayed as this client connected).
         let grace = Duration::from_millis(300);
-        if !self.shared.progress_seen.load(Ordering::SeqCst) && self.server_age() < grace {
+        let age = self.server_age();
+        if !self.shared.progress_seen.load(Ordering::SeqCst) && age < grace {
             let mut rx = self.shared.events.subscribe();
-            let left = grace.saturating_sub(self.server_age());
+            let left = grace.saturating_sub(age);
             let _ = tokio::time::timeout(left, async {
                 while !self.shared.progress_seen.load(Ordering::SeqCst) {
                     if rx.changed().await.is_err() {
