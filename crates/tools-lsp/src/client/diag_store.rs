@@ -18,8 +18,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use lsp_types::Diagnostic;
 use tools_core::platform::path_key;
 
-use crate::answer::format::{diagnostic_code, severity_name};
-
 /// One file's diagnostics from one source, or merged.
 #[derive(Debug, Clone, Default)]
 pub struct Published {
@@ -35,17 +33,29 @@ pub struct Published {
 /// `items` in a few words for the debug log, hints too: `line:col severity code` each (the
 /// message when there is no code). What a server published, and what a write compared,
 /// read side by side.
+///
+/// Its own words for severity and code: the answers' helpers (`answer::format`) sit above the
+/// client, which must not import them.
 pub(crate) fn brief(items: &[Diagnostic]) -> String {
     let each: Vec<String> = items
         .iter()
         .map(|d| {
-            let code = diagnostic_code(d)
-                .unwrap_or_else(|| d.message.lines().next().unwrap_or_default().to_string());
+            let severity = match d.severity {
+                Some(lsp_types::DiagnosticSeverity::ERROR) => "error",
+                Some(lsp_types::DiagnosticSeverity::WARNING) => "warning",
+                Some(lsp_types::DiagnosticSeverity::INFORMATION) => "info",
+                Some(lsp_types::DiagnosticSeverity::HINT) => "hint",
+                _ => "unspecified",
+            };
+            let code = match &d.code {
+                Some(lsp_types::NumberOrString::Number(n)) => n.to_string(),
+                Some(lsp_types::NumberOrString::String(c)) => c.clone(),
+                None => d.message.lines().next().unwrap_or_default().to_string(),
+            };
             format!(
-                "{}:{} {} {code}",
+                "{}:{} {severity} {code}",
                 d.range.start.line + 1,
-                d.range.start.character + 1,
-                severity_name(d.severity)
+                d.range.start.character + 1
             )
         })
         .collect();
