@@ -142,6 +142,25 @@ pub fn changed_between(old: &str, new: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// The lines of `old` (1-based, inclusive ranges) that `new` no longer has as they were; an
+/// insertion is the two lines of `old` around where the new text went in.
+pub fn changed_in_old(old: &str, new: &str) -> Vec<(usize, usize)> {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for op in diff.ops() {
+        if matches!(op, similar::DiffOp::Equal { .. }) {
+            continue;
+        }
+        let r = op.old_range();
+        out.push(if r.is_empty() {
+            (r.start.max(1), r.start + 1)
+        } else {
+            (r.start + 1, r.end)
+        });
+    }
+    out
+}
+
 /// What a set of changed lines of one file touches.
 #[derive(Debug, Default)]
 pub struct Touched {
@@ -244,5 +263,9 @@ mod tests {
         // A removed line: the lines around where it stood.
         assert_eq!(changed_between("a\nb\nc\n", "a\nc\n"), vec![(1, 2)]);
         assert_eq!(changed_between("same\n", "same\n"), vec![]);
+        // The same changes, on the old text's side.
+        assert_eq!(changed_in_old(old, new), vec![(2, 2), (3, 4)]);
+        assert_eq!(changed_in_old("a\nb\nc\n", "a\nc\n"), vec![(2, 2)]);
+        assert_eq!(changed_in_old("a\nc\n", "a\nb\nc\n"), vec![(1, 2)]);
     }
 }

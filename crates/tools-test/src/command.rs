@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::exec::Finished;
 use crate::listing::TestItem;
+use crate::recorder::Recording;
 use crate::report::Report;
 use crate::runner::{Resolved, RunnerKind};
 
@@ -33,8 +34,15 @@ pub struct Plan {
 }
 
 /// The command for `targets` with `resolved`; reports go into `state` (a folder of the
-/// run's own, created by the caller).
-pub fn plan(resolved: &Resolved, targets: &Targets, state: &Path, n: usize) -> Plan {
+/// run's own, created by the caller). With `recording`, pytest also records which
+/// functions each test runs (see [`crate::recorder`]).
+pub fn plan(
+    resolved: &Resolved,
+    targets: &Targets,
+    state: &Path,
+    n: usize,
+    recording: Option<&Recording>,
+) -> Plan {
     let root = &resolved.detected.root;
     let mut argv: Vec<OsString> = resolved.argv.iter().map(|p| p.clone().into()).collect();
     let mut env = vec![("NO_COLOR", "1")];
@@ -47,6 +55,9 @@ pub fn plan(resolved: &Resolved, targets: &Targets, state: &Path, n: usize) -> P
                 ["-p", "no:cacheprovider", "-q", "-o", "junit_family=xunit1"].map(OsString::from),
             );
             argv.push(format!("--junitxml={}", xml.display()).into());
+            if let Some(r) = recording {
+                argv.extend(r.pytest_args());
+            }
             report_file = Some(xml);
             match targets {
                 Targets::All => {}

@@ -58,6 +58,8 @@ mod listing;
 mod on_write;
 mod reach;
 mod read;
+mod recorded;
+mod recorder;
 mod report;
 mod run;
 mod runner;
@@ -100,6 +102,10 @@ pub struct TestConfig {
     /// Time following a write's changes to its tests may take, in milliseconds (default
     /// 5 000); past it the answer names what was found and where the walk stopped.
     pub on_write_ms: u64,
+    /// Record which of the project's functions each test runs, while pytest runs it
+    /// (default true): later writes then name the tests that ran what they changed,
+    /// which a static walk misses (a command run through a test runner, dynamic dispatch).
+    pub record: bool,
 }
 
 impl Default for TestConfig {
@@ -113,6 +119,7 @@ impl Default for TestConfig {
             cargo: CargoRunner::Auto,
             on_write: true,
             on_write_ms: 5_000,
+            record: true,
         }
     }
 }
@@ -124,6 +131,8 @@ pub(crate) struct TestShared {
     /// The tests the last write named, for `run` with `affected`.
     last_write: Mutex<Option<on_write::LastWrite>>,
     runs: std::sync::atomic::AtomicUsize,
+    /// What each test ran, recorded by this run's `test run`s.
+    recorded: Mutex<recorded::Recorded>,
 }
 
 /// The `test` family for one run.
@@ -149,6 +158,7 @@ pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> 
             last: Mutex::new(None),
             last_write: Mutex::new(None),
             runs: std::sync::atomic::AtomicUsize::new(0),
+            recorded: Mutex::new(recorded::Recorded::default()),
         }),
     })))
 }

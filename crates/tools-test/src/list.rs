@@ -6,11 +6,14 @@ use std::path::{Path, PathBuf};
 
 use tools_core::{CallCtx, ToolError, ToolOutput};
 
+use crate::TestShared;
 use crate::answer::paged;
 use crate::args::TestArgs;
+use crate::changes::ChangedSymbol;
 use crate::listing::{
     MAX_FILES_SEARCHED, TestItem, is_test_file, mentioning, names, test_files, tests_in,
 };
+use crate::recorded::reaching_now;
 use crate::runner::{Language, project_of};
 
 /// The tests `file` stands for: its own when it holds tests (a test file, or any Rust
@@ -57,7 +60,12 @@ pub fn tests_of_file(path: &Path, workspace: &Path) -> Result<(Vec<TestItem>, bo
 }
 
 /// `list`.
-pub async fn list(ctx: &CallCtx, args: &TestArgs, budget: usize) -> Result<ToolOutput, ToolError> {
+pub async fn list(
+    ctx: &CallCtx,
+    args: &TestArgs,
+    shared: &TestShared,
+) -> Result<ToolOutput, ToolError> {
+    let budget = shared.config.answer_bytes;
     let ws = ctx.run.workspace().clone();
     let file = args.file.as_deref().map(|f| ws.resolve(f)).transpose()?;
     if let Some(f) = &file
@@ -70,7 +78,8 @@ pub async fn list(ctx: &CallCtx, args: &TestArgs, budget: usize) -> Result<ToolO
     }
     if let Some(rev) = &args.changed_since {
         let changed = crate::changes::changed_since(&ctx.run, rev).await?;
-        let reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
+        let mut reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
+        reach.add_recorded(recorded_for(ctx, shared, &changed));
         let names: Vec<String> = changed.iter().map(|c| format!("`{}`", c.name)).collect();
         let what = format!(
             "the change since {rev} ({} function{} changed: {})",
@@ -91,7 +100,7 @@ pub async fn list(ctx: &CallCtx, args: &TestArgs, budget: usize) -> Result<ToolO
         ));
     }
     if let (Some(f), Some(line), Some(s)) = (&file, args.line, args.symbol.as_deref()) {
-        return reaching_answer(ctx, f, line, s, args.offset.unwrap_or(0), budget).await;
+        return reaching_answer(ctx, shared, f, line, s, args.offset.unwrap_or(0)).await;
     }
     let symbol = args.symbol.clone();
     let root = ws.root().to_path_buf();
@@ -171,16 +180,46 @@ fn filter_by_symbol(
     out
 }
 
+/// The tests this run's earlier `test run`s saw running the functions `changed`.
+pub(crate) fn recorded_for(
+    ctx: &CallCtx,
+    shared: &TestShared,
+    changed: &[ChangedSymbol],
+) -> Vec<TestItem> {
+    if !shared.config.record {
+        return Vec::new();
+    }
+    changed
+        .iter()
+        .flat_map(|c| {
+            reaching_now(
+                shared,
+                ctx.run.root(),
+                &c.path,
+                &[(c.line, c.line)],
+                std::slice::from_ref(&c.name),
+            )
+        })
+        .collect()
+}
+
 /// `list` with `file`, `line` and `symbol`: the reaching tests.
 async fn reaching_answer(
     ctx: &CallCtx,
+    shared: &TestShared,
     path: &Path,
     line: usize,
     symbol: &str,
     offset: usize,
-    budget: usize,
 ) -> Result<ToolOutput, ToolError> {
-    let reach = crate::reach::reaching(&ctx.run, path, line, symbol).await?;
+    let mut reach = crate::reach::reaching(&ctx.run, path, line, symbol).await?;
+    let changed = ChangedSymbol {
+        path: path.to_path_buf(),
+        line,
+        name: symbol.to_string(),
+    };
+    reach.add_recorded(recorded_for(ctx, shared, std::slice::from_ref(&changed)));
+    let budget = shared.config.answer_bytes;
     let what = format!("`{symbol}` at {}:{line}", ctx.run.workspace().display(path));
     Ok(reach_text(ctx, &reach, &what, offset, budget))
 }
@@ -200,22 +239,15 @@ fn reach_text(
         .map(|t| format!("{}:{} {}", ws.display(&t.path), t.line, t.id))
         .collect();
     let n = reach.tests.len();
-    let mut head = format!("{n} test{} reach {what}", if n == 1 { "" } else { "s" });
-    if !reach.source.is_empty() {
-        head.push_str(&format!(
-            " ({} symbol{} followed through {}",
-            reach.followed,
-            if reach.followed == 1 { "" } else { "s" },
-            reach.source
-        ));
-        if reach.by_name > 0 {
-            head.push_str(&format!(
-                "; {} found by name in the tests' text",
-                reach.by_name
-            ));
+    let mut head = format!(
+        "{n} {} {what}",
+        if n == 1 {
+            "test reaches"
+        } else {
+            "tests reach"
         }
-        head.push(')');
-    }
+    );
+    head.push_str(&reach.how());
     let mut text = paged(&head, &lines, offset, budget, "tests");
     if reach.gaps.is_empty() {
         if n == 0 {

@@ -16,11 +16,17 @@ use tools_core::discovery::ProgramSearch;
 use tools_core::{CallCtx, PreImage, Section, WriteObserver, WritePass};
 
 use crate::TestShared;
-use crate::changes::{ChangedSymbol, changed_between, functions_at};
+use crate::changes::{ChangedSymbol, changed_between, changed_in_old, functions_at};
+use crate::listing::TestItem;
 use crate::reach::Reach;
+use crate::recorded::{ChangedFile, project_key};
+use crate::runner::{Detected, RunnerKind};
 
 /// Time past the walk's bound for the name search in the tests' text and the answer.
 const GRACE: Duration = Duration::from_secs(2);
+
+/// The last line of a section for a project whose tests' runs are not recorded yet.
+const UNRECORDED: &str = "\nnot recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)";
 
 /// The tests the last write reached, for `test run` with `affected`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +53,10 @@ struct Changes {
     /// Why the changes are not all followed (a file whose old text is unknown, lines
     /// outside any function).
     gaps: Vec<String>,
+    /// The tests an earlier `test run` saw running what changed.
+    recorded: Vec<TestItem>,
+    /// A written file's project records what its tests run, and nothing is recorded yet.
+    unrecorded: bool,
 }
 
 /// The functions `touched` changed in this call, for the files whose language has a runner.
@@ -65,7 +75,7 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
         let Ok((_, detected)) = crate::runner::project_of(path, root) else {
             continue;
         };
-        if crate::runner::resolve(detected, &search, shared.config.cargo).is_err() {
+        if crate::runner::resolve(detected.clone(), &search, shared.config.cargo).is_err() {
             continue;
         }
         // A deleted file runs no more: what used it fails to import, which diagnostics say.
@@ -73,8 +83,13 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
             continue;
         };
         let file = ws.display(path);
-        let ranges = match ws.pre_write_images().before(path).as_deref() {
-            Some(PreImage::Content(old)) => changed_between(&String::from_utf8_lossy(old), &new),
+        let image = ws.pre_write_images().before(path);
+        let old_text = match image.as_deref() {
+            Some(PreImage::Content(old)) => Some(String::from_utf8_lossy(old).into_owned()),
+            _ => None,
+        };
+        let ranges = match image.as_deref() {
+            Some(PreImage::Content(_)) => changed_between(old_text.as_deref().unwrap_or(""), &new),
             Some(PreImage::Absent) => vec![(1, new.lines().count().max(1))],
             None => {
                 out.gaps.push(format!(
@@ -98,6 +113,13 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
                         "{file}:{lines} changed outside any function (not followed)"
                     ));
                 }
+                if let Some(old) = &old_text
+                    && shared.config.record
+                    && detected.kind == RunnerKind::Pytest
+                {
+                    let names: Vec<String> = found.functions.iter().map(|f| f.name.clone()).collect();
+                    recorded_reaching(shared, root, &detected, path, old, &new, &names, &mut out);
+                }
                 for f in found.functions {
                     if !out.functions.contains(&f) {
                         out.functions.push(f);
@@ -112,6 +134,46 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
     out
 }
 
+/// Adds to `out` the tests an earlier `test run` of the run saw running the lines of
+/// `path` this write changed (`old` to `new`; `names`: the functions changed), and carries
+/// the recorded lines over to the new text.
+#[allow(clippy::too_many_arguments)]
+fn recorded_reaching(
+    shared: &TestShared,
+    root: &Path,
+    detected: &Detected,
+    path: &Path,
+    old: &str,
+    new: &str,
+    names: &[String],
+    out: &mut Changes,
+) {
+    let project = project_key(root, &detected.root);
+    let file = tools_core::display_relative(&detected.root, path).replace('\\', "/");
+    let mut recorded = tools_core::lock_unpoisoned(&shared.recorded);
+    if !recorded.has(&project) {
+        out.unrecorded = true;
+        return;
+    }
+    let old_lines = changed_in_old(old, new);
+    let found = recorded.reaching(
+        &project,
+        &ChangedFile {
+            file: &file,
+            old,
+            old_lines: &old_lines,
+            names,
+        },
+    );
+    recorded.carry_over(&project, &file, old, new);
+    drop(recorded);
+    for t in crate::recorded::as_items(found, detected) {
+        if !out.recorded.iter().any(|i| i.id == t.id) {
+            out.recorded.push(t);
+        }
+    }
+}
+
 /// The section's text: the count and what was followed first, one `path:line id` per
 /// test (by file, then line) within `budget` bytes, then what was not searched.
 fn section_text(
@@ -122,30 +184,19 @@ fn section_text(
     budget: usize,
 ) -> String {
     let n = reach.tests.len();
-    let mut via = String::new();
-    if !reach.source.is_empty() {
-        via = format!(
-            " ({} symbol{} followed through {}",
-            reach.followed,
-            if reach.followed == 1 { "" } else { "s" },
-            reach.source
-        );
-        if reach.by_name > 0 {
-            via.push_str(&format!(
-                "; {} found by name in the tests' text",
-                reach.by_name
-            ));
-        }
-        via.push(')');
-    }
+    let via = reach.how();
     let mut text = if n == 0 && gaps.is_empty() {
         format!("no test reaches this change to {names}: the search was complete{via}")
     } else if n == 0 {
         format!("no test found for this change to {names}, but the search was not complete{via}")
     } else {
         format!(
-            "{n} test{} reach this change to {names}{via}; `test run` with `affected: true` runs them",
-            if n == 1 { "" } else { "s" }
+            "{n} {} this change to {names}{via}; `test run` with `affected: true` runs them",
+            if n == 1 {
+                "test reaches"
+            } else {
+                "tests reach"
+            }
         )
     };
     let ws = ctx.run.workspace();
@@ -225,6 +276,7 @@ impl WriteObserver for ReachingOnWrite {
                 ..Reach::default()
             },
         };
+        reach.add_recorded(changes.recorded);
         let mut gaps = changes.gaps;
         gaps.append(&mut reach.gaps);
         let names: Vec<String> = changes
@@ -237,7 +289,10 @@ impl WriteObserver for ReachingOnWrite {
         } else {
             names.join(", ")
         };
-        let text = section_text(ctx, &names, &reach, &gaps, self.shared.config.answer_bytes);
+        let mut text = section_text(ctx, &names, &reach, &gaps, self.shared.config.answer_bytes);
+        if changes.unrecorded {
+            text.push_str(UNRECORDED);
+        }
         if let Ok(mut last) = self.shared.last_write.lock() {
             *last = Some(LastWrite {
                 ids: reach.tests.iter().map(|t| t.id.clone()).collect(),

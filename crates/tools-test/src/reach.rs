@@ -32,6 +32,51 @@ pub struct Reach {
     /// Tests found only because their text names a followed symbol (a use the server did
     /// not resolve, such as `module.attribute` through a package).
     pub by_name: usize,
+    /// Tests found only because an earlier `test run` saw them run a changed function.
+    pub by_run: usize,
+}
+
+impl Reach {
+    /// How the tests were found, for the answer's first line: ` (2 symbols followed
+    /// through …; 1 found by name …; 1 known from …)`, or nothing when no source answered.
+    pub fn how(&self) -> String {
+        let mut how: Vec<String> = Vec::new();
+        if !self.source.is_empty() {
+            how.push(format!(
+                "{} symbol{} followed through {}",
+                self.followed,
+                if self.followed == 1 { "" } else { "s" },
+                self.source
+            ));
+            if self.by_name > 0 {
+                how.push(format!("{} found by name in the tests' text", self.by_name));
+            }
+        }
+        if self.by_run > 0 {
+            how.push(format!(
+                "{} known from what each test ran in an earlier `test run`",
+                self.by_run
+            ));
+        }
+        if how.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", how.join("; "))
+        }
+    }
+
+    /// Adds the tests an earlier run recorded reaching the change (those not found
+    /// already), keeping the order by path then line.
+    pub fn add_recorded(&mut self, recorded: Vec<TestItem>) {
+        for t in recorded {
+            if !self.tests.iter().any(|r| r.id == t.id) {
+                self.by_run += 1;
+                self.tests.push(t);
+            }
+        }
+        self.tests
+            .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    }
 }
 
 /// The function or method around line `line` (1-based) of `path`: `(name, line of the

@@ -13,7 +13,8 @@ use crate::answer::{failure_line, headline, paged};
 use crate::args::TestArgs;
 use crate::command::{Targets, plan, read};
 use crate::exec::{Limits, Stopped, run_to_end};
-use crate::runner::{Detected, LANGUAGES, Language, detect, resolve};
+use crate::recorder::{Output, Recording};
+use crate::runner::{Detected, LANGUAGES, Language, RunnerKind, detect, resolve};
 
 /// The answer of the last run, kept for paging.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,7 +135,8 @@ pub async fn run(
     }
     if let (None, Some(rev)) = (&ids, &args.changed_since) {
         let changed = crate::changes::changed_since(&ctx.run, rev).await?;
-        let reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
+        let mut reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
+        reach.add_recorded(crate::list::recorded_for(ctx, shared, &changed));
         if reach.tests.is_empty() {
             let why = if reach.gaps.is_empty() {
                 "the search was complete".to_string()
@@ -201,7 +203,10 @@ pub async fn run(
     let n = shared
         .runs
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let plan = plan(&resolved, &targets, &state, n);
+    let recording = (shared.config.record && resolved.detected.kind == RunnerKind::Pytest)
+        .then(|| Recording::prepare(&state, n))
+        .flatten();
+    let plan = plan(&resolved, &targets, &state, n, recording.as_ref());
     let project_root = resolved.detected.root.clone();
     let mut cmd = tools_core::child_command(&ctx.run, &plan.argv[0]);
     cmd.args(&plan.argv[1..])
@@ -209,6 +214,14 @@ pub async fn run(
         .env("PATH", search.child_path(&project_root));
     for (k, v) in &plan.env {
         cmd.env(k, v);
+    }
+    if let Some(r) = &recording {
+        let inherited = cmd
+            .as_std()
+            .get_envs()
+            .find(|(k, _)| *k == "PYTHONPATH")
+            .and_then(|(_, v)| v.map(std::ffi::OsStr::to_os_string));
+        cmd.envs(r.env(inherited.as_deref(), &project_root));
     }
     if let Some(py) = search.project_pythons(&project_root).first()
         && let Some(venv) = py.path.parent().and_then(Path::parent)
@@ -238,6 +251,9 @@ pub async fn run(
         }
     };
     let report = read(&resolved, &plan, &finished, &root);
+    if let Some(r) = &recording {
+        keep_recorded(shared, &state, &root, &project_root, r.take());
+    }
     if let Some(file) = &plan.report_file {
         // Read once; the run's folder should not grow with every run.
         let _ = std::fs::remove_file(file);
@@ -272,6 +288,24 @@ pub async fn run(
         *last = Some(LastRun { key, head, lines });
     }
     Ok(ToolOutput::text(text))
+}
+
+/// Adds what the run's tests were recorded running to the run's record (memory and
+/// `recorded.json` in `state`); a record that cannot be saved stays in memory.
+fn keep_recorded(
+    shared: &TestShared,
+    state: &Path,
+    workspace: &Path,
+    project_root: &Path,
+    outputs: Vec<Output>,
+) {
+    if outputs.is_empty() {
+        return;
+    }
+    let project = crate::recorded::project_key(workspace, project_root);
+    let mut recorded = tools_core::lock_unpoisoned(&shared.recorded);
+    recorded.merge(&project, outputs);
+    let _ = recorded.save(&state.join("recorded.json"));
 }
 
 /// The error when the runner reported no test at all: an unknown id, a missing runner in

@@ -41,7 +41,7 @@ impl Tool for TestTool {
     async fn call(&self, ctx: &CallCtx, args: Value) -> Result<ToolOutput, ToolError> {
         let args: TestArgs = parse_args(args)?;
         match args.action {
-            Action::List => crate::list::list(ctx, &args, self.shared.config.answer_bytes).await,
+            Action::List => crate::list::list(ctx, &args, &self.shared).await,
             Action::Status => Ok(crate::status::status(&ctx.run, self.shared.config.cargo)),
             Action::Run => {
                 if !ctx.run.trusted() {

@@ -99,7 +99,8 @@ async fn a_write_names_the_tests_reaching_what_it_changed_and_run_affected_runs_
         tests_section(&out),
         "2 tests reach this change to `tidy` (3 symbols followed through pyright-langserver references); `test run` with `affected: true` runs them\n\
          tests/test_text.py:4 tests/test_text.py::test_shout\n\
-         tests/test_text.py:8 tests/test_text.py::test_whisper"
+         tests/test_text.py:8 tests/test_text.py::test_whisper\n\
+         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
     );
     let out = call(
         &registry,
@@ -187,7 +188,8 @@ async fn a_walk_past_its_time_bound_says_where_it_stopped_and_how_to_go_on() {
     assert_eq!(
         tests_section(&out),
         "no test found for this change to `tidy`, but the search was not complete\n\
-         not complete: time bound reached after following 0 symbols from `tidy`; `test list` with `file: \"text.py\"`, `line: 1`, `symbol: \"tidy\"` follows it all"
+         not complete: time bound reached after following 0 symbols from `tidy`; `test list` with `file: \"text.py\"`, `line: 1`, `symbol: \"tidy\"` follows it all\n\
+         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
     );
     run.close().await;
 }

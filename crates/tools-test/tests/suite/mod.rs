@@ -8,6 +8,7 @@ mod go;
 mod jest;
 mod pytest;
 mod reach;
+mod recorded;
 mod status;
 mod vitest;
 

@@ -72,7 +72,7 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
     let out = registry.call(Surface::FULL, "test", args).await.unwrap();
     assert_eq!(
         out.text,
-        "1 test reach `add` at calc.py:1 (1 symbol followed through pyright-langserver references)\n\
+        "1 test reaches `add` at calc.py:1 (1 symbol followed through pyright-langserver references)\n\
          tests/test_calc.py:4 tests/test_calc.py::test_add"
     );
     // The change since the last commit: `sub` now adds.
@@ -108,7 +108,8 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
         "3 tests reach this change to `sub` (2 symbols followed through pyright-langserver references; 1 found by name in the tests' text); `test run` with `affected: true` runs them\n\
          tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
          tests/test_dynamic.py:4 tests/test_dynamic.py::test_looked_up\n\
-         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap"
+         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap\n\
+         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
     );
     let args = json!({"action": "list", "changed_since": "HEAD"});
     let out = registry.call(Surface::FULL, "test", args).await.unwrap();

@@ -1,0 +1,399 @@
+//! What each test ran, as recorded by this run's earlier `test run`s (see
+//! [`crate::recorder`]): per project, the functions each test started, with their lines
+//! and the digest of their file's text when recorded. It sees what a static walk cannot
+//! (a command run through a test runner's `invoke`, dynamic dispatch, decorators), but
+//! only for tests that ran. Kept in memory and in the run's state folder (`recorded.json`),
+//! outside the checkout.
+//!
+//! A write's changed lines are matched by line while the file's text before the write is
+//! the text recorded (a write then carries the recorded lines over to its new text, so the
+//! next write still matches by line), and by the changed functions' names once the file
+//! changed some other way.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::TestShared;
+use crate::listing::{TestItem, tests_in};
+use crate::recorder::Output;
+use crate::runner::Detected;
+
+/// The recorded functions and tests of every project of the run, keyed by the project's
+/// folder relative to the workspace (`""` for the workspace itself).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Recorded {
+    projects: BTreeMap<String, ProjectRecord>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct ProjectRecord {
+    functions: Vec<Function>,
+    tests: BTreeMap<String, TestRecord>,
+}
+
+/// A function as it was when recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+struct Function {
+    /// Its file, relative to the project, with `/`.
+    path: String,
+    /// The digest of that file's text its lines belong to.
+    digest: String,
+    first: usize,
+    last: usize,
+    name: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct TestRecord {
+    file: String,
+    line: usize,
+    functions: Vec<usize>,
+}
+
+/// A recorded test reaching a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedTest {
+    /// Its id, as `list` names it.
+    pub id: String,
+    /// Its file, relative to the project.
+    pub file: String,
+    /// The line of its definition when recorded.
+    pub line: usize,
+}
+
+/// What changed in one file, to match against the recording.
+#[derive(Debug)]
+pub struct ChangedFile<'a> {
+    /// The file, relative to its project, with `/`.
+    pub file: &'a str,
+    /// Its text before the change.
+    pub old: &'a str,
+    /// The changed lines of `old` (1-based, inclusive).
+    pub old_lines: &'a [(usize, usize)],
+    /// The names of the functions changed (of the new text).
+    pub names: &'a [String],
+}
+
+/// The key of the project in `project_root` in a workspace at `workspace`: its folder
+/// relative to the workspace, `""` for the workspace itself.
+pub fn project_key(workspace: &Path, project_root: &Path) -> String {
+    project_root
+        .strip_prefix(workspace)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|_| project_root.to_string_lossy().into_owned())
+}
+
+/// The tests `found` in the project `detected`, at their lines now (from their file's own
+/// listing, when it still has them); those whose file is gone are left out.
+pub fn as_items(found: Vec<RecordedTest>, detected: &Detected) -> Vec<TestItem> {
+    let mut out = Vec::new();
+    for t in found {
+        let path = detected.root.join(&t.file);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let line = tests_in(&path, &text, detected)
+            .into_iter()
+            .find(|i| i.id == t.id)
+            .map_or(t.line, |i| i.line);
+        out.push(TestItem {
+            path,
+            line,
+            end: line,
+            id: t.id,
+        });
+    }
+    out
+}
+
+/// The recorded tests of `path`'s project that ran its lines `lines` as the file is now (or,
+/// once it changed since the recording, its functions `names`), as items; none when the
+/// project's runner records nothing or the file cannot be read.
+pub(crate) fn reaching_now(
+    shared: &TestShared,
+    workspace: &Path,
+    path: &Path,
+    lines: &[(usize, usize)],
+    names: &[String],
+) -> Vec<TestItem> {
+    let Ok((_, detected)) = crate::runner::project_of(path, workspace) else {
+        return Vec::new();
+    };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let project = project_key(workspace, &detected.root);
+    let file = tools_core::display_relative(&detected.root, path).replace('\\', "/");
+    let found = tools_core::lock_unpoisoned(&shared.recorded).reaching(
+        &project,
+        &ChangedFile {
+            file: &file,
+            old: &text,
+            old_lines: lines,
+            names,
+        },
+    );
+    as_items(found, &detected)
+}
+
+/// The hex sha256 of `text`, as the recorder computes it.
+pub fn digest(text: &[u8]) -> String {
+    Sha256::digest(text)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Recorded {
+    /// Whether anything was recorded for the project `project`.
+    pub fn has(&self, project: &str) -> bool {
+        self.projects
+            .get(project)
+            .is_some_and(|p| !p.tests.is_empty())
+    }
+
+    /// Adds what a run recorded for `project`: each test run replaces what was recorded
+    /// for it before; the others keep theirs.
+    pub fn merge(&mut self, project: &str, outputs: Vec<Output>) {
+        let entry = self.projects.entry(project.to_string()).or_default();
+        let mut tests: BTreeMap<String, (String, usize, Vec<Function>)> = BTreeMap::new();
+        for (id, t) in std::mem::take(&mut entry.tests) {
+            let functions = t
+                .functions
+                .iter()
+                .filter_map(|i| entry.functions.get(*i).cloned())
+                .collect();
+            tests.insert(id, (t.file, t.line, functions));
+        }
+        let mut fresh: BTreeMap<String, (String, usize, Vec<Function>)> = BTreeMap::new();
+        for out in outputs {
+            for t in out.tests {
+                let functions = t.functions.iter().filter_map(|i| {
+                    let (path, first, last, name) = out.functions.get(*i)?;
+                    Some(Function {
+                        path: path.clone(),
+                        digest: out.files.get(path).cloned().unwrap_or_default(),
+                        first: *first,
+                        last: *last,
+                        name: name.clone(),
+                    })
+                });
+                // xdist may run one function's parameters in two workers.
+                let slot = fresh
+                    .entry(t.id)
+                    .or_insert_with(|| (t.file.clone(), t.line, Vec::new()));
+                slot.2.extend(functions);
+            }
+        }
+        tests.extend(fresh);
+        let mut index: HashMap<Function, usize> = HashMap::new();
+        let mut functions: Vec<Function> = Vec::new();
+        for (id, (file, line, fs)) in tests {
+            let mut refs: Vec<usize> = fs
+                .into_iter()
+                .map(|f| {
+                    *index.entry(f.clone()).or_insert_with(|| {
+                        functions.push(f);
+                        functions.len() - 1
+                    })
+                })
+                .collect();
+            refs.sort_unstable();
+            refs.dedup();
+            entry.tests.insert(
+                id,
+                TestRecord {
+                    file,
+                    line,
+                    functions: refs,
+                },
+            );
+        }
+        entry.functions = functions;
+    }
+
+    /// The recorded tests of `project` that ran a function `change` touched, by id.
+    pub fn reaching(&self, project: &str, change: &ChangedFile) -> Vec<RecordedTest> {
+        let Some(p) = self.projects.get(project) else {
+            return Vec::new();
+        };
+        let old_digest = digest(change.old.as_bytes());
+        let hit: Vec<bool> = p
+            .functions
+            .iter()
+            .map(|f| {
+                f.path == change.file
+                    && if f.digest == old_digest {
+                        change
+                            .old_lines
+                            .iter()
+                            .any(|(a, b)| *a <= f.last && f.first <= *b)
+                    } else {
+                        change.names.contains(&f.name)
+                    }
+            })
+            .collect();
+        p.tests
+            .iter()
+            .filter(|(_, t)| t.functions.iter().any(|i| hit.get(*i) == Some(&true)))
+            .map(|(id, t)| RecordedTest {
+                id: id.clone(),
+                file: t.file.clone(),
+                line: t.line,
+            })
+            .collect()
+    }
+
+    /// Carries the recorded lines of `file` (of `project`) over a change from `old` to
+    /// `new`, for the functions recorded against `old`: the next change then still matches
+    /// by line.
+    pub fn carry_over(&mut self, project: &str, file: &str, old: &str, new: &str) {
+        let Some(p) = self.projects.get_mut(project) else {
+            return;
+        };
+        let (old_digest, new_digest) = (digest(old.as_bytes()), digest(new.as_bytes()));
+        if old_digest == new_digest {
+            return;
+        }
+        let diff = similar::TextDiff::from_lines(old, new);
+        let ops = diff.ops();
+        for f in p
+            .functions
+            .iter_mut()
+            .filter(|f| f.path == file && f.digest == old_digest)
+        {
+            f.first = new_line(ops, f.first, false);
+            f.last = new_line(ops, f.last, true).max(f.first);
+            f.digest.clone_from(&new_digest);
+        }
+    }
+
+    /// Keeps the record in `file` (written whole, then renamed into place).
+    pub fn save(&self, file: &Path) -> std::io::Result<()> {
+        let part = file.with_extension("json.part");
+        std::fs::write(&part, serde_json::to_vec(self)?)?;
+        std::fs::rename(&part, file)
+    }
+}
+
+/// Where line `line` (1-based) of the old text is in the new one: its own place when it
+/// was kept, else the first (`last == false`) or last line of what replaced it.
+fn new_line(ops: &[similar::DiffOp], line: usize, last: bool) -> usize {
+    let at = line.saturating_sub(1);
+    for op in ops {
+        let old = op.old_range();
+        let new = op.new_range();
+        let inside = old.contains(&at) || (old.is_empty() && old.start == at);
+        if !inside {
+            continue;
+        }
+        if let similar::DiffOp::Equal { .. } = op {
+            return new.start + (at - old.start) + 1;
+        }
+        if old.is_empty() {
+            // A pure insertion before this line: look on.
+            continue;
+        }
+        return if last && !new.is_empty() {
+            new.end
+        } else {
+            new.start + 1
+        };
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recorder::OutputTest;
+
+    fn output(file_text: &str) -> Output {
+        Output {
+            files: [("m.py".to_string(), digest(file_text.as_bytes()))].into(),
+            functions: vec![
+                ("m.py".into(), 1, 2, "a".into()),
+                ("m.py".into(), 5, 6, "b".into()),
+            ],
+            tests: vec![
+                OutputTest {
+                    id: "t.py::test_a".into(),
+                    file: "t.py".into(),
+                    line: 3,
+                    functions: vec![0],
+                },
+                OutputTest {
+                    id: "t.py::test_b".into(),
+                    file: "t.py".into(),
+                    line: 7,
+                    functions: vec![0, 1],
+                },
+            ],
+        }
+    }
+
+    const OLD: &str = "def a():\n    return 1\n\n\ndef b():\n    return a()\n";
+
+    fn ids(found: Vec<RecordedTest>) -> Vec<String> {
+        found.into_iter().map(|t| t.id).collect()
+    }
+
+    #[test]
+    fn a_change_reaches_the_tests_that_ran_its_lines_and_is_carried_over_to_the_next() {
+        let mut rec = Recorded::default();
+        rec.merge("", vec![output(OLD)]);
+        let change = |old, lines: &'static [(usize, usize)]| ChangedFile {
+            file: "m.py",
+            old,
+            old_lines: lines,
+            names: &[],
+        };
+        assert_eq!(
+            ids(rec.reaching("", &change(OLD, &[(6, 6)]))),
+            ["t.py::test_b"]
+        );
+        assert_eq!(
+            ids(rec.reaching("", &change(OLD, &[(2, 2)]))),
+            ["t.py::test_a", "t.py::test_b"]
+        );
+        // Two lines added above `b`: its lines move, and a change of them still matches.
+        let new = "def a():\n    return 1\n\n\n# one\n# two\ndef b():\n    return a()\n";
+        rec.carry_over("", "m.py", OLD, new);
+        assert_eq!(
+            ids(rec.reaching("", &change(new, &[(8, 8)]))),
+            ["t.py::test_b"]
+        );
+        assert_eq!(
+            ids(rec.reaching("", &change(new, &[(5, 6)]))),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_file_changed_some_other_way_matches_by_name_and_a_new_run_replaces_a_tests_record() {
+        let mut rec = Recorded::default();
+        rec.merge("", vec![output(OLD)]);
+        let names = ["b".to_string()];
+        let other = ChangedFile {
+            file: "m.py",
+            old: "changed elsewhere\n",
+            old_lines: &[(1, 1)],
+            names: &names,
+        };
+        assert_eq!(ids(rec.reaching("", &other)), ["t.py::test_b"]);
+        // test_b ran again and no longer runs `b`.
+        let mut again = output(OLD);
+        again.tests = vec![OutputTest {
+            id: "t.py::test_b".into(),
+            file: "t.py".into(),
+            line: 7,
+            functions: vec![0],
+        }];
+        rec.merge("", vec![again]);
+        assert_eq!(ids(rec.reaching("", &other)), Vec::<String>::new());
+        assert!(rec.has("") && !rec.has("sub"));
+    }
+}

@@ -1,0 +1,163 @@
+//! The tests an earlier `test run` saw running what a write changed: a function reached
+//! only through a table of commands (no use a language server resolves, no name in the
+//! tests' text) is named once a run has recorded it, and still after a second write moved
+//! its lines. pyright answers the uses, pytest runs the tests with the recorder.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tools_core::{Registry, RegistryBuilder, Run, RunOptions, Surface, ToolOutput};
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "pyproject.toml",
+        "[project]\nname = \"cli\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+    ),
+    (
+        "cli.py",
+        "def banner():\n    return \"hello\"\n\n\ndef farewell():\n    return \"bye\"\n\n\nCOMMANDS = {\"greet\": banner, \"leave\": farewell}\n\n\ndef invoke(name):\n    return COMMANDS[name]()\n",
+    ),
+    (
+        "tests/test_cli.py",
+        "import pytest\n\nfrom cli import invoke\n\n\n@pytest.mark.parametrize(\"n\", [1, 2])\ndef test_greet(n):\n    assert invoke(\"greet\") * n == \"hello\" * n\n\n\ndef test_leave():\n    assert invoke(\"leave\") == \"bye\"\n",
+    ),
+];
+
+fn registry(dir: &std::path::Path) -> (Arc<Run>, Arc<Registry>) {
+    super::write_files(dir, FILES);
+    std::fs::write(
+        dir.join("agent-tools.toml"),
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\n",
+    )
+    .unwrap();
+    let mut opts = RunOptions::at(dir).unwrap();
+    opts.trusted = true;
+    let run = Run::new(opts).unwrap();
+    let mut builder = RegistryBuilder::new(run.clone()).family(tools_fs::family(&run));
+    for family in [
+        tools_lsp::family(&run).unwrap(),
+        tools_ast::family(&run).unwrap(),
+        tools_test::family(&run).unwrap(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        builder = builder.family(family);
+    }
+    (run, builder.build().unwrap())
+}
+
+async fn call(registry: &Registry, tool: &str, args: Value) -> ToolOutput {
+    match registry.call(Surface::FULL, tool, args.clone()).await {
+        Ok(out) => out,
+        Err(e) => panic!("{tool} {args} failed: {e}"),
+    }
+}
+
+fn tests_section(out: &ToolOutput) -> &str {
+    let last = out.sections.last().expect("the answer has sections");
+    assert_eq!(last.title, "tests", "sections: {:?}", out.sections);
+    &last.body
+}
+
+#[tokio::test]
+async fn a_function_reached_only_at_run_time_is_named_once_a_run_recorded_it() {
+    if tools_core::testing::require_binary("pyright", "pyright-langserver").is_none()
+        || tools_core::testing::require_binary("pytest", "pytest").is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (run, registry) = registry(dir.path());
+
+    // Before any run: the static walk finds nothing, and the answer says what would.
+    let args =
+        json!({"path": "cli.py", "old_string": "return \"bye\"", "new_string": "return \"ciao\""});
+    let out = call(&registry, "edit", args).await;
+    assert_eq!(
+        tests_section(&out),
+        "no test reaches this change to `farewell`: the search was complete (1 symbol followed through pyright-langserver references)\n\
+         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+    );
+
+    // The whole suite, recorded while it runs.
+    let out = call(&registry, "test", json!({"action": "run"})).await;
+    assert_eq!(
+        super::without_time(&out.text),
+        "2 passed, 1 failed, 0 skipped in T s — pytest\n\
+         tests/test_cli.py:12 tests/test_cli.py::test_leave — AssertionError: assert 'ciao' == 'bye'"
+    );
+
+    // `banner` is reached only through `COMMANDS`: the recording names its test, once for
+    // both parameters.
+    let args =
+        json!({"path": "cli.py", "old_string": "return \"hello\"", "new_string": "return \"hi\""});
+    let out = call(&registry, "edit", args).await;
+    assert_eq!(
+        tests_section(&out),
+        "1 test reaches this change to `banner` (1 symbol followed through pyright-langserver references; 1 known from what each test ran in an earlier `test run`); `test run` with `affected: true` runs them\n\
+         tests/test_cli.py:7 tests/test_cli.py::test_greet"
+    );
+    let out = call(
+        &registry,
+        "test",
+        json!({"action": "run", "affected": true}),
+    )
+    .await;
+    assert_eq!(
+        super::without_time(&out.text),
+        "0 passed, 2 failed, 0 skipped in T s — pytest\n\
+         tests/test_cli.py:8 tests/test_cli.py::test_greet[1] — AssertionError: assert 'hi' == 'hello'\n\
+         tests/test_cli.py:8 tests/test_cli.py::test_greet[2] — AssertionError: assert 'hihi' == 'hellohello'"
+    );
+
+    // Lines added above it move `banner`; the recorded lines moved with the write, so the
+    // next change to it is still matched by line.
+    let args = json!({"path": "cli.py", "old_string": "def banner():\n", "new_string": "# The greeting.\n\n\ndef banner():\n"});
+    call(&registry, "edit", args).await;
+    let args =
+        json!({"path": "cli.py", "old_string": "return \"hi\"", "new_string": "return \"hey\""});
+    let out = call(&registry, "edit", args).await;
+    assert_eq!(
+        tests_section(&out),
+        "1 test reaches this change to `banner` (1 symbol followed through pyright-langserver references; 1 known from what each test ran in an earlier `test run`); `test run` with `affected: true` runs them\n\
+         tests/test_cli.py:7 tests/test_cli.py::test_greet"
+    );
+
+    // A file changed outside the run: its recorded lines no longer hold, so the changed
+    // function is matched by name.
+    let cli = dir.path().join("cli.py");
+    let text = std::fs::read_to_string(&cli).unwrap();
+    std::fs::write(&cli, format!("\n\n{text}")).unwrap();
+    let args =
+        json!({"path": "cli.py", "old_string": "return \"hey\"", "new_string": "return \"yo\""});
+    let out = call(&registry, "edit", args).await;
+    assert_eq!(
+        tests_section(&out),
+        "1 test reaches this change to `banner` (1 symbol followed through pyright-langserver references; 1 known from what each test ran in an earlier `test run`); `test run` with `affected: true` runs them\n\
+         tests/test_cli.py:7 tests/test_cli.py::test_greet"
+    );
+
+    // `list` follows a function the same way.
+    let args = json!({"action": "list", "file": "cli.py", "line": 6, "symbol": "banner"});
+    let out = call(&registry, "test", args).await;
+    assert_eq!(
+        out.text,
+        "1 test reaches `banner` at cli.py:6 (1 symbol followed through pyright-langserver references; 1 known from what each test ran in an earlier `test run`)\n\
+         tests/test_cli.py:7 tests/test_cli.py::test_greet"
+    );
+
+    // What was recorded is kept in the run's state folder, never in the checkout.
+    let kept = run.state_dir().unwrap().join("test").join("recorded.json");
+    assert!(kept.is_file(), "{kept:?}");
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["agent-tools.toml", "cli.py", "pyproject.toml", "tests"]
+    );
+    run.close().await;
+}
