@@ -129,9 +129,21 @@ def _watch_by_monitoring():
 
 
 def _watch_by_profile():
+    # Called for every call and return, of C functions too: kept to the fewest steps.
+    known = _REC.index_of
+
     def profile(frame, event, arg):
-        if event == "call":
-            _REC.saw(frame.f_code)
+        if event != "call":
+            return
+        current = _REC.current
+        if current is None:
+            return
+        code = frame.f_code
+        i = known.get(code, -1)
+        if i == -1:
+            i = _REC.index(code)
+        if i is not None:
+            current.add(i)
 
     sys.setprofile(profile)
     threading.setprofile(profile)
