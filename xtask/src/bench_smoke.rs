@@ -16,7 +16,9 @@ use std::time::Instant;
 use crate::{Result, cargo, repo, run, target_dir};
 
 /// Every bench family, in the order `bench` runs them: `crates/tools-FAMILY/benches/FAMILY.rs`.
-pub const FAMILIES: &[&str] = &["ast", "lsp", "debug", "eval", "ask", "vibe", "serve", "fs"];
+pub const FAMILIES: &[&str] = &[
+    "ast", "lsp", "debug", "eval", "ask", "vibe", "serve", "fs", "test",
+];
 
 /// The families whose bench exists in this checkout.
 pub fn families_present() -> Vec<String> {
