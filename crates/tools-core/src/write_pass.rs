@@ -76,6 +76,15 @@ pub struct WritePass {
     gate: Arc<Gate>,
     /// This observer's own share, while it holds one.
     own: Mutex<Option<SyncShare>>,
+    /// The observers of the pass still running, this one included (counted down as each
+    /// pass is dropped, when its observer is done).
+    running: Arc<watch::Sender<usize>>,
+}
+
+impl Drop for WritePass {
+    fn drop(&mut self) {
+        self.running.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl WritePass {
@@ -85,6 +94,7 @@ impl WritePass {
         WritePass {
             gate: Gate::new(0),
             own: Mutex::new(None),
+            running: Arc::new(watch::channel(1).0),
         }
     }
 
@@ -92,6 +102,7 @@ impl WritePass {
     /// of the gate until it has brought the servers to the written text.
     pub fn for_observers(syncs: &[bool]) -> Vec<WritePass> {
         let gate = Gate::new(syncs.iter().filter(|s| **s).count());
+        let running = Arc::new(watch::channel(syncs.len()).0);
         syncs
             .iter()
             .map(|&s| WritePass {
@@ -99,6 +110,7 @@ impl WritePass {
                 own: Mutex::new(s.then(|| SyncShare {
                     gate: Arc::clone(&gate),
                 })),
+                running: Arc::clone(&running),
             })
             .collect()
     }
@@ -120,6 +132,14 @@ impl WritePass {
     /// any, still count until they drop).
     pub fn servers_synced(&self) {
         self.own().take();
+    }
+
+    /// Waits until every other observer of the pass is done: the answer would be ready
+    /// but for this one (at once for a detached pass). An observer whose work is optional
+    /// (following a change to its tests) bounds itself by this rather than hold the answer.
+    pub async fn wait_others_done(&self) {
+        let mut running = self.running.subscribe();
+        let _ = running.wait_for(|n| *n <= 1).await;
     }
 
     /// Waits until every observer that brings the servers to the written text has done
@@ -180,5 +200,25 @@ mod tests {
         let alone = WritePass::for_observers(&[false]);
         assert!(opens_within(&alone[0], 20).await);
         assert!(opens_within(&WritePass::detached(), 20).await);
+    }
+
+    async fn others_done(pass: &WritePass) -> bool {
+        tokio::time::timeout(Duration::from_millis(20), pass.wait_others_done())
+            .await
+            .is_ok()
+    }
+
+    #[tokio::test]
+    async fn an_observer_hears_when_every_other_observer_is_done() {
+        let mut passes = WritePass::for_observers(&[true, false, false]);
+        let waiting = passes.pop().unwrap();
+        let second = passes.pop().unwrap();
+        let first = passes.pop().unwrap();
+        assert!(!others_done(&waiting).await);
+        drop(first);
+        assert!(!others_done(&waiting).await);
+        drop(second);
+        assert!(others_done(&waiting).await);
+        assert!(others_done(&WritePass::detached()).await);
     }
 }

@@ -26,7 +26,9 @@
 //!   with a `tests` section: the tests that reach the functions THAT write changed (its
 //!   files' text from before the call against their text now), followed as `list` with
 //!   `line` does, within `on_write_ms`, beside diagnostics on write's wait (once it has
-//!   taken the servers' state before); a cut says where and how to get the rest. On in a
+//!   taken the servers' state before), and at most `on_write_hold_ms` past the moment the
+//!   rest of the answer is ready (a rename's answer is not held for its walk); a cut says
+//!   where and how to get the rest. On in a
 //!   trusted workspace for files whose language has a runner here; `[test] on_write =
 //!   false` turns it off. `run` with `affected: true` runs the tests the last write named.
 //! - A `run` of pytest records which of the project's functions each test runs (a plugin
@@ -114,6 +116,10 @@ pub struct TestConfig {
     /// Time following a write's changes to its tests may take, in milliseconds (default
     /// 5 000); past it the answer names what was found and where the walk stopped.
     pub on_write_ms: u64,
+    /// Time the walk may hold a write's answer once the rest of it is ready (diagnostics on
+    /// write has its verdict; a rename's check goes on in the background), in milliseconds
+    /// (default 1 000): past it the answer names what was found and where the walk stopped.
+    pub on_write_hold_ms: u64,
     /// Record which of the project's functions each test runs, while pytest runs it
     /// (default true): later writes then name the tests that ran what they changed,
     /// which a static walk misses (a command run through a test runner, dynamic dispatch).
@@ -131,6 +137,7 @@ impl Default for TestConfig {
             cargo: CargoRunner::Auto,
             on_write: true,
             on_write_ms: 5_000,
+            on_write_hold_ms: 1_000,
             record: true,
         }
     }
@@ -191,6 +198,7 @@ impl ToolFamily for TestFamily {
         }
         vec![Arc::new(on_write::ReachingOnWrite {
             budget: std::time::Duration::from_millis(self.shared.config.on_write_ms),
+            hold: std::time::Duration::from_millis(self.shared.config.on_write_hold_ms),
             shared: Arc::clone(&self.shared),
         })]
     }

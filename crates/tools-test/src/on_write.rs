@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 use tools_core::discovery::ProgramSearch;
 use tools_core::{CallCtx, PreImage, Section, WriteObserver, WritePass};
 
@@ -43,6 +44,8 @@ pub(crate) struct LastWrite {
 pub struct ReachingOnWrite {
     /// Time the walk may take per write.
     pub budget: Duration,
+    /// Time the walk may go on once the rest of the answer is ready.
+    pub hold: Duration,
     pub(crate) shared: Arc<TestShared>,
 }
 
@@ -243,19 +246,46 @@ impl WriteObserver for ReachingOnWrite {
         // shown them the text from before; the walk then runs beside its wait.
         pass.wait_servers_synced().await;
         let start = Instant::now();
-        let deadline = start + self.budget;
+        // The walk ends at its budget, or soon after the rest of the answer is ready
+        // (diagnostics on write has its verdict; a rename checks in the background): what
+        // it found by then is named, and where it stopped.
+        let stop = CancellationToken::new();
+        let bound = async {
+            tokio::select! {
+                () = tokio::time::sleep_until(start + self.budget) => {}
+                () = async {
+                    pass.wait_others_done().await;
+                    tokio::time::sleep(self.hold).await;
+                } => {}
+            }
+            stop.cancel();
+            std::future::pending::<()>().await;
+        };
         let work = async {
             let changes = changes_of(ctx, touched, &self.shared).await;
             if changes.functions.is_empty() {
                 return (changes, Ok(Reach::default()));
             }
             let reach =
-                crate::reach::reaching_all_until(&ctx.run, &changes.functions, Some(deadline))
-                    .await;
+                crate::reach::reaching_all_until(&ctx.run, &changes.functions, Some(&stop)).await;
             (changes, reach)
         };
-        let (changes, reach) = match tokio::time::timeout(self.budget + GRACE, work).await {
-            Ok(done) => done,
+        let walk = async {
+            tokio::select! {
+                done = work => done,
+                () = bound => unreachable!("the bound never ends"),
+            }
+        };
+        let (changes, reach) = match tokio::time::timeout(self.budget + GRACE, walk).await {
+            Ok(done) => {
+                tracing::debug!(
+                    elapsed_ms = start.elapsed().as_millis() as u64,
+                    followed = done.1.as_ref().map_or(0, |r| r.followed),
+                    cut = done.1.as_ref().is_ok_and(|r| r.cut),
+                    "tests walk of a write ended"
+                );
+                done
+            }
             Err(_) => {
                 return vec![Section::new(
                     "tests",

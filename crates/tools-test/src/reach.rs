@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 use tools_core::{ReferenceSources, Run, SymbolSources, ToolError};
 
 use crate::listing::{TestItem, is_test_file, mentioning, names, test_files, tests_in};
@@ -34,6 +34,8 @@ pub struct Reach {
     pub by_name: usize,
     /// Tests found only because an earlier `test run` saw them run a changed function.
     pub by_run: usize,
+    /// Whether the walk was stopped by its time bound before it ended.
+    pub cut: bool,
 }
 
 impl Reach {
@@ -135,14 +137,14 @@ pub async fn reaching(
     reaching_until(run, path, line, symbol, None).await
 }
 
-/// As [`reaching`], stopping the walk through the uses at `deadline` (the tests named in
-/// the text of those followed so far still count); a stop is a gap that says so.
+/// As [`reaching`], stopping the walk through the uses once `stop` is cancelled (the tests
+/// named in the text of those followed so far still count); a stop sets [`Reach::cut`].
 pub async fn reaching_until(
     run: &Run,
     path: &Path,
     line: usize,
     symbol: &str,
-    deadline: Option<Instant>,
+    stop: Option<&CancellationToken>,
 ) -> Result<Reach, ToolError> {
     let sources = ReferenceSources::for_run(run).all();
     let workspace = run.root().to_path_buf();
@@ -162,10 +164,8 @@ pub async fn reaching_until(
             ));
             break;
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            reach
-                .gaps
-                .push(cut_line(&workspace, path, line, symbol, reach.followed));
+        if stop.is_some_and(CancellationToken::is_cancelled) {
+            reach.cut = true;
             break;
         }
         reach.followed += 1;
@@ -176,10 +176,10 @@ pub async fn reaching_until(
         let mut late = false;
         for s in &sources {
             let asked = s.uses(&p, l, &name);
-            let found = match deadline {
-                Some(d) => match tokio::time::timeout_at(d, asked).await {
-                    Ok(found) => found?,
-                    Err(_) => {
+            let found = match stop {
+                Some(stop) => tokio::select! {
+                    found = asked => found?,
+                    () = stop.cancelled() => {
                         late = true;
                         break;
                     }
@@ -196,9 +196,7 @@ pub async fn reaching_until(
         }
         if late {
             reach.followed -= 1;
-            reach
-                .gaps
-                .push(cut_line(&workspace, path, line, symbol, reach.followed));
+            reach.cut = true;
             break;
         }
         let Some(uses) = answered else {
@@ -261,14 +259,34 @@ pub async fn reaching_until(
     Ok(reach)
 }
 
-/// The gap of a walk from `symbol` (on `line` of `path`) stopped by its time bound after
-/// `followed` symbols: the `test list` that makes the whole walk, unbounded in time.
-fn cut_line(workspace: &Path, path: &Path, line: usize, symbol: &str, followed: usize) -> String {
-    let file = tools_core::display_relative(workspace, path);
-    format!(
-        "time bound reached after following {followed} symbol{} from `{symbol}`; `test list` with `file: \"{file}\"`, `line: {line}`, `symbol: \"{symbol}\"` follows it all",
-        if followed == 1 { "" } else { "s" }
-    )
+/// The gap of walks stopped by their time bound after `followed` symbols in all, from
+/// `cut` (each symbol whose walk was stopped or never begun: path, line, name): the `test
+/// list` that makes a whole walk, unbounded in time.
+fn cut_line(workspace: &Path, followed: usize, cut: &[(PathBuf, usize, String)]) -> String {
+    let plural = if followed == 1 { "" } else { "s" };
+    match cut {
+        [(path, line, symbol)] => {
+            let file = tools_core::display_relative(workspace, path);
+            format!(
+                "time bound reached after following {followed} symbol{plural} from `{symbol}`; `test list` with `file: \"{file}\"`, `line: {line}`, `symbol: \"{symbol}\"` follows it all"
+            )
+        }
+        _ => {
+            let named: Vec<String> = cut
+                .iter()
+                .map(|(path, line, symbol)| {
+                    format!(
+                        "`{symbol}` ({}:{line})",
+                        tools_core::display_relative(workspace, path)
+                    )
+                })
+                .collect();
+            format!(
+                "time bound reached after following {followed} symbol{plural}; not followed to the end: {}; `test list` with the `file`, `line` and `symbol` of one follows it all",
+                named.join(", ")
+            )
+        }
+    }
 }
 
 /// The tests that reach any of `changed`: each walked as [`reaching`], a changed test being
@@ -280,23 +298,34 @@ pub async fn reaching_all(
     reaching_all_until(run, changed, None).await
 }
 
-/// As [`reaching_all`], within `deadline` (see [`reaching_until`]).
+/// As [`reaching_all`], stopping once `stop` is cancelled (see [`reaching_until`]): the
+/// symbols not followed to the end are named in one gap.
 pub async fn reaching_all_until(
     run: &Run,
     changed: &[crate::changes::ChangedSymbol],
-    deadline: Option<Instant>,
+    stop: Option<&CancellationToken>,
 ) -> Result<Reach, ToolError> {
     let workspace = run.root().to_path_buf();
     let mut all = Reach::default();
     let mut ids: HashSet<String> = HashSet::new();
-    for c in changed {
+    let mut cut: Vec<(PathBuf, usize, String)> = Vec::new();
+    // Changed tests first: they need no walk, and count even when the walk is cut.
+    let (tests, others): (Vec<_>, Vec<_>) = changed
+        .iter()
+        .partition(|c| is_test_file(&c.path) && test_at(&c.path, c.line, &workspace).is_some());
+    for c in tests.into_iter().chain(others) {
         let mut one = Reach::default();
         if is_test_file(&c.path)
             && let Some(t) = test_at(&c.path, c.line, &workspace)
         {
             one.tests.push(t);
+        } else if stop.is_some_and(CancellationToken::is_cancelled) {
+            one.cut = true;
         } else {
-            one = reaching_until(run, &c.path, c.line, &c.name, deadline).await?;
+            one = reaching_until(run, &c.path, c.line, &c.name, stop).await?;
+        }
+        if one.cut {
+            cut.push((c.path.clone(), c.line, c.name.clone()));
         }
         all.followed += one.followed;
         all.by_name += one.by_name;
@@ -309,6 +338,10 @@ pub async fn reaching_all_until(
                 all.tests.push(t);
             }
         }
+    }
+    if !cut.is_empty() {
+        all.cut = true;
+        all.gaps.push(cut_line(&workspace, all.followed, &cut));
     }
     all.tests
         .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));

@@ -40,7 +40,7 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
     super::write_files(dir.path(), FILES);
     std::fs::write(
         dir.path().join("agent-tools.toml"),
-        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\n",
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
     )
     .unwrap();
     let mut opts = RunOptions::at(dir.path()).unwrap();

@@ -27,7 +27,7 @@ fn registry(dir: &std::path::Path) -> (Arc<Run>, Arc<Registry>) {
     super::write_files(dir, FILES);
     std::fs::write(
         dir.join("agent-tools.toml"),
-        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\n",
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
     )
     .unwrap();
     let mut opts = RunOptions::at(dir).unwrap();
