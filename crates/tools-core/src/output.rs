@@ -50,6 +50,10 @@ pub struct ToolOutput {
     pub touched: Vec<PathBuf>,
     /// Blocks appended by write observers, shown after `text`.
     pub sections: Vec<Section>,
+    /// The call answers at once and checks its writes in the background (a rename's
+    /// check reports with the next answer): write observers with optional work add no wait
+    /// of their own ([`crate::WritePass::answers_at_once`]).
+    pub checks_in_background: bool,
 }
 
 impl ToolOutput {
@@ -73,6 +77,13 @@ impl ToolOutput {
     /// Records files this call wrote.
     pub fn with_touched(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
         self.touched.extend(paths);
+        self
+    }
+
+    /// Marks the call as checking its writes in the background (see
+    /// [`ToolOutput::checks_in_background`]).
+    pub fn checking_in_background(mut self) -> Self {
+        self.checks_in_background = true;
         self
     }
 

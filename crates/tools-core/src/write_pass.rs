@@ -79,6 +79,8 @@ pub struct WritePass {
     /// The observers of the pass still running, this one included (counted down as each
     /// pass is dropped, when its observer is done).
     running: Arc<watch::Sender<usize>>,
+    /// The writing tool answers at once and checks in the background.
+    at_once: bool,
 }
 
 impl Drop for WritePass {
@@ -95,6 +97,7 @@ impl WritePass {
             gate: Gate::new(0),
             own: Mutex::new(None),
             running: Arc::new(watch::channel(1).0),
+            at_once: false,
         }
     }
 
@@ -111,8 +114,23 @@ impl WritePass {
                     gate: Arc::clone(&gate),
                 })),
                 running: Arc::clone(&running),
+                at_once: false,
             })
             .collect()
+    }
+
+    /// This pass's writing tool answers at once and checks its writes in the background
+    /// (see [`WritePass::answers_at_once`]).
+    pub fn answering_at_once(mut self) -> Self {
+        self.at_once = true;
+        self
+    }
+
+    /// Whether the writing tool answers at once and checks its writes in the background
+    /// (`lsp_rename`): an observer's optional work (following the change to its tests)
+    /// then adds no wait to the answer.
+    pub fn answers_at_once(&self) -> bool {
+        self.at_once
     }
 
     fn own(&self) -> std::sync::MutexGuard<'_, Option<SyncShare>> {

@@ -19,7 +19,7 @@ use tools_core::{CallCtx, PreImage, Section, WriteObserver, WritePass};
 use crate::TestShared;
 use crate::changes::{ChangedSymbol, changed_between, changed_in_old, functions_at};
 use crate::listing::TestItem;
-use crate::reach::Reach;
+use crate::reach::{Bound, Reach};
 use crate::recorded::{ChangedFile, project_key};
 use crate::runner::{Detected, RunnerKind};
 
@@ -266,8 +266,12 @@ impl WriteObserver for ReachingOnWrite {
             if changes.functions.is_empty() {
                 return (changes, Ok(Reach::default()));
             }
-            let reach =
-                crate::reach::reaching_all_until(&ctx.run, &changes.functions, Some(&stop)).await;
+            let bound = if pass.answers_at_once() {
+                Bound::NotWaited
+            } else {
+                Bound::Until(&stop)
+            };
+            let reach = crate::reach::reaching_all_until(&ctx.run, &changes.functions, bound).await;
             (changes, reach)
         };
         let walk = async {

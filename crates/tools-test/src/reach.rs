@@ -50,9 +50,9 @@ impl Reach {
                 if self.followed == 1 { "" } else { "s" },
                 self.source
             ));
-            if self.by_name > 0 {
-                how.push(format!("{} found by name in the tests' text", self.by_name));
-            }
+        }
+        if self.by_name > 0 {
+            how.push(format!("{} found by name in the tests' text", self.by_name));
         }
         if self.by_run > 0 {
             how.push(format!(
@@ -237,7 +237,12 @@ pub async fn reaching_until(
         let Ok(text) = std::fs::read_to_string(&f) else {
             continue;
         };
-        let named: Vec<&String> = followed_names.iter().filter(|n| names(&text, n)).collect();
+        // A special method's name (`__init__`) is in every class: it names no test.
+        let named: Vec<&String> = followed_names
+            .iter()
+            .filter(|n| !(n.starts_with("__") && n.ends_with("__")))
+            .filter(|n| names(&text, n))
+            .collect();
         if named.is_empty() {
             continue;
         }
@@ -289,22 +294,56 @@ fn cut_line(workspace: &Path, followed: usize, cut: &[(PathBuf, usize, String)])
     }
 }
 
+/// The gap of a walk not made because the answer waits for none (`cut`: the symbols).
+fn not_waited_line(workspace: &Path, cut: &[(PathBuf, usize, String)]) -> String {
+    let named: Vec<String> = cut
+        .iter()
+        .map(|(path, line, symbol)| {
+            format!(
+                "`{symbol}` ({}:{line})",
+                tools_core::display_relative(workspace, path)
+            )
+        })
+        .collect();
+    format!(
+        "the uses of {} were not followed: this answer waits for no walk (its check goes on in the background); `test list` with the `file`, `line` and `symbol` of one follows it",
+        named.join(", ")
+    )
+}
+
 /// The tests that reach any of `changed`: each walked as [`reaching`], a changed test being
 /// a reaching test itself.
 pub async fn reaching_all(
     run: &Run,
     changed: &[crate::changes::ChangedSymbol],
 ) -> Result<Reach, ToolError> {
-    reaching_all_until(run, changed, None).await
+    reaching_all_until(run, changed, Bound::None).await
 }
 
-/// As [`reaching_all`], stopping once `stop` is cancelled (see [`reaching_until`]): the
-/// symbols not followed to the end are named in one gap.
+/// When a walk from the changed symbols stops.
+#[derive(Clone, Copy)]
+pub enum Bound<'a> {
+    /// It goes to the end.
+    None,
+    /// It stops once the token is cancelled (its time bound).
+    Until(&'a CancellationToken),
+    /// It does not start: only the changed tests themselves are named (the answer waits
+    /// for no walk).
+    NotWaited,
+}
+
+/// As [`reaching_all`], within `bound` (see [`reaching_until`]): the symbols not followed
+/// to the end are named in one gap.
 pub async fn reaching_all_until(
     run: &Run,
     changed: &[crate::changes::ChangedSymbol],
-    stop: Option<&CancellationToken>,
+    bound: Bound<'_>,
 ) -> Result<Reach, ToolError> {
+    let stop = match bound {
+        Bound::Until(token) => Some(token),
+        _ => None,
+    };
+    let not_waited = matches!(bound, Bound::NotWaited);
     let workspace = run.root().to_path_buf();
     let mut all = Reach::default();
     let mut ids: HashSet<String> = HashSet::new();
@@ -319,7 +358,7 @@ pub async fn reaching_all_until(
             && let Some(t) = test_at(&c.path, c.line, &workspace)
         {
             one.tests.push(t);
-        } else if stop.is_some_and(CancellationToken::is_cancelled) {
+        } else if not_waited || stop.is_some_and(CancellationToken::is_cancelled) {
             one.cut = true;
         } else {
             one = reaching_until(run, &c.path, c.line, &c.name, stop).await?;
@@ -341,7 +380,11 @@ pub async fn reaching_all_until(
     }
     if !cut.is_empty() {
         all.cut = true;
-        all.gaps.push(cut_line(&workspace, all.followed, &cut));
+        all.gaps.push(if not_waited {
+            not_waited_line(&workspace, &cut)
+        } else {
+            cut_line(&workspace, all.followed, &cut)
+        });
     }
     all.tests
         .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));

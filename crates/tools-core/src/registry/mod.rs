@@ -325,6 +325,10 @@ impl Registry {
                     .map(|o| o.syncs_servers())
                     .collect::<Vec<_>>(),
             );
+            let at_once = out.checks_in_background;
+            let passes = passes
+                .into_iter()
+                .map(|p| if at_once { p.answering_at_once() } else { p });
             let touched = &out.touched;
             let ctx = &ctx;
             let found =

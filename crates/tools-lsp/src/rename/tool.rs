@@ -555,6 +555,7 @@ impl LspRenameTool {
             structured["read_from_template"] = json!(template.places);
         }
         let mut sections = Vec::new();
+        let in_background = waited.is_none() && self.observer.is_some();
         match (waited, &self.observer) {
             (Some(Ok(outcome)), _) => {
                 listing.push(outcome.line);
@@ -606,6 +607,9 @@ impl LspRenameTool {
         let mut out = ToolOutput::text(lines.join("\n"))
             .with_structured(structured)
             .with_touched(touched);
+        if in_background {
+            out = out.checking_in_background();
+        }
         out.sections = sections;
         Ok(out)
     }

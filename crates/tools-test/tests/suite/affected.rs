@@ -25,20 +25,29 @@ const FILES: &[(&str, &str)] = &[
 /// A workspace holding [`FILES`] with the fs, lsp (pyright), ast and test families.
 fn registry(dir: &std::path::Path, trusted: bool) -> (Arc<Run>, Arc<Registry>) {
     // The first write waits for pyright to load the project; later ones take milliseconds.
-    registry_within(dir, trusted, 60_000, 60_000)
+    // A rename's check ends before its answer, so the walk runs beside it.
+    registry_within(
+        dir,
+        trusted,
+        60_000,
+        60_000,
+        "\n[lsp]\nrename_answer_ms = 600000\n",
+    )
 }
 
-/// [`registry`] with `[test] on_write_ms = ms` and `on_write_hold_ms = hold_ms`.
+/// [`registry`] with `[test] on_write_ms = ms` and `on_write_hold_ms = hold_ms`, and `more`
+/// at the end of its configuration.
 fn registry_within(
     dir: &std::path::Path,
     trusted: bool,
     ms: u64,
     hold_ms: u64,
+    more: &str,
 ) -> (Arc<Run>, Arc<Registry>) {
     super::write_files(dir, FILES);
     std::fs::write(
         dir.join("agent-tools.toml"),
-        format!("[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = {ms}\non_write_hold_ms = {hold_ms}\n"),
+        format!("[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = {ms}\non_write_hold_ms = {hold_ms}\n{more}"),
     )
     .unwrap();
     let mut opts = RunOptions::at(dir).unwrap();
@@ -183,7 +192,7 @@ async fn a_walk_past_its_time_bound_says_where_it_stopped_and_how_to_go_on() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (run, registry) = registry_within(dir.path(), true, 0, 60_000);
+    let (run, registry) = registry_within(dir.path(), true, 0, 60_000, "");
     // Loaded first, so the write's own changes are found within the grace and the walk
     // itself is what the bound stops.
     let args = json!({"action": "list", "file": "text.py", "line": 13, "symbol": "count"});
@@ -200,20 +209,25 @@ async fn a_walk_past_its_time_bound_says_where_it_stopped_and_how_to_go_on() {
 }
 
 #[tokio::test]
-async fn a_renames_answer_is_not_held_by_the_walk_and_names_where_it_stopped() {
+async fn a_rename_checked_in_the_background_waits_for_no_walk_and_says_so() {
     if tools_core::testing::require_binary("pyright", "pyright-langserver").is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // The rename checks in the background, so the rest of its answer is ready at once: with
-    // no time past that, the walk stops before its first step.
-    let (run, registry) = registry_within(dir.path(), true, 60_000, 0);
+    // The rename answers at once and checks in the background (`rename_answer_ms = 0`).
+    let (run, registry) = registry_within(
+        dir.path(),
+        true,
+        60_000,
+        60_000,
+        "\n[lsp]\nrename_answer_ms = 0\n",
+    );
     let args = json!({"file": "text.py", "line": 1, "symbol": "tidy", "new_name": "neat"});
     let out = call(&registry, "lsp_rename", args).await;
     assert_eq!(
         tests_section(&out),
         "no test found for this change to `neat`, `shout`, `whisper`, but the search was not complete\n\
-         not complete: time bound reached after following 0 symbols; not followed to the end: `neat` (text.py:1), `shout` (text.py:5), `whisper` (text.py:9); `test list` with the `file`, `line` and `symbol` of one follows it all\n\
+         not complete: the uses of `neat` (text.py:1), `shout` (text.py:5), `whisper` (text.py:9) were not followed: this answer waits for no walk (its check goes on in the background); `test list` with the `file`, `line` and `symbol` of one follows it\n\
          not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
     );
     run.close().await;
