@@ -82,7 +82,7 @@ pub use pre_write::{
     MAX_PRE_IMAGE_BYTES, MAX_PRE_IMAGES_TOTAL, PreImage, PreImageHold, PreWriteImages,
 };
 pub use preview::{MAX_PREVIEW_FILE_BYTES, PreviewReport, ProposedFile};
-pub use references::{ReferenceSource, ReferenceSources, SymbolUse};
+pub use references::{ReferenceSource, ReferenceSources, RelatedTest, SymbolUse};
 pub use registry::{
     Approval, ApprovalRequest, Approver, AutoApprove, CallError, CallOptions, DoctorEntry, Invoker,
     Registry, RegistryBuilder, ToolFamily, ToolInfo, WriteObserver,

@@ -16,6 +16,17 @@ pub struct SymbolUse {
     pub line: usize,
 }
 
+/// A test the server itself relates to a symbol (rust-analyzer's `relatedTests`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RelatedTest {
+    /// Its file (absolute).
+    pub path: PathBuf,
+    /// The line of its name, 1-based.
+    pub line: usize,
+    /// The name its runner takes (libtest's `tests::adds`).
+    pub name: String,
+}
+
 /// Something that can list the uses of a symbol across the workspace.
 #[async_trait::async_trait]
 pub trait ReferenceSource: Send + Sync {
@@ -31,6 +42,19 @@ pub trait ReferenceSource: Send + Sync {
         line: usize,
         symbol: &str,
     ) -> Result<Option<Vec<SymbolUse>>, ToolError>;
+
+    /// The tests the server itself relates to `symbol` (on `line`, 1-based, of `path`),
+    /// where it has such a request (rust-analyzer's `rust-analyzer/relatedTests`).
+    /// `Ok(None)` when it has none, or this source does not serve the file.
+    async fn related_tests(
+        &self,
+        path: &Path,
+        line: usize,
+        symbol: &str,
+    ) -> Result<Option<Vec<RelatedTest>>, ToolError> {
+        let _ = (path, line, symbol);
+        Ok(None)
+    }
 }
 
 /// The run's reference sources, registered by the families as they are wired.

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::{Arc, Weak};
 
-use tools_core::{ReferenceSource, Run, SymbolUse, ToolError};
+use tools_core::{ReferenceSource, RelatedTest, Run, SymbolUse, ToolError};
 
 use crate::client::uri_to_path;
 use crate::queries::{locate, query};
@@ -88,5 +88,41 @@ impl ReferenceSource for ServerReferences {
         uses.sort();
         uses.dedup();
         Ok(Some(uses))
+    }
+
+    async fn related_tests(
+        &self,
+        path: &Path,
+        line: usize,
+        symbol: &str,
+    ) -> Result<Option<Vec<RelatedTest>>, ToolError> {
+        // Only rust-analyzer has the request; other servers are not asked what they would
+        // refuse.
+        let Some(run) = self.run.upgrade() else {
+            return Ok(None);
+        };
+        let Ok(loc) = self.sup.locate(path) else {
+            return Ok(None);
+        };
+        let is_rust_analyzer = loc
+            .program
+            .file_stem()
+            .is_some_and(|n| n.to_string_lossy().starts_with("rust-analyzer"));
+        if !is_rust_analyzer {
+            return Ok(None);
+        }
+        let file = run.workspace().display(path);
+        let line = u32::try_from(line).unwrap_or(u32::MAX);
+        let p =
+            query::prepare(&run, &self.sup, Some(&file), Some(line), Some(symbol), None).await?;
+        p.client.wait_ready().await;
+        match crate::queries::related_tests::related_tests(&p).await {
+            Ok(found) => Ok(Some(found)),
+            // A server build without the extension: the walk through the uses still runs.
+            Err(e) => {
+                tracing::debug!(error = %e, "relatedTests not answered");
+                Ok(None)
+            }
+        }
     }
 }

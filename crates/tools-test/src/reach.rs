@@ -36,6 +36,8 @@ pub struct Reach {
     pub by_run: usize,
     /// Whether the walk was stopped by its time bound before it ended.
     pub cut: bool,
+    /// Tests first named by the server's own related-tests request.
+    pub by_server: usize,
 }
 
 impl Reach {
@@ -49,6 +51,12 @@ impl Reach {
                 self.followed,
                 if self.followed == 1 { "" } else { "s" },
                 self.source
+            ));
+        }
+        if self.by_server > 0 {
+            how.push(format!(
+                "{} named by the server's own related tests",
+                self.by_server
             ));
         }
         if self.by_name > 0 {
@@ -150,8 +158,36 @@ pub async fn reaching_until(
     let workspace = run.root().to_path_buf();
     let mut reach = Reach::default();
     let mut seen: HashSet<(PathBuf, usize)> = HashSet::new();
-    let mut frontier = vec![(path.to_path_buf(), line, symbol.to_string(), 0usize)];
     let mut ids: HashSet<String> = HashSet::new();
+    // The server's own related tests, where it has the request (rust-analyzer): what it
+    // names counts even when the walk below is cut.
+    if !stop.is_some_and(CancellationToken::is_cancelled) {
+        for s in &sources {
+            let asked = s.related_tests(path, line, symbol);
+            let found = match stop {
+                Some(stop) => tokio::select! {
+                    found = asked => found,
+                    () = stop.cancelled() => Ok(None),
+                },
+                None => asked.await,
+            };
+            // The walk through the uses still runs when this cannot answer.
+            let Ok(Some(related)) = found else { continue };
+            for t in related {
+                if ids.insert(t.name.clone()) {
+                    reach.by_server += 1;
+                    reach.tests.push(TestItem {
+                        path: t.path,
+                        line: t.line,
+                        end: t.line,
+                        id: t.name,
+                    });
+                }
+            }
+            break;
+        }
+    }
+    let mut frontier = vec![(path.to_path_buf(), line, symbol.to_string(), 0usize)];
     let mut followed_names: Vec<String> = Vec::new();
     while let Some((p, l, name, depth)) = frontier.pop() {
         if !seen.insert((p.clone(), l)) {
@@ -368,6 +404,7 @@ pub async fn reaching_all_until(
         }
         all.followed += one.followed;
         all.by_name += one.by_name;
+        all.by_server += one.by_server;
         if all.source.is_empty() {
             all.source = one.source;
         }

@@ -25,6 +25,7 @@ pub(crate) mod outline;
 pub(crate) mod outline_shape;
 pub(crate) mod outside_importers;
 pub(crate) mod query;
+pub(crate) mod related_tests;
 pub(crate) mod search_in_flight;
 pub(crate) mod sibling_importers;
 pub(crate) mod stand_in;

@@ -9,6 +9,7 @@ mod jest;
 mod pytest;
 mod reach;
 mod recorded;
+mod related;
 mod status;
 mod vitest;
 

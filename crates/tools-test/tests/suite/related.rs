@@ -1,0 +1,55 @@
+//! rust-analyzer's own related tests (`rust-analyzer/relatedTests`) beside the walk through
+//! its references: the test calling a function directly is named by the server, the one
+//! reaching it through another function by the walk.
+
+use serde_json::json;
+use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    ),
+    (
+        "src/lib.rs",
+        "pub fn double(x: i32) -> i32 {\n    x * 2\n}\n\npub fn quadruple(x: i32) -> i32 {\n    double(double(x))\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn doubles() {\n        assert_eq!(double(2), 4);\n    }\n\n    #[test]\n    fn quadruples() {\n        assert_eq!(quadruple(1), 4);\n    }\n}\n",
+    ),
+];
+
+#[tokio::test]
+async fn rust_analyzers_related_tests_and_the_walk_name_every_reaching_test() {
+    if tools_core::testing::require_binary("rust-analyzer", "rust-analyzer").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    super::write_files(dir.path(), FILES);
+    std::fs::write(
+        dir.path().join("agent-tools.toml"),
+        "[lsp]\nindex_wait_ms = 120000\n",
+    )
+    .unwrap();
+    let mut opts = RunOptions::at(dir.path()).unwrap();
+    opts.trusted = true;
+    let run = Run::new(opts).unwrap();
+    let mut builder = RegistryBuilder::new(run.clone());
+    for family in [
+        tools_lsp::family(&run).unwrap(),
+        tools_ast::family(&run).unwrap(),
+        tools_test::family(&run).unwrap(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        builder = builder.family(family);
+    }
+    let registry = builder.build().unwrap();
+    let args = json!({"action": "list", "file": "src/lib.rs", "line": 1, "symbol": "double"});
+    let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+    assert_eq!(
+        out.text,
+        "2 tests reach `double` at src/lib.rs:1 (2 symbols followed through rust-analyzer references; 1 named by the server's own related tests)\n\
+         src/lib.rs:14 tests::doubles\n\
+         src/lib.rs:19 tests::quadruples"
+    );
+    run.close().await;
+}
