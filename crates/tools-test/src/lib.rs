@@ -14,7 +14,9 @@
 //!   its module; a symbol the tests whose body names it.
 //! - `list` with `file`, `line` and `symbol`: the tests that reach the symbol, followed
 //!   through its uses (the run's reference sources: the language servers) and the
-//!   functions that use it, up to a depth; the answer names what was not searched.
+//!   functions that use it, up to a depth, plus the server's own related tests where it
+//!   has the request (rust-analyzer's `relatedTests`); the answer names what was not
+//!   searched.
 //! - `changed_since` (a git revision) with `list` or `run`: the tests that reach the
 //!   functions the diff since that revision touches.
 //! - `run` (`ids`, or a `file`, or nothing for the suite at the workspace root): pytest
@@ -27,8 +29,10 @@
 //!   files' text from before the call against their text now), followed as `list` with
 //!   `line` does, within `on_write_ms`, beside diagnostics on write's wait (once it has
 //!   taken the servers' state before), and at most `on_write_hold_ms` past the moment the
-//!   rest of the answer is ready (a rename's answer is not held for its walk); a cut says
-//!   where and how to get the rest. On in a
+//!   rest of the answer is ready; a call that checks its writes in the background (a
+//!   rename whose check goes on) waits for no walk at all: its changed tests and the
+//!   recorded ones are named, and the uses not followed are listed. A cut says where and
+//!   how to get the rest. On in a
 //!   trusted workspace for files whose language has a runner here; `[test] on_write =
 //!   false` turns it off. `run` with `affected: true` runs the tests the last write named.
 //! - A `run` of pytest records which of the project's functions each test runs (a plugin
