@@ -161,6 +161,44 @@ pub fn changed_in_old(old: &str, new: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// The name a symbol is called by in the code, from how its source spells it: gopls'
+/// `(*FlagSet).Set` is called `Set`, `Point.norm` is `norm`; `None` for an anonymous one
+/// (the TypeScript server's `<function>`, `… callback`), which no use names.
+pub fn called_name(spelled: &str) -> Option<String> {
+    let last = spelled.rsplit('.').next().unwrap_or(spelled).trim();
+    let ident = !last.is_empty()
+        && !last.starts_with(|c: char| c.is_ascii_digit())
+        && last
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    ident.then(|| last.to_string())
+}
+
+/// Whether `kind` (a source's plain word) is something that runs: a function, method or
+/// constructor.
+pub fn is_callable(kind: &str) -> bool {
+    kind.contains("function") || kind.contains("method") || kind.contains("constructor")
+}
+
+/// The innermost symbol around the byte range `from..to` that code can name: the innermost
+/// callable with a name, else (an anonymous function inside a variable's value, such as
+/// `const Check = make((inst) => …)`) the innermost named symbol around it, with its name.
+pub fn named_around(
+    symbols: &[tools_core::SourceSymbol],
+    from: usize,
+    to: usize,
+) -> Option<(&tools_core::SourceSymbol, String)> {
+    let around = |callable: bool| {
+        symbols
+            .iter()
+            .filter(|s| s.range.start <= from && to <= s.range.end)
+            .filter(|s| !callable || is_callable(&s.kind))
+            .filter_map(|s| Some((s, called_name(s.path.last()?)?)))
+            .min_by_key(|(s, _)| s.range.len())
+    };
+    around(true).or_else(|| around(false))
+}
+
 /// What a set of changed lines of one file touches.
 #[derive(Debug, Default)]
 pub struct Touched {
@@ -190,11 +228,7 @@ pub async fn functions_at(
         let functions: Vec<_> = found
             .symbols
             .iter()
-            .filter(|s| {
-                s.kind.contains("function")
-                    || s.kind.contains("method")
-                    || s.kind.contains("constructor")
-            })
+            .filter(|s| is_callable(&s.kind))
             .collect();
         for (a, b) in ranges {
             let (from, to) = (byte(*a), byte(*b + 1).max(byte(*a) + 1));
@@ -216,10 +250,16 @@ pub async fn functions_at(
                         && s.range.start <= o.range.start
                         && o.range.end <= s.range.end
                 });
-                let Some(name) = s.path.last() else { continue };
                 if has_inner {
                     continue;
                 }
+                // An anonymous function is followed from the named symbol around it.
+                let Some((s, name)) = (match s.path.last().and_then(|n| called_name(n)) {
+                    Some(name) => Some((**s, name)),
+                    None => named_around(&found.symbols, s.range.start, s.range.end),
+                }) else {
+                    continue;
+                };
                 let first = tools_core::line_number(text, s.range.start);
                 let line = text
                     .lines()
@@ -230,7 +270,7 @@ pub async fn functions_at(
                 let changed = ChangedSymbol {
                     path: path.to_path_buf(),
                     line,
-                    name: name.clone(),
+                    name,
                 };
                 if !out.functions.contains(&changed) {
                     out.functions.push(changed);
@@ -245,6 +285,54 @@ pub async fn functions_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_symbol_is_followed_by_the_name_its_uses_call_it() {
+        assert_eq!(called_name("(*FlagSet).Set").as_deref(), Some("Set"));
+        assert_eq!(called_name("Point.norm").as_deref(), Some("norm"));
+        assert_eq!(called_name("tidy").as_deref(), Some("tidy"));
+        assert_eq!(called_name("$ZodCheck").as_deref(), Some("$ZodCheck"));
+        assert_eq!(called_name("<function>"), None);
+        assert_eq!(
+            called_name("core.$constructor(\"$ZodCustom\") callback"),
+            None
+        );
+    }
+
+    #[test]
+    fn an_anonymous_function_is_followed_from_the_named_symbol_around_it() {
+        let sym =
+            |path: &[&str], kind: &str, range: std::ops::Range<usize>| tools_core::SourceSymbol {
+                path: path.iter().map(|p| p.to_string()).collect(),
+                kind: kind.into(),
+                range,
+                body: None,
+            };
+        // `const $ZodCheckMaxLength = make("…", (inst) => { inst.check = (p) => … })`.
+        let symbols = vec![
+            sym(&["$ZodCheckMaxLength"], "variable", 0..100),
+            sym(
+                &[
+                    "$ZodCheckMaxLength",
+                    "make(\"$ZodCheckMaxLength\") callback",
+                ],
+                "function",
+                30..99,
+            ),
+            sym(&["$ZodCheckMaxLength", "<function>"], "function", 50..90),
+        ];
+        let (s, name) = named_around(&symbols, 60, 61).unwrap();
+        assert_eq!(
+            (name.as_str(), s.range.clone()),
+            ("$ZodCheckMaxLength", 0..100)
+        );
+        // A named callable inside wins over the variable around it.
+        let mut named = symbols.clone();
+        named.push(sym(&["$ZodCheckMaxLength", "check"], "method", 55..70));
+        let (s, name) = named_around(&named, 60, 61).unwrap();
+        assert_eq!((name.as_str(), s.range.clone()), ("check", 55..70));
+        assert!(named_around(&symbols, 150, 151).is_none());
+    }
 
     #[test]
     fn hunks_give_the_new_sides_lines() {

@@ -330,7 +330,11 @@ impl WriteObserver for ReachingOnWrite {
         if let Ok(mut last) = self.shared.last_write.lock() {
             *last = Some(LastWrite {
                 ids: reach.tests.iter().map(|t| t.id.clone()).collect(),
-                changed: names,
+                changed: if changes.functions.is_empty() {
+                    "no function (only lines outside any function)".to_string()
+                } else {
+                    names
+                },
                 complete: gaps.is_empty(),
             });
         }

@@ -102,17 +102,9 @@ async fn enclosing(run: &Run, path: &Path, line: usize) -> Option<(String, usize
         let Ok(Some(found)) = source.symbols(path, &text).await else {
             continue;
         };
-        let inner = found
-            .symbols
-            .iter()
-            .filter(|s| {
-                s.range.contains(&at)
-                    && (s.kind.contains("function")
-                        || s.kind.contains("method")
-                        || s.kind.contains("constructor"))
-            })
-            .min_by_key(|s| s.range.len())?;
-        let name = inner.path.last()?.clone();
+        // The innermost callable the code can name around the use (an anonymous one is
+        // reached through the named symbol around it).
+        let (inner, name) = crate::changes::named_around(&found.symbols, at, at + 1)?;
         // The range may open with decorators or doc comments: the name's own line.
         let first = tools_core::line_number(&text, inner.range.start);
         let own = text
@@ -210,24 +202,33 @@ pub async fn reaching_until(
         }
         let mut answered = None;
         let mut late = false;
+        let mut refused = None;
         for s in &sources {
             let asked = s.uses(&p, l, &name);
             let found = match stop {
                 Some(stop) => tokio::select! {
-                    found = asked => found?,
+                    found = asked => found,
                     () = stop.cancelled() => {
                         late = true;
                         break;
                     }
                 },
-                None => asked.await?,
+                None => asked.await,
             };
-            if let Some(uses) = found {
-                if reach.source.is_empty() {
-                    reach.source = s.name(&p);
+            match found {
+                Ok(Some(uses)) => {
+                    if reach.source.is_empty() {
+                        reach.source = s.name(&p);
+                    }
+                    answered = Some(uses);
+                    break;
                 }
-                answered = Some(uses);
-                break;
+                Ok(None) => {}
+                // One symbol the server cannot place stops its own branch, not the walk.
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
             }
         }
         if late {
@@ -235,10 +236,16 @@ pub async fn reaching_until(
             reach.cut = true;
             break;
         }
+        let at = tools_core::display_relative(&workspace, &p);
+        if let Some(e) = refused {
+            reach.gaps.push(format!(
+                "the uses of `{name}` ({at}:{l}) could not be asked: {e}"
+            ));
+            continue;
+        }
         let Some(uses) = answered else {
             reach.gaps.push(format!(
-                "no language server answers for {} (uses of `{name}` not searched)",
-                tools_core::display_relative(&workspace, &p)
+                "no language server answers for {at} (uses of `{name}` not searched)"
             ));
             continue;
         };
@@ -297,7 +304,15 @@ pub async fn reaching_until(
     reach
         .tests
         .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    dedup_in_order(&mut reach.gaps);
     Ok(reach)
+}
+
+/// `lines` without repeats, the first of each kept in place (a depth cut met on two
+/// branches is one gap).
+fn dedup_in_order(lines: &mut Vec<String>) {
+    let mut seen = HashSet::new();
+    lines.retain(|l| seen.insert(l.clone()));
 }
 
 /// The gap of walks stopped by their time bound after `followed` symbols in all, from
@@ -415,6 +430,7 @@ pub async fn reaching_all_until(
             }
         }
     }
+    dedup_in_order(&mut all.gaps);
     if !cut.is_empty() {
         all.cut = true;
         all.gaps.push(if not_waited {

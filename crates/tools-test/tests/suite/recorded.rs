@@ -1,5 +1,5 @@
 //! The tests an earlier `test run` saw running what a write changed: a function reached
-//! only through a table of commands (no use a language server resolves, no name in the
+//! only through a table of commands filled by a decorator (no use a language server resolves, no name in the
 //! tests' text) is named once a run has recorded it, and still after a second write moved
 //! its lines. pyright answers the uses, pytest runs the tests with the recorder.
 
@@ -15,7 +15,7 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "cli.py",
-        "def banner():\n    return \"hello\"\n\n\ndef farewell():\n    return \"bye\"\n\n\nCOMMANDS = {\"greet\": banner, \"leave\": farewell}\n\n\ndef invoke(name):\n    return COMMANDS[name]()\n",
+        "COMMANDS = {}\n\n\ndef command(name):\n    def register(f):\n        COMMANDS[name] = f\n        return f\n\n    return register\n\n\n@command(\"greet\")\ndef banner():\n    return \"hello\"\n\n\n@command(\"leave\")\ndef farewell():\n    return \"bye\"\n\n\ndef invoke(name):\n    return COMMANDS[name]()\n",
     ),
     (
         "tests/test_cli.py",
@@ -139,11 +139,11 @@ async fn a_function_reached_only_at_run_time_is_named_once_a_run_recorded_it() {
     );
 
     // `list` follows a function the same way.
-    let args = json!({"action": "list", "file": "cli.py", "line": 6, "symbol": "banner"});
+    let args = json!({"action": "list", "file": "cli.py", "line": 18, "symbol": "banner"});
     let out = call(&registry, "test", args).await;
     assert_eq!(
         out.text,
-        "1 test reaches `banner` at cli.py:6 (1 symbol followed through pyright-langserver references; 1 known from what each test ran in an earlier `test run`)\n\
+        "1 test reaches `banner` at cli.py:18 (1 symbol followed through pyright-langserver references; 1 known from what each test ran in an earlier `test run`)\n\
          tests/test_cli.py:7 tests/test_cli.py::test_greet"
     );
 
