@@ -32,8 +32,8 @@ const UNRECORDED: &str = "\nnot recorded yet: which functions each test runs (a 
 /// The tests the last write reached, for `test run` with `affected`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LastWrite {
-    /// Their ids, by path then line.
-    pub ids: Vec<String>,
+    /// The tests, by path then line.
+    pub tests: Vec<TestItem>,
     /// The changed functions, as the answer names them (`` `sub` ``).
     pub changed: String,
     /// Whether the search was complete.
@@ -329,7 +329,7 @@ impl WriteObserver for ReachingOnWrite {
         }
         if let Ok(mut last) = self.shared.last_write.lock() {
             *last = Some(LastWrite {
-                ids: reach.tests.iter().map(|t| t.id.clone()).collect(),
+                tests: reach.tests.clone(),
                 changed: if changes.functions.is_empty() {
                     "no function (only lines outside any function)".to_string()
                 } else {

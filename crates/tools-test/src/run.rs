@@ -13,7 +13,9 @@ use crate::answer::{failure_line, headline, paged};
 use crate::args::TestArgs;
 use crate::command::{Targets, plan, read};
 use crate::exec::{Limits, Stopped, run_to_end};
+use crate::listing::TestItem;
 use crate::recorder::{Output, Recording};
+use crate::report::Report;
 use crate::runner::{Detected, LANGUAGES, Language, RunnerKind, detect, resolve};
 
 /// The answer of the last run, kept for paging.
@@ -64,7 +66,7 @@ fn project_at_root(root: &Path) -> Result<Detected, ToolError> {
 }
 
 /// The tests the last write named; an error says why there are none to run.
-fn affected_ids(shared: &TestShared) -> Result<Vec<String>, ToolError> {
+fn affected_tests(shared: &TestShared) -> Result<Vec<TestItem>, ToolError> {
     let last = shared.last_write.lock().ok().and_then(|l| l.clone());
     let Some(last) = last else {
         return Err(ToolError::invalid(
@@ -72,7 +74,7 @@ fn affected_ids(shared: &TestShared) -> Result<Vec<String>, ToolError> {
             "no write of this run has named the tests it reaches yet (a write of a function in a file whose language has a test runner names them)",
         ));
     };
-    if last.ids.is_empty() {
+    if last.tests.is_empty() {
         let why = if last.complete {
             "no test reaches it (the search was complete)"
         } else {
@@ -86,7 +88,37 @@ fn affected_ids(shared: &TestShared) -> Result<Vec<String>, ToolError> {
             ),
         ));
     }
-    Ok(last.ids)
+    Ok(last.tests)
+}
+
+/// `tests` (each with its file) by the project whose runner runs it, in order of first
+/// appearance: in a Cargo workspace each package runs its own.
+fn by_project(tests: Vec<TestItem>, root: &Path) -> Result<Vec<(Detected, Targets)>, ToolError> {
+    let mut groups: Vec<(Detected, Vec<String>)> = Vec::new();
+    for t in tests {
+        let (_, detected) = crate::runner::project_of(&t.path, root)?;
+        match groups.iter_mut().find(|(d, _)| d.root == detected.root) {
+            Some((_, ids)) => {
+                if !ids.contains(&t.id) {
+                    ids.push(t.id);
+                }
+            }
+            None => groups.push((detected, vec![t.id])),
+        }
+    }
+    Ok(groups
+        .into_iter()
+        .map(|(d, ids)| (d, Targets::Ids(ids)))
+        .collect())
+}
+
+/// What one runner reported for one project.
+struct Ran {
+    report: Report,
+    elapsed: Duration,
+    /// The output passed its cap and the run was stopped.
+    cut: bool,
+    runner: &'static str,
 }
 
 /// `run`.
@@ -123,7 +155,8 @@ pub async fn run(
         }
     }
     let file = args.file.as_deref().map(|f| ws.resolve(f)).transpose()?;
-    let mut ids = args.ids.clone().filter(|i| !i.is_empty());
+    let ids = args.ids.clone().filter(|i| !i.is_empty());
+    let mut chosen: Option<Vec<TestItem>> = None;
     if args.affected {
         if ids.is_some() || file.is_some() || args.changed_since.is_some() {
             return Err(ToolError::invalid(
@@ -131,9 +164,9 @@ pub async fn run(
                 "`affected` runs the tests the last write named: pass it without `ids`, `file` or `changed_since`",
             ));
         }
-        ids = Some(affected_ids(shared)?);
+        chosen = Some(affected_tests(shared)?);
     }
-    if let (None, Some(rev)) = (&ids, &args.changed_since) {
+    if let (None, None, Some(rev)) = (&ids, &chosen, &args.changed_since) {
         let changed = crate::changes::changed_since(&ctx.run, rev).await?;
         let mut reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
         reach.add_recorded(crate::list::recorded_for(ctx, shared, &changed));
@@ -148,9 +181,13 @@ pub async fn run(
                 changed.len()
             )));
         }
-        ids = Some(reach.tests.into_iter().map(|t| t.id).collect());
+        chosen = Some(reach.tests);
     }
     let (detected, targets) = match (&ids, &file) {
+        _ if chosen.is_some() => {
+            let groups = by_project(chosen.take().unwrap_or_default(), &root)?;
+            return answer_runs(ctx, shared, args, groups, key, true).await;
+        }
         (Some(ids), file) => (
             project_for_ids(ids, file.as_deref(), &root)?,
             Targets::Ids(ids.clone()),
@@ -192,6 +229,72 @@ pub async fn run(
         }
         (None, None) => (project_at_root(&root)?, Targets::All),
     };
+    let asked_ids = ids.is_some();
+    answer_runs(ctx, shared, args, vec![(detected, targets)], key, asked_ids).await
+}
+
+/// Runs each group in turn and answers their counts together, then one line per failure;
+/// `by_id`: the tests were asked by id (an error when nothing ran names them).
+async fn answer_runs(
+    ctx: &CallCtx,
+    shared: &TestShared,
+    args: &TestArgs,
+    groups: Vec<(Detected, Targets)>,
+    key: (Option<String>, Option<Vec<String>>),
+    by_id: bool,
+) -> Result<ToolOutput, ToolError> {
+    let mut all = Report::default();
+    let mut elapsed = Duration::ZERO;
+    let mut cut = false;
+    let mut runners: Vec<&str> = Vec::new();
+    for (detected, targets) in groups {
+        let ran = run_one(ctx, shared, args, detected, &targets, by_id).await?;
+        all.passed += ran.report.passed;
+        all.failed += ran.report.failed;
+        all.skipped += ran.report.skipped;
+        all.failures.extend(ran.report.failures);
+        elapsed += ran.elapsed;
+        cut |= ran.cut;
+        if !runners.contains(&ran.runner) {
+            runners.push(ran.runner);
+        }
+    }
+    let cap = shared.config.max_output_bytes;
+    let mut head = headline(&all, elapsed, &runners.join(", "));
+    if cut {
+        head.push_str(&format!(
+            " (the output passed the {cap}-byte cap and the run was stopped: the counts are partial)"
+        ));
+    }
+    let lines: Vec<String> = all.failures.iter().map(failure_line).collect();
+    let text = paged(
+        &head,
+        &lines,
+        args.offset.unwrap_or(0),
+        shared.config.answer_bytes,
+        "failures",
+    );
+    if let Ok(mut last) = shared.last.lock() {
+        *last = Some(LastRun { key, head, lines });
+    }
+    Ok(ToolOutput::text(text))
+}
+
+/// Runs `targets` of the project `detected` with its runner and reads its report
+/// (`by_id`: see [`answer_runs`]).
+async fn run_one(
+    ctx: &CallCtx,
+    shared: &TestShared,
+    args: &TestArgs,
+    detected: Detected,
+    targets: &Targets,
+    by_id: bool,
+) -> Result<Ran, ToolError> {
+    let ids = match targets {
+        Targets::Ids(ids) if by_id => Some(ids.as_slice()),
+        _ => None,
+    };
+    let root = ctx.run.root().to_path_buf();
     let search = ProgramSearch::for_run(&ctx.run);
     let runner_name = detected.kind.name();
     let resolved = resolve(detected, &search, shared.config.cargo)
@@ -206,7 +309,7 @@ pub async fn run(
     let recording = (shared.config.record && resolved.detected.kind == RunnerKind::Pytest)
         .then(|| Recording::prepare(&state, n))
         .flatten();
-    let plan = plan(&resolved, &targets, &state, n, recording.as_ref());
+    let plan = plan(&resolved, targets, &state, n, recording.as_ref());
     let project_root = resolved.detected.root.clone();
     let mut cmd = tools_core::child_command(&ctx.run, &plan.argv[0]);
     cmd.args(&plan.argv[1..])
@@ -270,24 +373,18 @@ pub async fn run(
             return Err(nothing_reported(
                 runner_name,
                 &finished,
-                ids.as_deref(),
+                ids,
                 other.err(),
                 &project_root,
             ));
         }
     };
-    let mut head = headline(&report, finished.elapsed, runner_name);
-    if finished.cut {
-        head.push_str(&format!(
-            " (the output passed the {cap}-byte cap and the run was stopped: the counts are partial)"
-        ));
-    }
-    let lines: Vec<String> = report.failures.iter().map(failure_line).collect();
-    let text = paged(&head, &lines, offset, budget, "failures");
-    if let Ok(mut last) = shared.last.lock() {
-        *last = Some(LastRun { key, head, lines });
-    }
-    Ok(ToolOutput::text(text))
+    Ok(Ran {
+        report,
+        elapsed: finished.elapsed,
+        cut: finished.cut,
+        runner: runner_name,
+    })
 }
 
 /// Adds what the run's tests were recorded running to the run's record (memory and

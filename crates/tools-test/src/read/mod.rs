@@ -10,10 +10,18 @@ pub mod libtest;
 
 use std::path::Path;
 
-/// `file:line` for a failure location: `file` (relative to `base`, or absolute) shown
-/// relative to the workspace root.
+/// `file:line` for a failure location: `file` (relative to `base` or to a folder above it
+/// inside the workspace, or absolute) shown relative to the workspace root.
 pub fn location(workspace: &Path, base: &Path, file: &str, line: usize) -> String {
-    let p = base.join(file.strip_prefix("./").unwrap_or(file));
+    let rel = file.strip_prefix("./").unwrap_or(file);
+    // A Cargo workspace's member prints its paths from the workspace's root, above the
+    // member's folder the runner ran in.
+    let p = base
+        .ancestors()
+        .take_while(|a| a.starts_with(workspace))
+        .map(|a| a.join(rel))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| base.join(rel));
     let shown = tools_core::display_relative(workspace, &tools_core::normalize_lexically(&p));
     format!("{shown}:{line}")
 }

@@ -53,3 +53,66 @@ async fn rust_analyzers_related_tests_and_the_walk_name_every_reaching_test() {
     );
     run.close().await;
 }
+
+/// A workspace whose root is a package of its own, with a member crate.
+const WORKSPACE: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\nmembers = [\"crates/calc\"]\n",
+    ),
+    ("src/lib.rs", "pub fn app() {}\n"),
+    (
+        "crates/calc/Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    ),
+    (
+        "crates/calc/src/lib.rs",
+        "pub fn double(x: i32) -> i32 {\n    x * 2\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn doubles() {\n        assert_eq!(double(2), 4);\n    }\n}\n",
+    ),
+];
+
+#[tokio::test]
+async fn affected_tests_of_a_member_crate_run_in_that_crate() {
+    if tools_core::testing::require_binary("rust-analyzer", "rust-analyzer").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    super::write_files(dir.path(), WORKSPACE);
+    std::fs::write(
+        dir.path().join("agent-tools.toml"),
+        "[lsp]\nindex_wait_ms = 120000\n\n[test]\ncargo = \"test\"\non_write_ms = 120000\non_write_hold_ms = 120000\n",
+    )
+    .unwrap();
+    let mut opts = RunOptions::at(dir.path()).unwrap();
+    opts.trusted = true;
+    let run = Run::new(opts).unwrap();
+    let mut builder = RegistryBuilder::new(run.clone()).family(tools_fs::family(&run));
+    for family in [
+        tools_lsp::family(&run).unwrap(),
+        tools_ast::family(&run).unwrap(),
+        tools_test::family(&run).unwrap(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        builder = builder.family(family);
+    }
+    let registry = builder.build().unwrap();
+    let args =
+        json!({"path": "crates/calc/src/lib.rs", "old_string": "x * 2", "new_string": "x * 3"});
+    let out = registry.call(Surface::FULL, "edit", args).await.unwrap();
+    let tests = out.sections.iter().find(|s| s.title == "tests").unwrap();
+    assert_eq!(
+        tests.body,
+        "1 test reaches this change to `double` (1 symbol followed through rust-analyzer references; 1 named by the server's own related tests); `test run` with `affected: true` runs them\n\
+         crates/calc/src/lib.rs:10 tests::doubles"
+    );
+    let args = json!({"action": "run", "affected": true});
+    let out = registry.call(Surface::FULL, "test", args).await.unwrap();
+    assert_eq!(
+        super::without_time(&out.text),
+        "0 passed, 1 failed, 0 skipped in T s — cargo test\n\
+         crates/calc/src/lib.rs:11 tests::doubles — assertion `left == right` failed / left: 6 / right: 4"
+    );
+    run.close().await;
+}
