@@ -199,6 +199,26 @@ pub fn named_around(
     around(true).or_else(|| around(false))
 }
 
+/// The innermost named symbol that is not a callable nor a container of code (a module,
+/// namespace or package) overlapping `from..to`: a variable, constant, field or class.
+fn value_at(
+    symbols: &[tools_core::SourceSymbol],
+    from: usize,
+    to: usize,
+) -> Option<(&tools_core::SourceSymbol, String)> {
+    symbols
+        .iter()
+        .filter(|s| s.range.start < to && from < s.range.end)
+        .filter(|s| {
+            !is_callable(&s.kind)
+                && !["module", "namespace", "package", "file"]
+                    .iter()
+                    .any(|k| s.kind.contains(k))
+        })
+        .filter_map(|s| Some((s, called_name(s.path.last()?)?)))
+        .min_by_key(|(s, _)| s.range.len())
+}
+
 /// What a set of changed lines of one file touches.
 #[derive(Debug, Default)]
 pub struct Touched {
@@ -241,7 +261,21 @@ pub async fn functions_at(
                     .trim()
                     .is_empty()
             {
-                out.outside.push((*a, *b));
+                // A changed value outside any function (`LIMIT = 30`, a class attribute) is
+                // followed from its own name: the functions using it reach the tests.
+                match value_at(&found.symbols, from, to) {
+                    Some((s, name)) => {
+                        let changed = ChangedSymbol {
+                            path: path.to_path_buf(),
+                            line: tools_core::line_number(text, s.range.start),
+                            name,
+                        };
+                        if !out.functions.contains(&changed) {
+                            out.functions.push(changed);
+                        }
+                    }
+                    None => out.outside.push((*a, *b)),
+                }
             }
             // The innermost: no other touched function inside it.
             for s in &touched {

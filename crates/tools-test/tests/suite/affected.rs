@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tools_core::{Registry, RegistryBuilder, Run, RunOptions, Surface, ToolOutput};
+use tools_core::{Registry, Run, Surface, ToolOutput};
 
 const FILES: &[(&str, &str)] = &[
     (
@@ -44,27 +44,14 @@ fn registry_within(
     hold_ms: u64,
     more: &str,
 ) -> (Arc<Run>, Arc<Registry>) {
-    super::write_files(dir, FILES);
-    std::fs::write(
-        dir.join("agent-tools.toml"),
-        format!("[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = {ms}\non_write_hold_ms = {hold_ms}\n{more}"),
+    super::with_servers_as(
+        dir,
+        FILES,
+        &format!(
+            "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = {ms}\non_write_hold_ms = {hold_ms}\n{more}"
+        ),
+        trusted,
     )
-    .unwrap();
-    let mut opts = RunOptions::at(dir).unwrap();
-    opts.trusted = trusted;
-    let run = Run::new(opts).unwrap();
-    let mut builder = RegistryBuilder::new(run.clone()).family(tools_fs::family(&run));
-    for family in [
-        tools_lsp::family(&run).unwrap(),
-        tools_ast::family(&run).unwrap(),
-        tools_test::family(&run).unwrap(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        builder = builder.family(family);
-    }
-    (run, builder.build().unwrap())
 }
 
 async fn call(registry: &Registry, tool: &str, args: Value) -> ToolOutput {

@@ -88,6 +88,39 @@ pub fn workspace_with(files: &[(&str, &str)], trusted: bool, config: &str) -> Ws
     Ws { dir, registry }
 }
 
+/// A trusted run at `dir` (its files written first) with `config` as its `agent-tools.toml`
+/// and the fs, lsp, ast and test families: writes name the tests they reach through real
+/// language servers.
+pub fn with_servers(dir: &Path, files: &[(&str, &str)], config: &str) -> (Arc<Run>, Arc<Registry>) {
+    with_servers_as(dir, files, config, true)
+}
+
+/// [`with_servers`], trusted or not.
+pub fn with_servers_as(
+    dir: &Path,
+    files: &[(&str, &str)],
+    config: &str,
+    trusted: bool,
+) -> (Arc<Run>, Arc<Registry>) {
+    write_files(dir, files);
+    std::fs::write(dir.join("agent-tools.toml"), config).unwrap();
+    let mut opts = RunOptions::at(dir).unwrap();
+    opts.trusted = trusted;
+    let run = Run::new(opts).unwrap();
+    let mut builder = RegistryBuilder::new(run.clone()).family(tools_fs::family(&run));
+    for family in [
+        tools_lsp::family(&run).unwrap(),
+        tools_ast::family(&run).unwrap(),
+        tools_test::family(&run).unwrap(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        builder = builder.family(family);
+    }
+    (run, builder.build().unwrap())
+}
+
 pub fn run_args(extra: Value) -> Value {
     let mut args = json!({"action": "run"});
     if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {

@@ -2,7 +2,7 @@
 //! around each use, and found by name where the server sees no use (a `getattr`).
 
 use serde_json::json;
-use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+use tools_core::Surface;
 
 const FILES: &[(&str, &str)] = &[
     (
@@ -37,28 +37,11 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    super::write_files(dir.path(), FILES);
-    std::fs::write(
-        dir.path().join("agent-tools.toml"),
+    let (run, registry) = super::with_servers(
+        dir.path(),
+        FILES,
         "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
-    )
-    .unwrap();
-    let mut opts = RunOptions::at(dir.path()).unwrap();
-    opts.trusted = true;
-    let run = Run::new(opts).unwrap();
-    let mut builder = RegistryBuilder::new(run.clone());
-    builder = builder.family(tools_fs::family(&run));
-    for family in [
-        tools_lsp::family(&run).unwrap(),
-        tools_ast::family(&run).unwrap(),
-        tools_test::family(&run).unwrap(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        builder = builder.family(family);
-    }
-    let registry = builder.build().unwrap();
+    );
     let args = json!({"action": "list", "file": "calc.py", "line": 5, "symbol": "sub"});
     let out = registry.call(Surface::FULL, "test", args).await.unwrap();
     assert_eq!(
@@ -131,5 +114,38 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
              tests/test_ops.py:5 tests/test_ops.py::test_twice_the_gap — assert 8 == 4"
         );
     }
+    run.close().await;
+}
+
+#[tokio::test]
+async fn a_changed_value_outside_any_function_is_followed_from_its_name() {
+    if tools_core::testing::require_binary("pyright", "pyright-langserver").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (run, registry) = super::with_servers(
+        dir.path(),
+        &[
+            FILES[0],
+            (
+                "limits.py",
+                "LIMIT = 30\n\n\ndef allowed(n):\n    return n <= LIMIT\n",
+            ),
+            (
+                "tests/test_limits.py",
+                "from limits import allowed\n\n\ndef test_allowed():\n    assert allowed(30)\n",
+            ),
+        ],
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
+    );
+    let args = json!({"path": "limits.py", "old_string": "LIMIT = 30", "new_string": "LIMIT = 29"});
+    let out = registry.call(Surface::FULL, "edit", args).await.unwrap();
+    let tests = out.sections.iter().find(|s| s.title == "tests").unwrap();
+    assert_eq!(
+        tests.body,
+        "1 test reaches this change to `LIMIT` (2 symbols followed through pyright-langserver references); `test run` with `affected: true` runs them\n\
+         tests/test_limits.py:4 tests/test_limits.py::test_allowed\n\
+         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+    );
     run.close().await;
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tools_core::{Registry, RegistryBuilder, Run, RunOptions, Surface, ToolOutput};
+use tools_core::{Registry, Run, Surface, ToolOutput};
 
 const FILES: &[(&str, &str)] = &[
     (
@@ -24,27 +24,11 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 fn registry(dir: &std::path::Path) -> (Arc<Run>, Arc<Registry>) {
-    super::write_files(dir, FILES);
-    std::fs::write(
-        dir.join("agent-tools.toml"),
+    super::with_servers(
+        dir,
+        FILES,
         "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
     )
-    .unwrap();
-    let mut opts = RunOptions::at(dir).unwrap();
-    opts.trusted = true;
-    let run = Run::new(opts).unwrap();
-    let mut builder = RegistryBuilder::new(run.clone()).family(tools_fs::family(&run));
-    for family in [
-        tools_lsp::family(&run).unwrap(),
-        tools_ast::family(&run).unwrap(),
-        tools_test::family(&run).unwrap(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        builder = builder.family(family);
-    }
-    (run, builder.build().unwrap())
 }
 
 async fn call(registry: &Registry, tool: &str, args: Value) -> ToolOutput {

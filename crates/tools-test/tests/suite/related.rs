@@ -3,7 +3,7 @@
 //! reaching it through another function by the walk.
 
 use serde_json::json;
-use tools_core::{RegistryBuilder, Run, RunOptions, Surface};
+use tools_core::Surface;
 
 const FILES: &[(&str, &str)] = &[
     (
@@ -22,27 +22,7 @@ async fn rust_analyzers_related_tests_and_the_walk_name_every_reaching_test() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    super::write_files(dir.path(), FILES);
-    std::fs::write(
-        dir.path().join("agent-tools.toml"),
-        "[lsp]\nindex_wait_ms = 120000\n",
-    )
-    .unwrap();
-    let mut opts = RunOptions::at(dir.path()).unwrap();
-    opts.trusted = true;
-    let run = Run::new(opts).unwrap();
-    let mut builder = RegistryBuilder::new(run.clone());
-    for family in [
-        tools_lsp::family(&run).unwrap(),
-        tools_ast::family(&run).unwrap(),
-        tools_test::family(&run).unwrap(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        builder = builder.family(family);
-    }
-    let registry = builder.build().unwrap();
+    let (run, registry) = super::with_servers(dir.path(), FILES, "[lsp]\nindex_wait_ms = 120000\n");
     let args = json!({"action": "list", "file": "src/lib.rs", "line": 1, "symbol": "double"});
     let out = registry.call(Surface::FULL, "test", args).await.unwrap();
     assert_eq!(
@@ -77,27 +57,11 @@ async fn affected_tests_of_a_member_crate_run_in_that_crate() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    super::write_files(dir.path(), WORKSPACE);
-    std::fs::write(
-        dir.path().join("agent-tools.toml"),
+    let (run, registry) = super::with_servers(
+        dir.path(),
+        WORKSPACE,
         "[lsp]\nindex_wait_ms = 120000\n\n[test]\ncargo = \"test\"\non_write_ms = 120000\non_write_hold_ms = 120000\n",
-    )
-    .unwrap();
-    let mut opts = RunOptions::at(dir.path()).unwrap();
-    opts.trusted = true;
-    let run = Run::new(opts).unwrap();
-    let mut builder = RegistryBuilder::new(run.clone()).family(tools_fs::family(&run));
-    for family in [
-        tools_lsp::family(&run).unwrap(),
-        tools_ast::family(&run).unwrap(),
-        tools_test::family(&run).unwrap(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        builder = builder.family(family);
-    }
-    let registry = builder.build().unwrap();
+    );
     let args =
         json!({"path": "crates/calc/src/lib.rs", "old_string": "x * 2", "new_string": "x * 3"});
     let out = registry.call(Surface::FULL, "edit", args).await.unwrap();
