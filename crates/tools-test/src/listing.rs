@@ -254,7 +254,7 @@ pub(crate) fn names(body: &str, word: &str) -> bool {
     })
 }
 
-/// The tests of `text` whose body names `symbol`.
+/// The tests of `text` whose body names `symbol` in its code (see [`names_in_code`]).
 pub(crate) fn mentioning(items: Vec<TestItem>, text: &str, symbol: &str) -> Vec<TestItem> {
     let lines: Vec<&str> = text.lines().collect();
     items
@@ -264,9 +264,106 @@ pub(crate) fn mentioning(items: Vec<TestItem>, text: &str, symbol: &str) -> Vec<
                 .get(t.line - 1..t.end.min(lines.len()))
                 .map(|b| b.join("\n"))
                 .unwrap_or_default();
-            names(&body, symbol)
+            names_in_code(&body, symbol, Language::of(&t.path))
         })
         .collect()
+}
+
+/// Whether `text` (in `lang`) names `word` as code: a whole identifier outside comments
+/// and strings, or a string that is the name and nothing else (`getattr(calc, "sub")`).
+/// A word inside a longer string (a test's title, "check any inference") or a comment
+/// names nothing.
+pub(crate) fn names_in_code(text: &str, word: &str, lang: Option<Language>) -> bool {
+    let quiet = quiet_spans(text, lang);
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if ident(before) || ident(after) {
+            return false;
+        }
+        match quiet.iter().find(|q| q.from <= i && i < q.to) {
+            None => true,
+            Some(q) => q.string && q.from == i && q.to == i + word.len(),
+        }
+    })
+}
+
+/// A comment or a string literal's content, by byte offsets.
+struct Quiet {
+    from: usize,
+    to: usize,
+    string: bool,
+}
+
+/// The comments and string contents of `text`, read with `lang`'s delimiters (a light scan:
+/// escapes, Python's triple quotes and JavaScript's template strings are followed; Rust's
+/// and Go's single quotes are left alone, since a Rust lifetime opens none).
+fn quiet_spans(text: &str, lang: Option<Language>) -> Vec<Quiet> {
+    let b = text.as_bytes();
+    let python = lang == Some(Language::Python);
+    let single_quoted = matches!(lang, Some(Language::Python | Language::JavaScript));
+    let backticks = matches!(lang, Some(Language::JavaScript | Language::Go));
+    let mut out = Vec::new();
+    let mut i = 0;
+    let to_line_end = |from: usize| {
+        b[from..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |n| from + n)
+    };
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied();
+        if (python && c == b'#') || (!python && c == b'/' && next == Some(b'/')) {
+            let end = to_line_end(i);
+            out.push(Quiet {
+                from: i,
+                to: end,
+                string: false,
+            });
+            i = end;
+        } else if !python && c == b'/' && next == Some(b'*') {
+            let end = text[i + 2..].find("*/").map_or(b.len(), |n| i + 2 + n + 2);
+            out.push(Quiet {
+                from: i,
+                to: end,
+                string: false,
+            });
+            i = end;
+        } else if c == b'"' || (c == b'\'' && single_quoted) || (c == b'`' && backticks) {
+            let triple = python && b.get(i + 1) == Some(&c) && b.get(i + 2) == Some(&c);
+            let open = if triple { 3 } else { 1 };
+            let mut j = i + open;
+            loop {
+                if j >= b.len() {
+                    break;
+                }
+                if b[j] == b'\\' {
+                    j += 2;
+                    continue;
+                }
+                if triple {
+                    if b[j] == c && b.get(j + 1) == Some(&c) && b.get(j + 2) == Some(&c) {
+                        break;
+                    }
+                } else if b[j] == c || (b[j] == b'\n' && c != b'`') {
+                    break;
+                }
+                j += 1;
+            }
+            let end = j.min(b.len());
+            out.push(Quiet {
+                from: i + open,
+                to: end,
+                string: true,
+            });
+            i = (end + open).min(b.len());
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Every test file of `lang` under `workspace`, at most [`MAX_FILES_SEARCHED`]; the flag
@@ -292,4 +389,49 @@ pub(crate) fn test_files(workspace: &Path, lang: Option<Language>) -> (Vec<PathB
     }
     out.sort();
     (out, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_counts_in_code_and_as_a_whole_string_never_in_a_title_or_a_comment() {
+        let py = Some(Language::Python);
+        assert!(names_in_code("    assert sub(3, 1) == 2", "sub", py));
+        assert!(names_in_code("    getattr(calc, \"sub\")(2, 2)", "sub", py));
+        assert!(!names_in_code(
+            "    # sub is tested elsewhere\n    pass",
+            "sub",
+            py
+        ));
+        assert!(!names_in_code(
+            "    \"\"\"Checks sub.\"\"\"\n    pass",
+            "sub",
+            py
+        ));
+        let js = Some(Language::JavaScript);
+        assert!(!names_in_code(
+            "test(\"check any inference\", () => {})",
+            "check",
+            js
+        ));
+        assert!(names_in_code(
+            "test(\"x\", () => { s.check(1); })",
+            "check",
+            js
+        ));
+        assert!(!names_in_code("// check\nfoo()", "check", js));
+        let rs = Some(Language::Rust);
+        assert!(names_in_code(
+            "fn f<'a>(x: &'a str) { next(x) }",
+            "next",
+            rs
+        ));
+        assert!(!names_in_code(
+            "assert!(it.is_ok(), \"next failed\")",
+            "next",
+            rs
+        ));
+    }
 }

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 use tools_core::{ReferenceSources, Run, SymbolSources, ToolError};
 
-use crate::listing::{TestItem, is_test_file, mentioning, names, test_files, tests_in};
+use crate::listing::{TestItem, is_test_file, mentioning, names_in_code, test_files, tests_in};
+use crate::runner::Language;
 
 /// How far the walk goes from the symbol.
 pub const MAX_DEPTH: usize = 4;
@@ -284,7 +285,7 @@ pub async fn reaching_until(
         let named: Vec<&String> = followed_names
             .iter()
             .filter(|n| !(n.starts_with("__") && n.ends_with("__")))
-            .filter(|n| names(&text, n))
+            .filter(|n| names_in_code(&text, n, Language::of(&f)))
             .collect();
         if named.is_empty() {
             continue;
