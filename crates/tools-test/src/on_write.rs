@@ -178,7 +178,8 @@ fn recorded_reaching(
 }
 
 /// The section's text: the count and what was followed first, one `path:line id` per
-/// test (by file, then line) within `budget` bytes, then what was not searched.
+/// test (those using a changed symbol themselves first, then by file and line) within
+/// `budget` bytes, then what was not searched.
 fn section_text(
     ctx: &CallCtx,
     names: &str,

@@ -39,6 +39,9 @@ pub struct Reach {
     pub cut: bool,
     /// Tests first named by the server's own related-tests request.
     pub by_server: usize,
+    /// The ids of the tests that use a changed symbol themselves (or are changed, or the
+    /// server relates to it): listed first, before those reached through other functions.
+    pub direct: HashSet<String>,
 }
 
 impl Reach {
@@ -77,7 +80,7 @@ impl Reach {
     }
 
     /// Adds the tests an earlier run recorded reaching the change (those not found
-    /// already), keeping the order by path then line.
+    /// already), keeping the order ([`Reach::sort`]).
     pub fn add_recorded(&mut self, recorded: Vec<TestItem>) {
         for t in recorded {
             if !self.tests.iter().any(|r| r.id == t.id) {
@@ -85,8 +88,19 @@ impl Reach {
                 self.tests.push(t);
             }
         }
-        self.tests
-            .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+        self.sort();
+    }
+
+    /// Orders the tests: the direct ones first, then by path and line.
+    pub fn sort(&mut self) {
+        let direct = &self.direct;
+        self.tests.sort_by(|a, b| {
+            (!direct.contains(&a.id), &a.path, a.line).cmp(&(
+                !direct.contains(&b.id),
+                &b.path,
+                b.line,
+            ))
+        });
     }
 }
 
@@ -169,6 +183,7 @@ pub async fn reaching_until(
             for t in related {
                 if ids.insert(t.name.clone()) {
                     reach.by_server += 1;
+                    reach.direct.insert(t.name.clone());
                     reach.tests.push(TestItem {
                         path: t.path,
                         line: t.line,
@@ -253,6 +268,9 @@ pub async fn reaching_until(
         for u in uses {
             let in_tests = is_test_file(&u.path) || u.path.extension().is_some_and(|e| e == "rs");
             if in_tests && let Some(t) = test_at(&u.path, u.line, &workspace) {
+                if depth == 0 {
+                    reach.direct.insert(t.id.clone());
+                }
                 if ids.insert(t.id.clone()) {
                     reach.tests.push(t);
                 }
@@ -302,9 +320,7 @@ pub async fn reaching_until(
             }
         }
     }
-    reach
-        .tests
-        .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    reach.sort();
     dedup_in_order(&mut reach.gaps);
     Ok(reach)
 }
@@ -409,6 +425,7 @@ pub async fn reaching_all_until(
         if is_test_file(&c.path)
             && let Some(t) = test_at(&c.path, c.line, &workspace)
         {
+            one.direct.insert(t.id.clone());
             one.tests.push(t);
         } else if not_waited || stop.is_some_and(CancellationToken::is_cancelled) {
             one.cut = true;
@@ -425,6 +442,7 @@ pub async fn reaching_all_until(
             all.source = one.source;
         }
         all.gaps.extend(one.gaps);
+        all.direct.extend(one.direct);
         for t in one.tests {
             if ids.insert(t.id.clone()) {
                 all.tests.push(t);
@@ -440,7 +458,36 @@ pub async fn reaching_all_until(
             cut_line(&workspace, all.followed, &cut)
         });
     }
-    all.tests
-        .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    all.sort();
     Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(path: &str, line: usize, id: &str) -> TestItem {
+        TestItem {
+            path: PathBuf::from(path),
+            line,
+            end: line,
+            id: id.into(),
+        }
+    }
+
+    #[test]
+    fn the_tests_using_a_change_themselves_come_first_then_by_file_and_line() {
+        let mut reach = Reach {
+            tests: vec![
+                item("/w/tests/test_a.py", 9, "a::far"),
+                item("/w/tests/test_z.py", 3, "z::own"),
+                item("/w/tests/test_a.py", 2, "a::near"),
+            ],
+            ..Reach::default()
+        };
+        reach.direct.insert("z::own".into());
+        reach.sort();
+        let ids: Vec<&str> = reach.tests.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["z::own", "a::near", "a::far"]);
+    }
 }
