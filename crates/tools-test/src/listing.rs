@@ -49,7 +49,7 @@ pub fn tests_in(path: &Path, text: &str, detected: &Detected) -> Vec<TestItem> {
     let mut items = match detected.kind {
         RunnerKind::Pytest => python_tests(path, text, &rel),
         RunnerKind::Cargo | RunnerKind::Nextest => {
-            rust_tests(path, text, &rust_module_prefix(&rel))
+            rust_tests(path, text, &rust_module_prefix(&rel, &detected.root))
         }
         RunnerKind::Go => go_tests(path, text, &rel),
         RunnerKind::Vitest | RunnerKind::Jest => js_tests(path, text, &rel),
@@ -117,18 +117,54 @@ fn python_tests(path: &Path, text: &str, rel: &str) -> Vec<TestItem> {
     out
 }
 
-/// The module path of a Rust file inside its test binary: `src/lib.rs` and `tests/x.rs` are
-/// the root, `src/a/b.rs` and `src/a/b/mod.rs` are `a::b::`.
-fn rust_module_prefix(rel: &str) -> String {
-    let Some(inner) = rel.strip_prefix("src/") else {
-        return String::new();
-    };
-    let inner = inner.strip_suffix(".rs").unwrap_or(inner);
-    let inner = inner.strip_suffix("/mod").unwrap_or(inner);
-    if matches!(inner, "lib" | "main") || inner.starts_with("bin/") {
-        return String::new();
+/// The module path of a Rust file inside its test binary: a target's root file (`src/lib.rs`,
+/// `src/main.rs`, `tests/x.rs`, or the `path` of a `[lib]` or `[[bin]]` in the package's
+/// manifest, such as `crates/core/main.rs`) is the root, and a file below its folder is
+/// a module of it (`src/a/b.rs` and `src/a/b/mod.rs` are `a::b::`).
+fn rust_module_prefix(rel: &str, package: &Path) -> String {
+    let mut roots: Vec<String> = manifest_target_paths(package);
+    roots.extend(["src/lib.rs".to_string(), "src/main.rs".to_string()]);
+    // The deepest root folder holding the file decides.
+    roots.sort_by_key(|r| std::cmp::Reverse(r.matches('/').count()));
+    for root in &roots {
+        let dir = root.rsplit_once('/').map_or("", |(d, _)| d);
+        let Some(inner) = (if dir.is_empty() {
+            Some(rel)
+        } else {
+            rel.strip_prefix(dir).and_then(|r| r.strip_prefix('/'))
+        }) else {
+            continue;
+        };
+        if rel == root || inner.starts_with("bin/") {
+            return String::new();
+        }
+        let inner = inner.strip_suffix(".rs").unwrap_or(inner);
+        let inner = inner.strip_suffix("/mod").unwrap_or(inner);
+        if matches!(inner, "lib" | "main") {
+            return String::new();
+        }
+        return format!("{}::", inner.replace('/', "::"));
     }
-    format!("{}::", inner.replace('/', "::"))
+    String::new()
+}
+
+/// The `path`s of the `[lib]` and `[[bin]]` targets the package's manifest names
+/// (relative to the package, with `/`); none when it names none or cannot be read.
+fn manifest_target_paths(package: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(package.join("Cargo.toml")) else {
+        return Vec::new();
+    };
+    let Ok(manifest) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let path_of = |t: &toml::Value| t.get("path")?.as_str().map(|p| p.replace('\\', "/"));
+    let mut out: Vec<String> = manifest.get("lib").and_then(path_of).into_iter().collect();
+    if let Some(bins) = manifest.get("bin").and_then(|b| b.as_array()) {
+        out.extend(bins.iter().filter_map(path_of));
+    }
+    out.iter()
+        .map(|p| p.trim_start_matches("./").to_string())
+        .collect()
 }
 
 fn rust_tests(path: &Path, text: &str, prefix: &str) -> Vec<TestItem> {
@@ -394,6 +430,27 @@ pub(crate) fn test_files(workspace: &Path, lang: Option<Language>) -> (Vec<PathB
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rust_files_module_path_starts_at_its_targets_root_wherever_the_manifest_puts_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path();
+        assert_eq!(rust_module_prefix("src/lib.rs", pkg), "");
+        assert_eq!(rust_module_prefix("src/a/b.rs", pkg), "a::b::");
+        assert_eq!(rust_module_prefix("src/a/b/mod.rs", pkg), "a::b::");
+        assert_eq!(rust_module_prefix("src/bin/tool.rs", pkg), "");
+        assert_eq!(rust_module_prefix("tests/cli.rs", pkg), "");
+        std::fs::write(
+            pkg.join("Cargo.toml"),
+            "[package]\nname = \"rg\"\n\n[[bin]]\nname = \"rg\"\npath = \"crates/core/main.rs\"\n",
+        )
+        .unwrap();
+        assert_eq!(rust_module_prefix("crates/core/main.rs", pkg), "");
+        assert_eq!(
+            rust_module_prefix("crates/core/flags/defs.rs", pkg),
+            "flags::defs::"
+        );
+    }
 
     #[test]
     fn a_name_counts_in_code_and_as_a_whole_string_never_in_a_title_or_a_comment() {
