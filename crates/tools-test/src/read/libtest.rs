@@ -115,8 +115,11 @@ fn build_errors(stderr: &str) -> Vec<(String, Option<(&str, usize)>)> {
     let lines: Vec<&str> = stderr.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
+        // nextest's "no tests to run" (its filters matched nothing) is no build error: the
+        // run reported no test, which the caller says as such.
         if !(l.starts_with("error[") || l.starts_with("error: "))
             || l.starts_with("error: could not compile")
+            || l.starts_with("error: no tests to run")
         {
             continue;
         }

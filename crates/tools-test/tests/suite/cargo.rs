@@ -121,5 +121,11 @@ async fn nextest_answers_as_cargo_test_does() {
     );
     let text = ws.ok(run_args(json!({"ids": ["tests::adds"]}))).await;
     assert_eq!(text, "1 passed, 0 failed, 0 skipped in T s — cargo nextest");
+    // An id nextest's filter matches nowhere is no such test, not a failed build.
+    let err = ws.err(run_args(json!({"ids": ["tests::nowhere"]}))).await;
+    assert_eq!(
+        err,
+        "invalid arguments (`ids`): cargo nextest ran no test for `tests::nowhere`: no such test (`list` with the file shows its ids); it said: error: no tests to run"
+    );
     ws.close().await;
 }
