@@ -265,7 +265,12 @@ pub async fn reaching_until(
             ));
             continue;
         };
-        for u in uses {
+        // A use outside the workspace (a standard library's method that an interface
+        // method of ours implements) leads to no test of the project.
+        let inside = |p: &Path| {
+            p.starts_with(&workspace) || p.canonicalize().is_ok_and(|c| c.starts_with(&workspace))
+        };
+        for u in uses.into_iter().filter(|u| inside(&u.path)) {
             let in_tests = is_test_file(&u.path) || u.path.extension().is_some_and(|e| e == "rs");
             if in_tests && let Some(t) = test_at(&u.path, u.line, &workspace) {
                 if depth == 0 {
