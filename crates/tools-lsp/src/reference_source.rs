@@ -26,6 +26,27 @@ impl ServerReferences {
             sup,
         }
     }
+
+    /// `symbol` on `line` (1-based) of `path` synced with its server and placed; `None`
+    /// when the run is gone or no server serves the file.
+    async fn prepared(
+        &self,
+        path: &Path,
+        line: usize,
+        symbol: &str,
+    ) -> Result<Option<query::Prepared>, ToolError> {
+        let Some(run) = self.run.upgrade() else {
+            return Ok(None);
+        };
+        if self.sup.locate(path).is_err() {
+            return Ok(None);
+        }
+        let file = run.workspace().display(path);
+        let line = u32::try_from(line).unwrap_or(u32::MAX);
+        query::prepare(&run, &self.sup, Some(&file), Some(line), Some(symbol), None)
+            .await
+            .map(Some)
+    }
 }
 
 #[tools_core::async_trait]
@@ -49,16 +70,10 @@ impl ReferenceSource for ServerReferences {
         line: usize,
         symbol: &str,
     ) -> Result<Option<Vec<SymbolUse>>, ToolError> {
-        let Some(run) = self.run.upgrade() else {
+        let Some(p) = self.prepared(path, line, symbol).await? else {
             return Ok(None);
         };
-        if self.sup.locate(path).is_err() {
-            return Ok(None);
-        }
-        let file = run.workspace().display(path);
         let line = u32::try_from(line).unwrap_or(u32::MAX);
-        let p =
-            query::prepare(&run, &self.sup, Some(&file), Some(line), Some(symbol), None).await?;
         // Uses in files the server has not analysed yet are missing from an early answer,
         // and a walk takes "no use" at its word: the first analysis must be over, and a
         // young server that finds no use (pyright before it has listed the workspace's
@@ -98,23 +113,17 @@ impl ReferenceSource for ServerReferences {
     ) -> Result<Option<Vec<RelatedTest>>, ToolError> {
         // Only rust-analyzer has the request; other servers are not asked what they would
         // refuse.
-        let Some(run) = self.run.upgrade() else {
-            return Ok(None);
-        };
-        let Ok(loc) = self.sup.locate(path) else {
-            return Ok(None);
-        };
-        let is_rust_analyzer = loc
-            .program
-            .file_stem()
-            .is_some_and(|n| n.to_string_lossy().starts_with("rust-analyzer"));
+        let is_rust_analyzer = self.sup.locate(path).is_ok_and(|loc| {
+            loc.program
+                .file_stem()
+                .is_some_and(|n| n.to_string_lossy().starts_with("rust-analyzer"))
+        });
         if !is_rust_analyzer {
             return Ok(None);
         }
-        let file = run.workspace().display(path);
-        let line = u32::try_from(line).unwrap_or(u32::MAX);
-        let p =
-            query::prepare(&run, &self.sup, Some(&file), Some(line), Some(symbol), None).await?;
+        let Some(p) = self.prepared(path, line, symbol).await? else {
+            return Ok(None);
+        };
         p.client.wait_ready().await;
         match crate::queries::related_tests::related_tests(&p).await {
             Ok(found) => Ok(Some(found)),

@@ -125,40 +125,35 @@ pub async fn changed_in(
 /// The lines (1-based, inclusive ranges of `new`) that differ from `old`; a deletion is
 /// the two lines around where the removed text stood (it may have ended a function).
 pub fn changed_between(old: &str, new: &str) -> Vec<(usize, usize)> {
-    let diff = similar::TextDiff::from_lines(old, new);
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    for op in diff.ops() {
-        if matches!(op, similar::DiffOp::Equal { .. }) {
-            continue;
-        }
-        let r = op.new_range();
-        let (a, b) = if r.is_empty() {
-            (r.start.max(1), r.start + 1)
-        } else {
-            (r.start + 1, r.end)
-        };
-        out.push((a, b));
-    }
-    out
+    changed_lines_on(old, new, similar::DiffOp::new_range)
 }
 
 /// The lines of `old` (1-based, inclusive ranges) that `new` no longer has as they were; an
 /// insertion is the two lines of `old` around where the new text went in.
 pub fn changed_in_old(old: &str, new: &str) -> Vec<(usize, usize)> {
+    changed_lines_on(old, new, similar::DiffOp::old_range)
+}
+
+/// The changed lines on one side of the diff of `old` and `new` (`side` picks it), an
+/// empty range standing for the two lines around it.
+fn changed_lines_on(
+    old: &str,
+    new: &str,
+    side: fn(&similar::DiffOp) -> std::ops::Range<usize>,
+) -> Vec<(usize, usize)> {
     let diff = similar::TextDiff::from_lines(old, new);
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    for op in diff.ops() {
-        if matches!(op, similar::DiffOp::Equal { .. }) {
-            continue;
-        }
-        let r = op.old_range();
-        out.push(if r.is_empty() {
-            (r.start.max(1), r.start + 1)
-        } else {
-            (r.start + 1, r.end)
-        });
-    }
-    out
+    diff.ops()
+        .iter()
+        .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
+        .map(|op| {
+            let r = side(op);
+            if r.is_empty() {
+                (r.start.max(1), r.start + 1)
+            } else {
+                (r.start + 1, r.end)
+            }
+        })
+        .collect()
 }
 
 /// The name a symbol is called by in the code, from how its source spells it: gopls'

@@ -349,39 +349,32 @@ fn cut_line(workspace: &Path, followed: usize, cut: &[(PathBuf, usize, String)])
                 "time bound reached after following {followed} symbol{plural} from `{symbol}`; `test list` with `file: \"{file}\"`, `line: {line}`, `symbol: \"{symbol}\"` follows it all"
             )
         }
-        _ => {
-            let named: Vec<String> = cut
-                .iter()
-                .map(|(path, line, symbol)| {
-                    format!(
-                        "`{symbol}` ({}:{line})",
-                        tools_core::display_relative(workspace, path)
-                    )
-                })
-                .collect();
-            format!(
-                "time bound reached after following {followed} symbol{plural}; not followed to the end: {}; `test list` with the `file`, `line` and `symbol` of one follows it all",
-                named.join(", ")
-            )
-        }
+        _ => format!(
+            "time bound reached after following {followed} symbol{plural}; not followed to the end: {}; `test list` with the `file`, `line` and `symbol` of one follows it all",
+            named(workspace, cut)
+        ),
     }
 }
 
 /// The gap of a walk not made because the answer waits for none (`cut`: the symbols).
 fn not_waited_line(workspace: &Path, cut: &[(PathBuf, usize, String)]) -> String {
-    let named: Vec<String> = cut
-        .iter()
+    format!(
+        "the uses of {} were not followed: this answer waits for no walk (its check goes on in the background); `test list` with the `file`, `line` and `symbol` of one follows it",
+        named(workspace, cut)
+    )
+}
+
+/// `cut`'s symbols as the answer names them: `` `convert` (src/types.py:704), … ``.
+fn named(workspace: &Path, cut: &[(PathBuf, usize, String)]) -> String {
+    cut.iter()
         .map(|(path, line, symbol)| {
             format!(
                 "`{symbol}` ({}:{line})",
                 tools_core::display_relative(workspace, path)
             )
         })
-        .collect();
-    format!(
-        "the uses of {} were not followed: this answer waits for no walk (its check goes on in the background); `test list` with the `file`, `line` and `symbol` of one follows it",
-        named.join(", ")
-    )
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The tests that reach any of `changed`: each walked as [`reaching`], a changed test being

@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use tools_core::{Registry, Run, Surface, ToolOutput};
+use serde_json::json;
+use tools_core::{Registry, Run, Surface};
+
+use super::{call, tests_section};
 
 const FILES: &[(&str, &str)] = &[
     (
@@ -52,20 +54,6 @@ fn registry_within(
         ),
         trusted,
     )
-}
-
-async fn call(registry: &Registry, tool: &str, args: Value) -> ToolOutput {
-    match registry.call(Surface::FULL, tool, args.clone()).await {
-        Ok(out) => out,
-        Err(e) => panic!("{tool} {args} failed: {e}"),
-    }
-}
-
-/// The body of the answer's last section, which must be `tests`.
-fn tests_section(out: &ToolOutput) -> &str {
-    let last = out.sections.last().expect("the answer has sections");
-    assert_eq!(last.title, "tests", "sections: {:?}", out.sections);
-    &last.body
 }
 
 #[tokio::test]

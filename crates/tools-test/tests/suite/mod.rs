@@ -121,6 +121,21 @@ pub fn with_servers_as(
     (run, builder.build().unwrap())
 }
 
+/// `tool` called with `args` through the full surface; a failure fails the test.
+pub async fn call(registry: &Registry, tool: &str, args: Value) -> ToolOutput {
+    match registry.call(Surface::FULL, tool, args.clone()).await {
+        Ok(out) => out,
+        Err(e) => panic!("{tool} {args} failed: {e}"),
+    }
+}
+
+/// The body of the answer's last section, which must be `tests`.
+pub fn tests_section(out: &ToolOutput) -> &str {
+    let last = out.sections.last().expect("the answer has sections");
+    assert_eq!(last.title, "tests", "sections: {:?}", out.sections);
+    &last.body
+}
+
 pub fn run_args(extra: Value) -> Value {
     let mut args = json!({"action": "run"});
     if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {

@@ -5,8 +5,10 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use tools_core::{Registry, Run, Surface, ToolOutput};
+use serde_json::json;
+use tools_core::{Registry, Run};
+
+use super::{call, tests_section};
 
 const FILES: &[(&str, &str)] = &[
     (
@@ -29,19 +31,6 @@ fn registry(dir: &std::path::Path) -> (Arc<Run>, Arc<Registry>) {
         FILES,
         "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
     )
-}
-
-async fn call(registry: &Registry, tool: &str, args: Value) -> ToolOutput {
-    match registry.call(Surface::FULL, tool, args.clone()).await {
-        Ok(out) => out,
-        Err(e) => panic!("{tool} {args} failed: {e}"),
-    }
-}
-
-fn tests_section(out: &ToolOutput) -> &str {
-    let last = out.sections.last().expect("the answer has sections");
-    assert_eq!(last.title, "tests", "sections: {:?}", out.sections);
-    &last.body
 }
 
 #[tokio::test]
