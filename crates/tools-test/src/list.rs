@@ -13,7 +13,7 @@ use crate::changes::ChangedSymbol;
 use crate::listing::{
     MAX_FILES_SEARCHED, TestItem, is_test_file, mentioning, names, test_files, tests_in,
 };
-use crate::recorded::reaching_now;
+use crate::recorded::recorded_for;
 use crate::runner::{Language, project_of};
 
 /// The tests `file` stands for: its own when it holds tests (a test file, or any Rust
@@ -178,29 +178,6 @@ fn filter_by_symbol(
         out.extend(mentioning(group, &text_of(&p), symbol));
     }
     out
-}
-
-/// The tests this run's earlier `test run`s saw running the functions `changed`.
-pub(crate) fn recorded_for(
-    ctx: &CallCtx,
-    shared: &TestShared,
-    changed: &[ChangedSymbol],
-) -> Vec<TestItem> {
-    if !shared.config.record {
-        return Vec::new();
-    }
-    changed
-        .iter()
-        .flat_map(|c| {
-            reaching_now(
-                shared,
-                ctx.run.root(),
-                &c.path,
-                &[(c.line, c.line)],
-                std::slice::from_ref(&c.name),
-            )
-        })
-        .collect()
 }
 
 /// `list` with `file`, `line` and `symbol`: the reaching tests.

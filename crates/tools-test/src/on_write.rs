@@ -20,7 +20,7 @@ use crate::TestShared;
 use crate::changes::{ChangedSymbol, changed_between, changed_in_old, functions_at};
 use crate::listing::TestItem;
 use crate::reach::{Bound, Reach};
-use crate::recorded::{ChangedFile, project_key};
+use crate::recorded::{ChangedFile, keys_of};
 use crate::runner::{Detected, RunnerKind};
 
 /// Time past the walk's bound for the name search in the tests' text and the answer.
@@ -86,14 +86,13 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
             continue;
         };
         let file = ws.display(path);
-        let image = ws.pre_write_images().before(path);
-        let old_text = match image.as_deref() {
-            Some(PreImage::Content(old)) => Some(String::from_utf8_lossy(old).into_owned()),
-            _ => None,
-        };
-        let ranges = match image.as_deref() {
-            Some(PreImage::Content(_)) => changed_between(old_text.as_deref().unwrap_or(""), &new),
-            Some(PreImage::Absent) => vec![(1, new.lines().count().max(1))],
+        let (old_text, ranges) = match ws.pre_write_images().before(path).as_deref() {
+            Some(PreImage::Content(old)) => {
+                let old = String::from_utf8_lossy(old).into_owned();
+                let ranges = changed_between(&old, &new);
+                (Some(old), ranges)
+            }
+            Some(PreImage::Absent) => (None, vec![(1, new.lines().count().max(1))]),
             None => {
                 out.gaps.push(format!(
                     "{file}: its text before this write was not kept (too large, or changed by something else), so its changes were not followed; `test list` with `changed_since` follows a git diff"
@@ -151,8 +150,7 @@ fn recorded_reaching(
     names: &[String],
     out: &mut Changes,
 ) {
-    let project = project_key(root, &detected.root);
-    let file = tools_core::display_relative(&detected.root, path).replace('\\', "/");
+    let (project, file) = keys_of(root, detected, path);
     let mut recorded = tools_core::lock_unpoisoned(&shared.recorded);
     if !recorded.has(&project) {
         out.unrecorded = true;

@@ -87,16 +87,21 @@ pub fn project_key(workspace: &Path, project_root: &Path) -> String {
 }
 
 /// The tests `found` in the project `detected`, at their lines now (from their file's own
-/// listing, when it still has them); those whose file is gone are left out.
+/// listing, when it still has them); those whose file is gone are left out. Each file is
+/// read and listed once, however many of its tests were found.
 pub fn as_items(found: Vec<RecordedTest>, detected: &Detected) -> Vec<TestItem> {
+    let mut listed: HashMap<String, Option<Vec<TestItem>>> = HashMap::new();
     let mut out = Vec::new();
     for t in found {
         let path = detected.root.join(&t.file);
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Some(listing) = listed.entry(t.file.clone()).or_insert_with(|| {
+            let text = std::fs::read_to_string(&path).ok()?;
+            Some(tests_in(&path, &text, detected))
+        }) else {
             continue;
         };
-        let line = tests_in(&path, &text, detected)
-            .into_iter()
+        let line = listing
+            .iter()
             .find(|i| i.id == t.id)
             .map_or(t.line, |i| i.line);
         out.push(TestItem {
@@ -109,10 +114,43 @@ pub fn as_items(found: Vec<RecordedTest>, detected: &Detected) -> Vec<TestItem> 
     out
 }
 
+/// The keys `path` is recorded under: its project's (see [`project_key`]) and its own
+/// path relative to that project, with `/`.
+pub fn keys_of(workspace: &Path, detected: &Detected, path: &Path) -> (String, String) {
+    (
+        project_key(workspace, &detected.root),
+        tools_core::display_relative(&detected.root, path).replace('\\', "/"),
+    )
+}
+
+/// The tests this run's earlier `test run`s saw running the functions `changed` (none
+/// when recording is off).
+pub(crate) fn recorded_for(
+    ctx: &tools_core::CallCtx,
+    shared: &TestShared,
+    changed: &[crate::changes::ChangedSymbol],
+) -> Vec<TestItem> {
+    if !shared.config.record {
+        return Vec::new();
+    }
+    changed
+        .iter()
+        .flat_map(|c| {
+            reaching_now(
+                shared,
+                ctx.run.root(),
+                &c.path,
+                &[(c.line, c.line)],
+                std::slice::from_ref(&c.name),
+            )
+        })
+        .collect()
+}
+
 /// The recorded tests of `path`'s project that ran its lines `lines` as the file is now (or,
 /// once it changed since the recording, its functions `names`), as items; none when the
 /// project's runner records nothing or the file cannot be read.
-pub(crate) fn reaching_now(
+fn reaching_now(
     shared: &TestShared,
     workspace: &Path,
     path: &Path,
@@ -125,8 +163,7 @@ pub(crate) fn reaching_now(
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
-    let project = project_key(workspace, &detected.root);
-    let file = tools_core::display_relative(&detected.root, path).replace('\\', "/");
+    let (project, file) = keys_of(workspace, &detected, path);
     let found = tools_core::lock_unpoisoned(&shared.recorded).reaching(
         &project,
         &ChangedFile {

@@ -169,7 +169,7 @@ pub async fn run(
     if let (None, None, Some(rev)) = (&ids, &chosen, &args.changed_since) {
         let changed = crate::changes::changed_since(&ctx.run, rev).await?;
         let mut reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
-        reach.add_recorded(crate::list::recorded_for(ctx, shared, &changed));
+        reach.add_recorded(crate::recorded::recorded_for(ctx, shared, &changed));
         if reach.tests.is_empty() {
             let why = if reach.gaps.is_empty() {
                 "the search was complete".to_string()
