@@ -34,8 +34,8 @@ pub struct Plan {
 }
 
 /// The command for `targets` with `resolved`; reports go into `state` (a folder of the
-/// run's own, created by the caller). With `recording`, pytest also records which
-/// functions each test runs (see [`crate::recorder`]).
+/// run's own, created by the caller). With `recording`, pytest and vitest also record
+/// which functions each test (vitest: each test file) runs (see [`crate::recorder`]).
 pub fn plan(
     resolved: &Resolved,
     targets: &Targets,
@@ -56,7 +56,7 @@ pub fn plan(
             );
             argv.push(format!("--junitxml={}", xml.display()).into());
             if let Some(r) = recording {
-                argv.extend(r.pytest_args());
+                argv.extend(r.args());
             }
             report_file = Some(xml);
             match targets {
@@ -129,6 +129,9 @@ pub fn plan(
                 argv.extend(["--json".into(), "--testLocationInResults".into()]);
             }
             argv.push(format!("--outputFile={}", json.display()).into());
+            if let Some(r) = recording.filter(|_| is_vitest) {
+                argv.extend(r.args());
+            }
             report_file = Some(json);
             match targets {
                 Targets::All => {}

@@ -37,8 +37,10 @@
 //!   false` turns it off. `run` with `affected: true` runs the tests the last write named.
 //! - A `run` of pytest records which of the project's functions each test runs (a plugin
 //!   of ours, written into the run's state folder and loaded with `-p`; nothing is
-//!   installed in the project's environment), kept with the run's state, not in the
-//!   checkout. Writes, `list` with a symbol and `changed_since` then also name the tests
+//!   installed in the project's environment), and a `run` of vitest which each test file
+//!   runs (our custom coverage provider, named on its command line: V8's function coverage
+//!   placed through vite's source maps; a file stands for each test `list` reads in it),
+//!   kept with the run's state, not in the checkout. Writes, `list` with a symbol and `changed_since` then also name the tests
 //!   that ran what changed — those a static walk misses (a command table, a test runner's
 //!   `invoke`, decorators) — matched by line while the file's text is the one recorded
 //!   (each write carries the lines over to its new text) and by the changed functions'

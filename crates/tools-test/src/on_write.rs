@@ -21,7 +21,7 @@ use crate::changes::{ChangedSymbol, changed_between, changed_in_old, functions_a
 use crate::listing::TestItem;
 use crate::reach::{Bound, Reach};
 use crate::recorded::{ChangedFile, keys_of};
-use crate::runner::{Detected, RunnerKind};
+use crate::runner::Detected;
 
 /// Time past the walk's bound for the name search in the tests' text and the answer.
 const GRACE: Duration = Duration::from_secs(2);
@@ -117,7 +117,7 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
                 }
                 if let Some(old) = &old_text
                     && shared.config.record
-                    && detected.kind == RunnerKind::Pytest
+                    && detected.kind.records()
                 {
                     let names: Vec<String> = found.functions.iter().map(|f| f.name.clone()).collect();
                     recorded_reaching(shared, root, &detected, path, old, &new, &names, &mut out);

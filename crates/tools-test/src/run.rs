@@ -16,7 +16,7 @@ use crate::exec::{Limits, Stopped, run_to_end};
 use crate::listing::TestItem;
 use crate::recorder::{Output, Recording};
 use crate::report::Report;
-use crate::runner::{Detected, LANGUAGES, Language, RunnerKind, detect, resolve};
+use crate::runner::{Detected, LANGUAGES, Language, detect, resolve};
 
 /// The answer of the last run, kept for paging.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -306,8 +306,8 @@ async fn run_one(
     let n = shared
         .runs
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let recording = (shared.config.record && resolved.detected.kind == RunnerKind::Pytest)
-        .then(|| Recording::prepare(&state, n))
+    let recording = (shared.config.record && resolved.detected.kind.records())
+        .then(|| Recording::prepare(&state, n, resolved.detected.kind))
         .flatten();
     let plan = plan(&resolved, targets, &state, n, recording.as_ref());
     let project_root = resolved.detected.root.clone();
@@ -355,7 +355,13 @@ async fn run_one(
     };
     let report = read(&resolved, &plan, &finished, &root);
     if let Some(r) = &recording {
-        keep_recorded(shared, &state, &root, &project_root, r.take());
+        keep_recorded(
+            shared,
+            &state,
+            &root,
+            &project_root,
+            r.take(&resolved.detected),
+        );
     }
     if let Some(file) = &plan.report_file {
         // Read once; the run's folder should not grow with every run.

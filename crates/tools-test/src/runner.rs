@@ -46,6 +46,12 @@ impl RunnerKind {
             RunnerKind::Jest => "jest",
         }
     }
+
+    /// Whether a `run` with this runner records which functions each test runs (see
+    /// [`crate::recorder`]): pytest per test, vitest per test file.
+    pub fn records(self) -> bool {
+        matches!(self, RunnerKind::Pytest | RunnerKind::Vitest)
+    }
 }
 
 /// The languages whose tests this crate runs, as `status` and `doctor` name them.

@@ -1,73 +1,122 @@
-//! Recording which functions each test runs, while the runner runs it: for pytest, a
-//! plugin of ours (`agent_tools_reach.py`, loaded with `-p`) written into the run's state
-//! folder, outside the checkout, and its output read back after the run. No package is
-//! needed in the project's environment; the plugin's Python works from 3.8 on.
+//! Recording which functions each test runs, while the runner runs it, with a recorder of
+//! ours written into the run's state folder (outside the checkout) and its output read back
+//! after the run. Nothing is installed in the project's environment:
+//!
+//! - pytest: a plugin (`agent_tools_reach.py`, loaded with `-p`), per test; its Python
+//!   works from 3.8 on.
+//! - vitest: a custom coverage provider (`agent_tools_reach.mjs`, named on the command line),
+//!   per test file: V8's function coverage placed in the source through vite's source maps
+//!   (vitest 1–3); a test file recorded stands for each test `list` reads in it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// The plugin's source.
-const PLUGIN: &str = include_str!("agent_tools_reach.py");
-/// The module name `-p` loads.
-const PLUGIN_MODULE: &str = "agent_tools_reach";
+use crate::listing::tests_in;
+use crate::runner::{Detected, RunnerKind};
 
-/// One recording under way: where the plugin is and where it writes.
+/// The module name pytest's `-p` loads, and the stem of both recorders' files.
+const RECORDER_MODULE: &str = "agent_tools_reach";
+
+/// The recorder for `kind` and its file's extension; `None` for a runner recording nothing.
+fn recorder_of(kind: RunnerKind) -> Option<(&'static str, &'static str)> {
+    match kind {
+        RunnerKind::Pytest => Some((include_str!("agent_tools_reach.py"), "py")),
+        RunnerKind::Vitest => Some((include_str!("agent_tools_reach.mjs"), "mjs")),
+        _ => None,
+    }
+}
+
+/// One recording under way: where the recorder is and where it writes.
 #[derive(Debug, Clone)]
 pub struct Recording {
-    /// The folder holding the plugin (put first on `PYTHONPATH`).
-    plugin_dir: PathBuf,
-    /// The plugin writes `<prefix>-<worker>.json`.
+    kind: RunnerKind,
+    /// The recorder's file (its folder is put first on pytest's `PYTHONPATH`).
+    recorder: PathBuf,
+    /// The recorder writes `<prefix>-<process>.json`.
     prefix: PathBuf,
 }
 
 impl Recording {
-    /// Writes the plugin into `state` (the run's test folder) for the `n`th run; `None`
-    /// when it cannot be written (the run then goes on unrecorded).
-    pub fn prepare(state: &Path, n: usize) -> Option<Recording> {
-        let plugin_dir = state.join("recorder");
-        let file = plugin_dir.join(format!("{PLUGIN_MODULE}.py"));
+    /// Writes `kind`'s recorder into `state` (the run's test folder) for the `n`th run;
+    /// `None` when the runner records nothing or the recorder cannot be written (the run
+    /// then goes on unrecorded).
+    pub fn prepare(state: &Path, n: usize, kind: RunnerKind) -> Option<Recording> {
+        let (source, extension) = recorder_of(kind)?;
+        let dir = state.join("recorder");
+        let file = dir.join(format!("{RECORDER_MODULE}.{extension}"));
         let current = std::fs::read_to_string(&file).ok();
-        if current.as_deref() != Some(PLUGIN) {
-            std::fs::create_dir_all(&plugin_dir).ok()?;
-            std::fs::write(&file, PLUGIN).ok()?;
+        if current.as_deref() != Some(source) {
+            std::fs::create_dir_all(&dir).ok()?;
+            std::fs::write(&file, source).ok()?;
         }
         Some(Recording {
-            plugin_dir,
+            kind,
+            recorder: file,
             prefix: state.join(format!("reach-{n}")),
         })
     }
 
-    /// pytest's arguments that load the plugin.
-    pub fn pytest_args(&self) -> [OsString; 2] {
-        ["-p".into(), PLUGIN_MODULE.into()]
+    /// The runner's arguments that load the recorder.
+    pub fn args(&self) -> Vec<OsString> {
+        match self.kind {
+            RunnerKind::Vitest => {
+                let mut module = OsString::from("--coverage.customProviderModule=");
+                module.push(&self.recorder);
+                vec![
+                    "--coverage.enabled=true".into(),
+                    "--coverage.provider=custom".into(),
+                    module,
+                ]
+            }
+            _ => vec!["-p".into(), RECORDER_MODULE.into()],
+        }
     }
 
-    /// The environment the plugin needs: `PYTHONPATH` with its folder first (before
-    /// `inherited`, the value the child would otherwise get), where to write, and the
-    /// project's folder its paths are relative to.
+    /// The environment the recorder needs: where to write, the project's folder its paths
+    /// are relative to, and for pytest `PYTHONPATH` with the plugin's folder first (before
+    /// `inherited`, the value the child would otherwise get).
     pub fn env(
         &self,
         inherited: Option<&std::ffi::OsStr>,
         project: &Path,
     ) -> Vec<(&'static str, OsString)> {
-        let mut paths = vec![self.plugin_dir.clone()];
-        if let Some(old) = inherited {
-            paths.extend(std::env::split_paths(old));
-        }
-        let python_path =
-            std::env::join_paths(paths).unwrap_or_else(|_| self.plugin_dir.clone().into());
-        vec![
-            ("PYTHONPATH", python_path),
+        let mut env = vec![
             ("AGENT_TOOLS_REACH_OUT", self.prefix.clone().into()),
             ("AGENT_TOOLS_REACH_ROOT", project.into()),
-        ]
+        ];
+        if self.kind == RunnerKind::Pytest
+            && let Some(dir) = self.recorder.parent()
+        {
+            let mut paths = vec![dir.to_path_buf()];
+            if let Some(old) = inherited {
+                paths.extend(std::env::split_paths(old));
+            }
+            let python_path = std::env::join_paths(paths).unwrap_or_else(|_| dir.into());
+            env.push(("PYTHONPATH", python_path));
+        }
+        env
     }
 
     /// What the run's processes wrote (one file per pytest process: xdist's workers each
-    /// write their own), removed once read. Unreadable files are skipped.
-    pub fn take(&self) -> Vec<Output> {
+    /// write their own; one from vitest's main process), removed once read, with each test
+    /// file vitest recorded standing for the tests of it `list` reads in the project
+    /// `detected` (the file itself when it reads none). Unreadable files are skipped.
+    pub fn take(&self, detected: &Detected) -> Vec<Output> {
+        let mut out = self.written();
+        if self.kind == RunnerKind::Vitest {
+            for o in &mut out {
+                o.tests = std::mem::take(&mut o.tests)
+                    .into_iter()
+                    .flat_map(|t| tests_of_recorded_file(t, detected))
+                    .collect();
+            }
+        }
+        out
+    }
+
+    fn written(&self) -> Vec<Output> {
         let Some(dir) = self.prefix.parent() else {
             return Vec::new();
         };
@@ -100,7 +149,28 @@ impl Recording {
     }
 }
 
-/// What one pytest process recorded (see the plugin's doc).
+/// The tests `list` reads in the test file `file` recorded whole, each with its functions;
+/// `file` itself when it reads none (tests made in a loop) or cannot be read.
+fn tests_of_recorded_file(file: OutputTest, detected: &Detected) -> Vec<OutputTest> {
+    let path = detected.root.join(&file.file);
+    let items = std::fs::read_to_string(&path)
+        .map(|text| tests_in(&path, &text, detected))
+        .unwrap_or_default();
+    if items.is_empty() {
+        return vec![file];
+    }
+    items
+        .into_iter()
+        .map(|item| OutputTest {
+            id: item.id,
+            file: file.file.clone(),
+            line: item.line,
+            functions: file.functions.clone(),
+        })
+        .collect()
+}
+
+/// What one recording process wrote (see the recorders' docs).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Output {
     /// The digest (sha256, hex) of each file with a recorded function, as it was read.

@@ -134,3 +134,114 @@ async fn a_function_reached_only_at_run_time_is_named_once_a_run_recorded_it() {
     );
     run.close().await;
 }
+
+const VITEST_FILES: &[(&str, &str)] = &[
+    (
+        "package.json",
+        "{\"name\": \"cli\", \"type\": \"module\", \"devDependencies\": {\"vitest\": \"3\", \"typescript\": \"5\"}}\n",
+    ),
+    (
+        "tsconfig.json",
+        "{\"compilerOptions\": {\"strict\": true, \"target\": \"es2022\", \"module\": \"esnext\", \"moduleResolution\": \"bundler\"}}\n",
+    ),
+    (
+        "src/cli.ts",
+        "class Commands {\n  greet(): string {\n    return \"hello\";\n  }\n\n  leave(): string {\n    return \"bye\";\n  }\n}\n\nexport function invoke(line: string): string {\n  const [, name] = line.split(\" \");\n  const commands = new Commands() as unknown as Record<string, () => string>;\n  return commands[name]();\n}\n",
+    ),
+    (
+        "test/cli.test.ts",
+        "import { describe, expect, it } from \"vitest\";\n\nimport { invoke } from \"../src/cli\";\n\ndescribe(\"cli\", () => {\n  it(\"greets\", () => {\n    expect(invoke(\"run greet\")).toBe(\"hello\");\n  });\n\n  it(\"greets twice\", () => {\n    expect(invoke(\"run greet\").repeat(2)).toBe(\"hellohello\");\n  });\n});\n",
+    ),
+    (
+        "test/leave.test.ts",
+        "import { expect, it } from \"vitest\";\n\nimport { invoke } from \"../src/cli\";\n\nit(\"leaves\", () => {\n  expect(invoke(\"run leave\")).toBe(\"bye\");\n});\n",
+    ),
+];
+
+/// vitest records per test file: a method reached only through a lookup by a name the
+/// tests never spell is named, with each test of the files that ran it, once a run recorded
+/// them. typescript-language-server answers the uses, vitest runs with the recorder.
+#[tokio::test]
+async fn a_method_reached_only_at_run_time_is_named_with_its_test_files_tests_once_vitest_recorded_them()
+ {
+    let Some(vitest) = tools_core::testing::require_binary("vitest", "vitest") else {
+        return;
+    };
+    if tools_core::testing::require_binary(
+        "typescript-language-server",
+        "typescript-language-server",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The project's own node_modules: the one vitest is installed in.
+    let modules = vitest.canonicalize().unwrap();
+    let modules = modules
+        .ancestors()
+        .find(|p| p.file_name().is_some_and(|n| n == "node_modules"))
+        .unwrap();
+    std::os::unix::fs::symlink(modules, dir.path().join("node_modules")).unwrap();
+    let (run, registry) = super::with_servers(
+        dir.path(),
+        VITEST_FILES,
+        "[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
+    );
+
+    let edit =
+        |from: &str, to: &str| json!({"path": "src/cli.ts", "old_string": from, "new_string": to});
+    let out = call(&registry, "edit", edit("return \"bye\"", "return \"ciao\"")).await;
+    assert_eq!(
+        tests_section(&out),
+        "no test reaches this change to `leave`: the search was complete (1 symbol followed through typescript-language-server references)\n\
+         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+    );
+
+    let out = call(&registry, "test", json!({"action": "run"})).await;
+    assert_eq!(
+        super::without_time(&out.text),
+        "2 passed, 1 failed, 0 skipped in T s — vitest\n\
+         test/leave.test.ts:6 test/leave.test.ts::leaves — AssertionError: expected 'ciao' to be 'bye' // Object.is equality"
+    );
+
+    // `greet` ran only in `test/cli.test.ts`: both its tests are named, not `leaves`.
+    let out = call(&registry, "edit", edit("return \"hello\"", "return \"hi\"")).await;
+    assert_eq!(
+        tests_section(&out),
+        "2 tests reach this change to `greet` (1 symbol followed through typescript-language-server references; 2 known from what each test ran in an earlier `test run`); `test run` with `affected: true` runs them\n\
+         test/cli.test.ts:6 test/cli.test.ts::cli > greets\n\
+         test/cli.test.ts:10 test/cli.test.ts::cli > greets twice"
+    );
+    let out = call(
+        &registry,
+        "test",
+        json!({"action": "run", "affected": true}),
+    )
+    .await;
+    assert_eq!(
+        super::without_time(&out.text),
+        "0 passed, 2 failed, 0 skipped in T s — vitest\n\
+         test/cli.test.ts:7 test/cli.test.ts::cli > greets — AssertionError: expected 'hi' to be 'hello' // Object.is equality\n\
+         test/cli.test.ts:11 test/cli.test.ts::cli > greets twice — AssertionError: expected 'hihi' to be 'hellohello' // Object.is equality"
+    );
+
+    // Nothing of the recording is left in the checkout.
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            "agent-tools.toml",
+            "node_modules",
+            "package.json",
+            "src",
+            "test",
+            "tsconfig.json"
+        ]
+    );
+    run.close().await;
+}
