@@ -31,6 +31,9 @@ pub struct Plan {
     pub env: Vec<(&'static str, &'static str)>,
     /// The report file the runner writes (JUnit XML, JSON), if it writes one.
     pub report_file: Option<PathBuf>,
+    /// The ids asked for by name (vitest, jest): the other tests of their files are
+    /// filtered out by the runner, which reports them skipped; they are not counted.
+    pub asked: Option<Vec<String>>,
 }
 
 /// The command for `targets` with `resolved`; reports go into `state` (a folder of the
@@ -47,6 +50,7 @@ pub fn plan(
     let mut argv: Vec<OsString> = resolved.argv.iter().map(|p| p.clone().into()).collect();
     let mut env = vec![("NO_COLOR", "1")];
     let mut report_file = None;
+    let mut asked = None;
     let rel = |p: &Path| tools_core::display_relative(root, p);
     match resolved.detected.kind {
         RunnerKind::Pytest => {
@@ -153,6 +157,7 @@ pub fn plan(
                     if !names.is_empty() {
                         argv.push("-t".into());
                         argv.push(format!("^({})$", names.join("|")).into());
+                        asked = Some(ids.clone());
                     }
                 }
             }
@@ -162,6 +167,7 @@ pub fn plan(
         argv,
         env,
         report_file,
+        asked,
     }
 }
 
@@ -243,7 +249,7 @@ pub fn read(
             ))
         }
         RunnerKind::Vitest | RunnerKind::Jest => {
-            crate::read::jsjson::read(&report_text()?, root, workspace)
+            crate::read::jsjson::read(&report_text()?, root, workspace, plan.asked.as_deref())
         }
     }
 }

@@ -46,8 +46,15 @@ struct Location {
     line: usize,
 }
 
-/// Reads a vitest or jest JSON report; `root` is the folder the runner ran in.
-pub fn read(json: &str, root: &Path, workspace: &Path) -> Result<Report, String> {
+/// Reads a vitest or jest JSON report; `root` is the folder the runner ran in. With
+/// `asked` (the ids a run asked for by name), a skipped test neither asked for nor in a
+/// file asked for whole is not counted: the runner's name filter left it out.
+pub fn read(
+    json: &str,
+    root: &Path,
+    workspace: &Path,
+    asked: Option<&[String]>,
+) -> Result<Report, String> {
     let parsed: JsReport =
         serde_json::from_str(json).map_err(|e| format!("unreadable JSON report: {e}"))?;
     let mut report = Report::default();
@@ -67,13 +74,17 @@ pub fn read(json: &str, root: &Path, workspace: &Path) -> Result<Report, String>
             report.fail(location, rel, message);
             continue;
         }
+        let whole_file = asked.is_none_or(|ids| ids.contains(&rel));
         for a in file.assertion_results {
+            let id = || {
+                let mut full = a.ancestor_titles.clone();
+                full.push(a.title.clone());
+                format!("{rel}::{}", full.join(" > "))
+            };
             match a.status.as_str() {
                 "passed" => report.passed += 1,
                 "failed" => {
-                    let mut full = a.ancestor_titles.clone();
-                    full.push(a.title.clone());
-                    let id = format!("{rel}::{}", full.join(" > "));
+                    let id = id();
                     let text = a.failure_messages.join("\n");
                     let file_name = Path::new(&file.name)
                         .file_name()
@@ -99,7 +110,10 @@ pub fn read(json: &str, root: &Path, workspace: &Path) -> Result<Report, String>
                     };
                     report.fail(location, id, message);
                 }
-                _ => report.skipped += 1,
+                _ if whole_file || asked.is_some_and(|ids| ids.contains(&id())) => {
+                    report.skipped += 1;
+                }
+                _ => {}
             }
         }
     }
