@@ -31,6 +31,7 @@ EXPECTED_TOOLS = [
     "lsp_rename",
     "read",
     "resolve",
+    "test",
     "write",
 ]
 CONTENT = "def main():\n    print('hi')\n"

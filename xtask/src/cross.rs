@@ -15,7 +15,8 @@
 //! macOS is checked with `--all-targets` for every portable crate. Windows is checked with
 //! `--all-targets` for the crates whose tests run under Wine ([`WINDOWS_TESTED_CRATES`]:
 //! their Unix-only tests are gated `#[cfg(unix)]`, with Windows counterparts beside them)
-//! and for the libraries only of the others, whose tests still plant Unix files.
+//! and those whose tests only compile for it ([`WINDOWS_COMPILED_TEST_CRATES`]), and for
+//! the libraries only of the others, whose tests still plant Unix files.
 
 use std::process::Command;
 
@@ -31,8 +32,8 @@ struct Target {
 enum TestTargets {
     /// Every one.
     All,
-    /// These; the others' libraries only.
-    Only(&'static [&'static str]),
+    /// Those of these lists; the others' libraries only.
+    Only(&'static [&'static [&'static str]]),
 }
 
 /// clang for a darwin target without an Apple SDK: its own headers, musl's for libc, ours
@@ -45,6 +46,10 @@ struct DarwinClang {
 /// test`'s `wine` step).
 pub const WINDOWS_TESTED_CRATES: [&str; 4] =
     ["tools-core", "tools-fs", "tools-ast", "tools-daemon"];
+
+/// The portable crates whose tests are compiled for Windows but not run under Wine: they
+/// drive real test runners and language servers, which are installed here for Linux only.
+pub const WINDOWS_COMPILED_TEST_CRATES: [&str; 1] = ["tools-test"];
 
 /// Where Debian's `musl-dev` puts its headers.
 const MUSL_HEADERS: &str = "/usr/include/x86_64-linux-musl";
@@ -66,7 +71,7 @@ const TARGETS: [Target; 3] = [
     },
     Target {
         triple: "x86_64-pc-windows-gnu",
-        test_targets: TestTargets::Only(&WINDOWS_TESTED_CRATES),
+        test_targets: TestTargets::Only(&[&WINDOWS_TESTED_CRATES, &WINDOWS_COMPILED_TEST_CRATES]),
         c_compiler: None,
     },
 ];
@@ -112,7 +117,7 @@ fn invocations(tests: &TestTargets) -> [(Vec<&'static str>, bool); 2] {
         .map(|krate| krate.rsplit('/').next().unwrap_or(krate));
     let (with_tests, libs): (Vec<&str>, Vec<&str>) = match tests {
         TestTargets::All => (names.collect(), Vec::new()),
-        TestTargets::Only(tested) => names.partition(|n| tested.contains(n)),
+        TestTargets::Only(lists) => names.partition(|n| lists.iter().any(|l| l.contains(n))),
     };
     [(with_tests, true), (libs, false)]
 }

@@ -25,6 +25,7 @@ pub const PORTABLE_CRATES: &[&str] = &[
     "crates/tools-vibe",
     "crates/tools-lsp",
     "crates/tools-daemon",
+    "crates/tools-test",
 ];
 
 /// The one folder where OS-specific code belongs.

@@ -25,7 +25,7 @@ const TARGET: &str = "x86_64-pc-windows-gnu";
 
 /// The families of the Windows `agent-tools.exe`: all but `eval` (its kernels talk over
 /// inherited pipes and Unix signals, not ported yet).
-const BINARY_FEATURES: &str = "fs,mcp,serve,vibe,ask,lsp,ast,debug";
+const BINARY_FEATURES: &str = "fs,mcp,serve,vibe,ask,lsp,ast,debug,test";
 
 /// Where Debian's `wine64` package puts the 64-bit loader.
 const DEBIAN_WINE64: &str = "/usr/lib/wine/wine64";

@@ -31,13 +31,7 @@ async fn jest_failures_name_the_expectation_and_its_line() {
         ),
         ("src/sum.test.js", SUM_TEST),
     ]);
-    // The project's own node_modules: the one jest is installed in.
-    let modules = jest.canonicalize().unwrap();
-    let modules = modules
-        .ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "node_modules"))
-        .unwrap();
-    std::os::unix::fs::symlink(modules, ws.root().join("node_modules")).unwrap();
+    super::link_node_modules(&jest, ws.root());
     let text = ws.ok(run_args(json!({}))).await;
     assert_eq!(
         text,

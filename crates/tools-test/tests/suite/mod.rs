@@ -61,6 +61,21 @@ pub fn without_time(text: &str) -> String {
     lines.join("\n")
 }
 
+/// Gives the project at `dir` the `node_modules` folder the JavaScript test runner `runner`
+/// (a program found on the path) is installed in, as the project's own: a link to it.
+pub fn link_node_modules(runner: &Path, dir: &Path) {
+    let runner = runner.canonicalize().unwrap();
+    let modules = runner
+        .ancestors()
+        .find(|p| p.file_name().is_some_and(|n| n == "node_modules"))
+        .unwrap();
+    let link = dir.join("node_modules");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(modules, link).unwrap();
+    #[cfg(windows)]
+    std::os::windows::fs::symlink_dir(modules, link).unwrap();
+}
+
 pub fn write_files(root: &Path, files: &[(&str, &str)]) {
     for (p, text) in files {
         let p = root.join(p);

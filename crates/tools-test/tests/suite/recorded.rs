@@ -176,13 +176,7 @@ async fn a_method_reached_only_at_run_time_is_named_with_its_test_files_tests_on
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // The project's own node_modules: the one vitest is installed in.
-    let modules = vitest.canonicalize().unwrap();
-    let modules = modules
-        .ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "node_modules"))
-        .unwrap();
-    std::os::unix::fs::symlink(modules, dir.path().join("node_modules")).unwrap();
+    super::link_node_modules(&vitest, dir.path());
     let (run, registry) = super::with_servers(
         dir.path(),
         VITEST_FILES,

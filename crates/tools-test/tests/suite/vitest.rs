@@ -33,13 +33,7 @@ async fn vitest_failures_name_the_expectation_and_its_line() {
         ),
         ("src/sum.test.js", SUM_TEST),
     ]);
-    // The project's own node_modules: the one vitest is installed in.
-    let modules = vitest.canonicalize().unwrap();
-    let modules = modules
-        .ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "node_modules"))
-        .unwrap();
-    std::os::unix::fs::symlink(modules, ws.root().join("node_modules")).unwrap();
+    super::link_node_modules(&vitest, ws.root());
     let text = ws
         .ok(json!({"action": "list", "file": "src/sum.test.js"}))
         .await;
