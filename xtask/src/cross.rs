@@ -12,7 +12,8 @@
 //! check. Windows' C parts use
 //! mingw-w64. Nothing is linked or run.
 //!
-//! macOS is checked with `--all-targets` for every portable crate. Windows is checked with
+//! macOS is checked with `--all-targets` for every portable crate, and for the `eval`
+//! family and the binary with every family ([`UNIX_ONLY_CRATES`]). Windows is checked with
 //! `--all-targets` for the crates whose tests run under Wine ([`WINDOWS_TESTED_CRATES`]:
 //! their Unix-only tests are gated `#[cfg(unix)]`, with Windows counterparts beside them)
 //! and those whose tests only compile for it ([`WINDOWS_COMPILED_TEST_CRATES`]), and for
@@ -25,6 +26,8 @@ use std::process::Command;
 struct Target {
     triple: &'static str,
     test_targets: TestTargets,
+    /// Crates checked for this target beside the portable ones, with `--all-targets`.
+    also: &'static [&'static str],
     c_compiler: Option<DarwinClang>,
 }
 
@@ -51,6 +54,11 @@ pub const WINDOWS_TESTED_CRATES: [&str; 4] =
 /// drive real test runners and language servers, which are installed here for Linux only.
 pub const WINDOWS_COMPILED_TEST_CRATES: [&str; 1] = ["tools-test"];
 
+/// The crates checked for macOS beside the portable ones: the `eval` family, whose kernels
+/// talk over inherited descriptors and Unix signals (POSIX, so the same code as on Linux;
+/// not ported to Windows yet), and the binary with every family.
+const UNIX_ONLY_CRATES: [&str; 2] = ["tools-eval", "agent-tools"];
+
 /// Where Debian's `musl-dev` puts its headers.
 const MUSL_HEADERS: &str = "/usr/include/x86_64-linux-musl";
 
@@ -58,6 +66,7 @@ const TARGETS: [Target; 3] = [
     Target {
         triple: "x86_64-apple-darwin",
         test_targets: TestTargets::All,
+        also: &UNIX_ONLY_CRATES,
         c_compiler: Some(DarwinClang {
             clang_target: "x86_64-apple-darwin",
         }),
@@ -65,6 +74,7 @@ const TARGETS: [Target; 3] = [
     Target {
         triple: "aarch64-apple-darwin",
         test_targets: TestTargets::All,
+        also: &UNIX_ONLY_CRATES,
         c_compiler: Some(DarwinClang {
             clang_target: "arm64-apple-darwin",
         }),
@@ -72,6 +82,7 @@ const TARGETS: [Target; 3] = [
     Target {
         triple: "x86_64-pc-windows-gnu",
         test_targets: TestTargets::Only(&[&WINDOWS_TESTED_CRATES, &WINDOWS_COMPILED_TEST_CRATES]),
+        also: &[],
         c_compiler: None,
     },
 ];
@@ -81,7 +92,7 @@ const TARGETS: [Target; 3] = [
 pub fn check() -> crate::Result {
     let mut failures = Vec::new();
     for target in &TARGETS {
-        for (crates, all_targets) in invocations(&target.test_targets) {
+        for (crates, all_targets) in invocations(target) {
             if crates.is_empty() {
                 continue;
             }
@@ -111,14 +122,15 @@ pub fn check() -> crate::Result {
 
 /// The clippy runs of one target: the crate names checked with `--all-targets`, then those
 /// checked for their libraries only.
-fn invocations(tests: &TestTargets) -> [(Vec<&'static str>, bool); 2] {
+fn invocations(target: &Target) -> [(Vec<&'static str>, bool); 2] {
     let names = crate::platform_calls::PORTABLE_CRATES
         .iter()
         .map(|krate| krate.rsplit('/').next().unwrap_or(krate));
-    let (with_tests, libs): (Vec<&str>, Vec<&str>) = match tests {
+    let (mut with_tests, libs): (Vec<&str>, Vec<&str>) = match &target.test_targets {
         TestTargets::All => (names.collect(), Vec::new()),
         TestTargets::Only(lists) => names.partition(|n| lists.iter().any(|l| l.contains(n))),
     };
+    with_tests.extend(target.also);
     [(with_tests, true), (libs, false)]
 }
 

@@ -8,7 +8,7 @@
 //! (tools-core's bounded log) moves to fd 7: the driver's own diagnostics and Python's fault
 //! handler write there, and a crash report quotes it.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 use tools_core::process::{ChildProcess, Pipes};
@@ -42,18 +42,12 @@ pub(super) struct StartedProcess {
     pub messages: OwnedFd,
 }
 
+/// A pipe whose two ends are closed on exec (the child gets its copies through
+/// [`install_fds`] only).
 fn os_pipe() -> Result<(OwnedFd, OwnedFd), ToolError> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
-    if rc != 0 {
-        return Err(ToolError::internal(format!(
-            "cannot create a pipe for the kernel: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: pipe2 succeeded, so both fds are open and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    let (read, write) = std::io::pipe()
+        .map_err(|e| ToolError::internal(format!("cannot create a pipe for the kernel: {e}")))?;
+    Ok((OwnedFd::from(read), OwnedFd::from(write)))
 }
 
 fn set_nonblocking(fd: &OwnedFd) -> Result<(), ToolError> {
