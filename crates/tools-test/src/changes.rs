@@ -122,38 +122,57 @@ pub async fn changed_in(
     Ok(out)
 }
 
-/// The lines (1-based, inclusive ranges of `new`) that differ from `old`; a deletion is
-/// the two lines around where the removed text stood (it may have ended a function).
-pub fn changed_between(old: &str, new: &str) -> Vec<(usize, usize)> {
-    changed_lines_on(old, new, similar::DiffOp::new_range)
+/// The line diff of a file's text before and after a write, made once for every use of it:
+/// the changed lines on either side, and where the old text's lines went.
+pub struct LineDiff {
+    ops: Vec<similar::DiffOp>,
 }
 
-/// The lines of `old` (1-based, inclusive ranges) that `new` no longer has as they were; an
-/// insertion is the two lines of `old` around where the new text went in.
-pub fn changed_in_old(old: &str, new: &str) -> Vec<(usize, usize)> {
-    changed_lines_on(old, new, similar::DiffOp::old_range)
-}
+impl LineDiff {
+    /// The diff of `old` and `new`, line by line.
+    pub fn of(old: &str, new: &str) -> LineDiff {
+        LineDiff {
+            ops: similar::TextDiff::from_lines(old, new).ops().to_vec(),
+        }
+    }
 
-/// The changed lines on one side of the diff of `old` and `new` (`side` picks it), an
-/// empty range standing for the two lines around it.
-fn changed_lines_on(
-    old: &str,
-    new: &str,
-    side: fn(&similar::DiffOp) -> std::ops::Range<usize>,
-) -> Vec<(usize, usize)> {
-    let diff = similar::TextDiff::from_lines(old, new);
-    diff.ops()
-        .iter()
-        .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
-        .map(|op| {
-            let r = side(op);
-            if r.is_empty() {
-                (r.start.max(1), r.start + 1)
-            } else {
-                (r.start + 1, r.end)
-            }
-        })
-        .collect()
+    /// The lines of the new text (1-based, inclusive ranges) that differ from the old; a
+    /// deletion is the two lines around where the removed text stood (it may have ended a
+    /// function).
+    pub fn changed_in_new(&self) -> Vec<(usize, usize)> {
+        self.changed_on(similar::DiffOp::new_range)
+    }
+
+    /// The lines of the old text (1-based, inclusive ranges) the new one no longer has as
+    /// they were; an insertion is the two lines of the old text around where it went in.
+    pub fn changed_in_old(&self) -> Vec<(usize, usize)> {
+        self.changed_on(similar::DiffOp::old_range)
+    }
+
+    /// The diff's operations, in order.
+    pub fn ops(&self) -> &[similar::DiffOp] {
+        &self.ops
+    }
+
+    /// The changed lines on one side (`side` picks it), an empty range standing for the two
+    /// lines around it.
+    fn changed_on(
+        &self,
+        side: fn(&similar::DiffOp) -> std::ops::Range<usize>,
+    ) -> Vec<(usize, usize)> {
+        self.ops
+            .iter()
+            .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
+            .map(|op| {
+                let r = side(op);
+                if r.is_empty() {
+                    (r.start.max(1), r.start + 1)
+                } else {
+                    (r.start + 1, r.end)
+                }
+            })
+            .collect()
+    }
 }
 
 /// The name a symbol is called by in the code, from how its source spells it: gopls'
@@ -376,13 +395,15 @@ mod tests {
     fn a_write_changes_the_lines_that_differ_in_its_new_text() {
         let old = "a\nb\nc\nd\n";
         let new = "a\nB\nc\nx\ny\nd\n";
-        assert_eq!(changed_between(old, new), vec![(2, 2), (4, 5)]);
+        let in_new = |old, new| LineDiff::of(old, new).changed_in_new();
+        assert_eq!(in_new(old, new), vec![(2, 2), (4, 5)]);
         // A removed line: the lines around where it stood.
-        assert_eq!(changed_between("a\nb\nc\n", "a\nc\n"), vec![(1, 2)]);
-        assert_eq!(changed_between("same\n", "same\n"), vec![]);
+        assert_eq!(in_new("a\nb\nc\n", "a\nc\n"), vec![(1, 2)]);
+        assert_eq!(in_new("same\n", "same\n"), vec![]);
         // The same changes, on the old text's side.
-        assert_eq!(changed_in_old(old, new), vec![(2, 2), (3, 4)]);
-        assert_eq!(changed_in_old("a\nb\nc\n", "a\nc\n"), vec![(2, 2)]);
-        assert_eq!(changed_in_old("a\nc\n", "a\nb\nc\n"), vec![(1, 2)]);
+        let in_old = |old, new| LineDiff::of(old, new).changed_in_old();
+        assert_eq!(in_old(old, new), vec![(2, 2), (3, 4)]);
+        assert_eq!(in_old("a\nb\nc\n", "a\nc\n"), vec![(2, 2)]);
+        assert_eq!(in_old("a\nc\n", "a\nb\nc\n"), vec![(1, 2)]);
     }
 }

@@ -17,10 +17,10 @@ use tools_core::discovery::ProgramSearch;
 use tools_core::{CallCtx, PreImage, Section, WriteObserver, WritePass};
 
 use crate::TestShared;
-use crate::changes::{ChangedSymbol, changed_between, changed_in_old, functions_at};
+use crate::changes::{ChangedSymbol, LineDiff, functions_at};
 use crate::listing::TestItem;
 use crate::reach::{Bound, Reach};
-use crate::recorded::{ChangedFile, keys_of};
+use crate::recorded::{ChangedFile, digest, keys_of};
 use crate::runner::Detected;
 
 /// Time past the walk's bound for the name search in the tests' text and the answer.
@@ -89,8 +89,9 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
         let (old_text, ranges) = match ws.pre_write_images().before(path).as_deref() {
             Some(PreImage::Content(old)) => {
                 let old = String::from_utf8_lossy(old).into_owned();
-                let ranges = changed_between(&old, &new);
-                (Some(old), ranges)
+                let diff = LineDiff::of(&old, &new);
+                let ranges = diff.changed_in_new();
+                (Some((old, diff)), ranges)
             }
             Some(PreImage::Absent) => (None, vec![(1, new.lines().count().max(1))]),
             None => {
@@ -115,12 +116,18 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
                         "{file}:{lines} changed outside any function (not followed)"
                     ));
                 }
-                if let Some(old) = &old_text
+                if let Some((old, diff)) = &old_text
                     && shared.config.record
                     && detected.kind.records()
                 {
                     let names: Vec<String> = found.functions.iter().map(|f| f.name.clone()).collect();
-                    recorded_reaching(shared, root, &detected, path, old, &new, &names, &mut out);
+                    let change = Written {
+                        path,
+                        old,
+                        new: &new,
+                        diff,
+                    };
+                    recorded_reaching(shared, root, &detected, &change, &names, &mut out);
                 }
                 for f in found.functions {
                     if !out.functions.contains(&f) {
@@ -136,37 +143,49 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
     out
 }
 
-/// Adds to `out` the tests an earlier `test run` of the run saw running the lines of
-/// `path` this write changed (`old` to `new`; `names`: the functions changed), and carries
-/// the recorded lines over to the new text.
-#[allow(clippy::too_many_arguments)]
+/// One file a write changed: its texts before and after, and their diff.
+struct Written<'a> {
+    path: &'a Path,
+    old: &'a str,
+    new: &'a str,
+    diff: &'a LineDiff,
+}
+
+/// Adds to `out` the tests an earlier `test run` of the run saw running the lines
+/// `change` changed (`names`: the functions changed), and carries the recorded lines over
+/// to the new text.
 fn recorded_reaching(
     shared: &TestShared,
     root: &Path,
     detected: &Detected,
-    path: &Path,
-    old: &str,
-    new: &str,
+    change: &Written,
     names: &[String],
     out: &mut Changes,
 ) {
-    let (project, file) = keys_of(root, detected, path);
+    let (project, file) = keys_of(root, detected, change.path);
     let mut recorded = tools_core::lock_unpoisoned(&shared.recorded);
     if !recorded.has(&project) {
         out.unrecorded = true;
         return;
     }
-    let old_lines = changed_in_old(old, new);
+    let old_digest = digest(change.old.as_bytes());
+    let old_lines = change.diff.changed_in_old();
     let found = recorded.reaching(
         &project,
         &ChangedFile {
             file: &file,
-            old,
+            old_digest: &old_digest,
             old_lines: &old_lines,
             names,
         },
     );
-    recorded.carry_over(&project, &file, old, new);
+    let new_digest = digest(change.new.as_bytes());
+    recorded.carry_over(
+        &project,
+        &file,
+        (&old_digest, &new_digest),
+        change.diff.ops(),
+    );
     drop(recorded);
     for t in crate::recorded::as_items(found, detected) {
         if !out.recorded.iter().any(|i| i.id == t.id) {

@@ -69,8 +69,8 @@ pub struct RecordedTest {
 pub struct ChangedFile<'a> {
     /// The file, relative to its project, with `/`.
     pub file: &'a str,
-    /// Its text before the change.
-    pub old: &'a str,
+    /// The digest of its text before the change (see [`digest`]).
+    pub old_digest: &'a str,
     /// The changed lines of `old` (1-based, inclusive).
     pub old_lines: &'a [(usize, usize)],
     /// The names of the functions changed (of the new text).
@@ -168,7 +168,7 @@ fn reaching_now(
         &project,
         &ChangedFile {
             file: &file,
-            old: &text,
+            old_digest: &digest(text.as_bytes()),
             old_lines: lines,
             names,
         },
@@ -257,13 +257,12 @@ impl Recorded {
         let Some(p) = self.projects.get(project) else {
             return Vec::new();
         };
-        let old_digest = digest(change.old.as_bytes());
         let hit: Vec<bool> = p
             .functions
             .iter()
             .map(|f| {
                 f.path == change.file
-                    && if f.digest == old_digest {
+                    && if f.digest == change.old_digest {
                         change
                             .old_lines
                             .iter()
@@ -284,19 +283,22 @@ impl Recorded {
             .collect()
     }
 
-    /// Carries the recorded lines of `file` (of `project`) over a change from `old` to
-    /// `new`, for the functions recorded against `old`: the next change then still matches
-    /// by line.
-    pub fn carry_over(&mut self, project: &str, file: &str, old: &str, new: &str) {
+    /// Carries the recorded lines of `file` (of `project`) over a change whose texts have
+    /// the digests `(old, new)` and whose line diff is `ops`, for the functions recorded
+    /// against the old text: the next change then still matches by line.
+    pub fn carry_over(
+        &mut self,
+        project: &str,
+        file: &str,
+        (old_digest, new_digest): (&str, &str),
+        ops: &[similar::DiffOp],
+    ) {
         let Some(p) = self.projects.get_mut(project) else {
             return;
         };
-        let (old_digest, new_digest) = (digest(old.as_bytes()), digest(new.as_bytes()));
         if old_digest == new_digest {
             return;
         }
-        let diff = similar::TextDiff::from_lines(old, new);
-        let ops = diff.ops();
         for f in p
             .functions
             .iter_mut()
@@ -304,7 +306,7 @@ impl Recorded {
         {
             f.first = new_line(ops, f.first, false);
             f.last = new_line(ops, f.last, true).max(f.first);
-            f.digest.clone_from(&new_digest);
+            f.digest = new_digest.to_string();
         }
     }
 
@@ -382,31 +384,29 @@ mod tests {
     fn a_change_reaches_the_tests_that_ran_its_lines_and_is_carried_over_to_the_next() {
         let mut rec = Recorded::default();
         rec.merge("", vec![output(OLD)]);
-        let change = |old, lines: &'static [(usize, usize)]| ChangedFile {
-            file: "m.py",
-            old,
-            old_lines: lines,
-            names: &[],
+        let reaching = |rec: &Recorded, old: &str, lines: &[(usize, usize)]| {
+            ids(rec.reaching(
+                "",
+                &ChangedFile {
+                    file: "m.py",
+                    old_digest: &digest(old.as_bytes()),
+                    old_lines: lines,
+                    names: &[],
+                },
+            ))
         };
+        assert_eq!(reaching(&rec, OLD, &[(6, 6)]), ["t.py::test_b"]);
         assert_eq!(
-            ids(rec.reaching("", &change(OLD, &[(6, 6)]))),
-            ["t.py::test_b"]
-        );
-        assert_eq!(
-            ids(rec.reaching("", &change(OLD, &[(2, 2)]))),
+            reaching(&rec, OLD, &[(2, 2)]),
             ["t.py::test_a", "t.py::test_b"]
         );
         // Two lines added above `b`: its lines move, and a change of them still matches.
         let new = "def a():\n    return 1\n\n\n# one\n# two\ndef b():\n    return a()\n";
-        rec.carry_over("", "m.py", OLD, new);
-        assert_eq!(
-            ids(rec.reaching("", &change(new, &[(8, 8)]))),
-            ["t.py::test_b"]
-        );
-        assert_eq!(
-            ids(rec.reaching("", &change(new, &[(5, 6)]))),
-            Vec::<String>::new()
-        );
+        let (from, to) = (digest(OLD.as_bytes()), digest(new.as_bytes()));
+        let diff = crate::changes::LineDiff::of(OLD, new);
+        rec.carry_over("", "m.py", (&from, &to), diff.ops());
+        assert_eq!(reaching(&rec, new, &[(8, 8)]), ["t.py::test_b"]);
+        assert_eq!(reaching(&rec, new, &[(5, 6)]), Vec::<String>::new());
     }
 
     #[test]
@@ -416,7 +416,7 @@ mod tests {
         let names = ["b".to_string()];
         let other = ChangedFile {
             file: "m.py",
-            old: "changed elsewhere\n",
+            old_digest: &digest(b"changed elsewhere\n"),
             old_lines: &[(1, 1)],
             names: &names,
         };
