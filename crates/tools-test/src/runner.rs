@@ -47,8 +47,8 @@ impl RunnerKind {
         }
     }
 
-    /// Whether a `run` with this runner records which functions each test runs (see
-    /// [`crate::recorder`]): pytest per test, vitest per test file.
+    /// Whether a `run` with this runner records which functions each test runs: pytest per
+    /// test, vitest per test file.
     pub fn records(self) -> bool {
         matches!(self, RunnerKind::Pytest | RunnerKind::Vitest)
     }
