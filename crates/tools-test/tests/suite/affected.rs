@@ -86,19 +86,15 @@ async fn a_write_names_the_tests_reaching_what_it_changed_and_run_affected_runs_
     let out = call(&registry, "edit", args).await;
     assert_eq!(
         tests_section(&out),
-        "2 tests reach this change to `tidy` (3 symbols followed through pyright-langserver references); `test run` with `affected: true` runs them\n\
+        concat!(
+            "2 tests reach this change to `tidy` (3 symbols followed through pyright-langserver references); `test run` with `affected: true` runs them\n\
          tests/test_text.py:4 tests/test_text.py::test_shout\n\
-         tests/test_text.py:8 tests/test_text.py::test_whisper\n\
-         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+         tests/test_text.py:8 tests/test_text.py::test_whisper\n",
+            not_recorded!()
+        )
     );
-    let out = call(
-        &registry,
-        "test",
-        json!({"action": "run", "affected": true}),
-    )
-    .await;
     assert_eq!(
-        super::without_time(&out.text),
+        super::run_affected(&registry).await,
         "0 passed, 2 failed, 0 skipped in T s — pytest\n\
          tests/test_text.py:5 tests/test_text.py::test_shout — AssertionError: assert 'HI.' == 'HI'\n\
          tests/test_text.py:9 tests/test_text.py::test_whisper — AssertionError: assert 'hi.' == 'hi'"
@@ -176,9 +172,11 @@ async fn a_walk_past_its_time_bound_says_where_it_stopped_and_how_to_go_on() {
     let out = call(&registry, "edit", args).await;
     assert_eq!(
         tests_section(&out),
-        "no test found for this change to `tidy`, but the search was not complete\n\
-         not complete: time bound reached after following 0 symbols from `tidy`; `test list` with `file: \"text.py\"`, `line: 1`, `symbol: \"tidy\"` follows it all\n\
-         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+        concat!(
+            "no test found for this change to `tidy`, but the search was not complete\n\
+         not complete: time bound reached after following 0 symbols from `tidy`; `test list` with `file: \"text.py\"`, `line: 1`, `symbol: \"tidy\"` follows it all\n",
+            not_recorded!()
+        )
     );
     run.close().await;
 }
@@ -201,9 +199,11 @@ async fn a_rename_checked_in_the_background_waits_for_no_walk_and_says_so() {
     let out = call(&registry, "lsp_rename", args).await;
     assert_eq!(
         tests_section(&out),
-        "no test found for this change to `neat`, `shout`, `whisper`, but the search was not complete\n\
-         not complete: the uses of `neat` (text.py:1), `shout` (text.py:5), `whisper` (text.py:9) were not followed: this answer waits for no walk (its check goes on in the background); `test list` with the `file`, `line` and `symbol` of one follows it\n\
-         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+        concat!(
+            "no test found for this change to `neat`, `shout`, `whisper`, but the search was not complete\n\
+         not complete: the uses of `neat` (text.py:1), `shout` (text.py:5), `whisper` (text.py:9) were not followed: this answer waits for no walk (its check goes on in the background); `test list` with the `file`, `line` and `symbol` of one follows it\n",
+            not_recorded!()
+        )
     );
     run.close().await;
 }

@@ -1,6 +1,14 @@
 //! Shared helpers: a workspace with files, a registry holding the `test` family, and the
 //! answer's first line with its wall time replaced (the one part that varies).
 
+/// The last line of a write's tests section in a project whose tests' runs are not
+/// recorded yet.
+macro_rules! not_recorded {
+    () => {
+        "not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+    };
+}
+
 mod affected;
 mod bad_input;
 mod cargo;
@@ -145,6 +153,13 @@ pub async fn call(registry: &Registry, tool: &str, args: Value) -> ToolOutput {
 }
 
 /// The body of the answer's last section, which must be `tests`.
+/// `test run` with `affected: true` in the run of `registry`: its answer, with the wall time
+/// replaced (see [`without_time`]).
+pub async fn run_affected(registry: &Registry) -> String {
+    let out = call(registry, "test", json!({"action": "run", "affected": true})).await;
+    without_time(&out.text)
+}
+
 pub fn tests_section(out: &ToolOutput) -> &str {
     let last = out.sections.last().expect("the answer has sections");
     assert_eq!(last.title, "tests", "sections: {:?}", out.sections);

@@ -88,11 +88,13 @@ async fn the_tests_reaching_a_function_include_those_through_its_callers() {
     let tests = out.sections.iter().find(|s| s.title == "tests").unwrap();
     assert_eq!(
         tests.body,
-        "3 tests reach this change to `sub` (2 symbols followed through pyright-langserver references; 1 found by name in the tests' text); `test run` with `affected: true` runs them\n\
+        concat!(
+            "3 tests reach this change to `sub` (2 symbols followed through pyright-langserver references; 1 found by name in the tests' text); `test run` with `affected: true` runs them\n\
          tests/test_calc.py:8 tests/test_calc.py::test_sub\n\
          tests/test_dynamic.py:4 tests/test_dynamic.py::test_looked_up\n\
-         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap\n\
-         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+         tests/test_ops.py:4 tests/test_ops.py::test_twice_the_gap\n",
+            not_recorded!()
+        )
     );
     let args = json!({"action": "list", "changed_since": "HEAD"});
     let out = registry.call(Surface::FULL, "test", args).await.unwrap();
@@ -143,9 +145,11 @@ async fn a_changed_value_outside_any_function_is_followed_from_its_name() {
     let tests = out.sections.iter().find(|s| s.title == "tests").unwrap();
     assert_eq!(
         tests.body,
-        "1 test reaches this change to `LIMIT` (2 symbols followed through pyright-langserver references); `test run` with `affected: true` runs them\n\
-         tests/test_limits.py:4 tests/test_limits.py::test_allowed\n\
-         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+        concat!(
+            "1 test reaches this change to `LIMIT` (2 symbols followed through pyright-langserver references); `test run` with `affected: true` runs them\n\
+         tests/test_limits.py:4 tests/test_limits.py::test_allowed\n",
+            not_recorded!()
+        )
     );
     run.close().await;
 }

@@ -49,8 +49,10 @@ async fn a_function_reached_only_at_run_time_is_named_once_a_run_recorded_it() {
     let out = call(&registry, "edit", args).await;
     assert_eq!(
         tests_section(&out),
-        "no test reaches this change to `farewell`: the search was complete (1 symbol followed through pyright-langserver references)\n\
-         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+        concat!(
+            "no test reaches this change to `farewell`: the search was complete (1 symbol followed through pyright-langserver references)\n",
+            not_recorded!()
+        )
     );
 
     // The whole suite, recorded while it runs.
@@ -71,14 +73,8 @@ async fn a_function_reached_only_at_run_time_is_named_once_a_run_recorded_it() {
         "1 test reaches this change to `banner` (1 symbol followed through pyright-langserver references; 1 known from what each test ran in an earlier `test run`); `test run` with `affected: true` runs them\n\
          tests/test_cli.py:7 tests/test_cli.py::test_greet"
     );
-    let out = call(
-        &registry,
-        "test",
-        json!({"action": "run", "affected": true}),
-    )
-    .await;
     assert_eq!(
-        super::without_time(&out.text),
+        super::run_affected(&registry).await,
         "0 passed, 2 failed, 0 skipped in T s — pytest\n\
          tests/test_cli.py:8 tests/test_cli.py::test_greet[1] — AssertionError: assert 'hi' == 'hello'\n\
          tests/test_cli.py:8 tests/test_cli.py::test_greet[2] — AssertionError: assert 'hihi' == 'hellohello'"
@@ -188,8 +184,10 @@ async fn a_method_reached_only_at_run_time_is_named_with_its_test_files_tests_on
     let out = call(&registry, "edit", edit("return \"bye\"", "return \"ciao\"")).await;
     assert_eq!(
         tests_section(&out),
-        "no test reaches this change to `leave`: the search was complete (1 symbol followed through typescript-language-server references)\n\
-         not recorded yet: which functions each test runs (a `test run` records it; later writes then also name the tests a static walk misses, such as those running a command through a test runner)"
+        concat!(
+            "no test reaches this change to `leave`: the search was complete (1 symbol followed through typescript-language-server references)\n",
+            not_recorded!()
+        )
     );
 
     let out = call(&registry, "test", json!({"action": "run"})).await;
@@ -207,14 +205,8 @@ async fn a_method_reached_only_at_run_time_is_named_with_its_test_files_tests_on
          test/cli.test.ts:6 test/cli.test.ts::cli > greets\n\
          test/cli.test.ts:10 test/cli.test.ts::cli > greets twice"
     );
-    let out = call(
-        &registry,
-        "test",
-        json!({"action": "run", "affected": true}),
-    )
-    .await;
     assert_eq!(
-        super::without_time(&out.text),
+        super::run_affected(&registry).await,
         "0 passed, 2 failed, 0 skipped in T s — vitest\n\
          test/cli.test.ts:7 test/cli.test.ts::cli > greets — AssertionError: expected 'hi' to be 'hello' // Object.is equality\n\
          test/cli.test.ts:11 test/cli.test.ts::cli > greets twice — AssertionError: expected 'hihi' to be 'hellohello' // Object.is equality"
