@@ -196,12 +196,28 @@ pub(crate) fn crate_source(work: &Path, name: &str, version: &str) -> Result<Pat
         .arg(&manifest)
         .arg(&vendor)
         .stdout(std::process::Stdio::null()))?;
+    own_workspace(&source.join("Cargo.toml"))?;
     run(cargo()
         .args(["fetch", "--manifest-path"])
         .arg(source.join("Cargo.toml")))?;
     std::fs::write(&stamp, version)
         .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     Ok(source)
+}
+
+/// Makes the published crate at `manifest` a workspace of its own, as it is in its
+/// repository (crates.io drops the `[workspace]` table): the bench folder is under this
+/// repository's target folder by default, and cargo, `cargo check` on the copies and the
+/// language servers would otherwise take this repository's manifest above it for the
+/// crate's workspace and refuse it as a non-member.
+fn own_workspace(manifest: &Path) -> Result {
+    let text = std::fs::read_to_string(manifest)
+        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    if text.lines().any(|l| l.trim() == "[workspace]") {
+        return Ok(());
+    }
+    std::fs::write(manifest, format!("{text}\n[workspace]\n"))
+        .map_err(|e| format!("cannot write {}: {e}", manifest.display()))
 }
 
 /// The binary to measure: `AGENT_TOOLS_BIN`, or a release build copied out of the target
