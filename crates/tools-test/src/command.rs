@@ -133,7 +133,7 @@ pub fn plan(
                 argv.extend(["--json".into(), "--testLocationInResults".into()]);
             }
             argv.push(format!("--outputFile={}", json.display()).into());
-            if let Some(r) = recording.filter(|_| is_vitest) {
+            if let Some(r) = recording {
                 argv.extend(r.args());
             }
             report_file = Some(json);

@@ -40,11 +40,11 @@
 //!   installed in the project's environment), and a `run` of vitest which each test file
 //!   runs (our custom coverage provider, named on its command line: V8's function coverage
 //!   placed through vite's source maps; a file stands for each test `list` reads in it),
-//!   kept with the run's state, not in the checkout. Writes, `list` with a symbol and `changed_since` then also name the tests
-//!   that ran what changed — those a static walk misses (a command table, a test runner's
-//!   `invoke`, decorators) — matched by line while the file's text is the one recorded
-//!   (each write carries the lines over to its new text) and by the changed functions'
-//!   names once it changed some other way. A write in a project with nothing recorded yet
+//!   kept with the run's state, not in the checkout. Writes, `list` with a symbol and
+//!   `changed_since` then also name the tests that ran what changed — those a static walk
+//!   misses (a command table, a test runner's `invoke`, decorators) — matched by line while
+//!   the file's text is the one recorded (each write carries the lines over to its new
+//!   text) and by the changed functions' names once it changed some other way. A write in a project with nothing recorded yet
 //!   says so in its last line. The cost: on Python before 3.12 a profile function sees
 //!   every call (click's suite runs in about twice its time); from 3.12 on,
 //!   `sys.monitoring` reports each function once per test. `[test] record = false` turns

@@ -47,10 +47,10 @@ impl RunnerKind {
         }
     }
 
-    /// Whether a `run` with this runner records which functions each test runs: pytest per
-    /// test, vitest per test file.
+    /// Whether a `run` with this runner records which functions each test runs (those with
+    /// a recorder of ours: pytest per test, vitest per test file).
     pub fn records(self) -> bool {
-        matches!(self, RunnerKind::Pytest | RunnerKind::Vitest)
+        crate::recorder::recorder_of(self).is_some()
     }
 }
 

@@ -20,7 +20,7 @@ use crate::runner::{Detected, RunnerKind};
 const RECORDER_MODULE: &str = "agent_tools_reach";
 
 /// The recorder for `kind` and its file's extension; `None` for a runner recording nothing.
-fn recorder_of(kind: RunnerKind) -> Option<(&'static str, &'static str)> {
+pub(crate) fn recorder_of(kind: RunnerKind) -> Option<(&'static str, &'static str)> {
     match kind {
         RunnerKind::Pytest => Some((include_str!("agent_tools_reach.py"), "py")),
         RunnerKind::Vitest => Some((include_str!("agent_tools_reach.mjs"), "mjs")),
