@@ -13,6 +13,19 @@ pub fn which(name: &str) -> Option<PathBuf> {
     crate::process::which(name)
 }
 
+/// The `node_modules` folder the npm-installed `program` (a path found on `$PATH`, often a
+/// link into `node_modules/.bin`) lives in: where the packages installed beside it are.
+/// Panics, naming the program, when it is not inside one.
+pub fn node_modules_of(program: &std::path::Path) -> PathBuf {
+    let real = program
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("cannot resolve {program:?}: {e}"));
+    real.ancestors()
+        .find(|d| d.file_name().is_some_and(|n| n == "node_modules"))
+        .unwrap_or_else(|| panic!("{real:?} is not inside a node_modules folder"))
+        .to_path_buf()
+}
+
 fn record(line: &str) {
     eprintln!("[component] {line}");
     if let Some(path) = std::env::var_os("AGENT_TOOLS_COMPONENT_LOG")

@@ -8,7 +8,7 @@
 //! `.svelte` uses, after which `svelte-check` finds no error; and the rename back from the
 //! component, which reaches the `.ts` files too.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 use tools_core::testing::require_binary;
@@ -22,16 +22,10 @@ const CONFIG: &str = "[lsp]\nindex_wait_ms = 60000\ndiagnostics_wait_ms = 60000\
 /// The `svelte` package installed beside `svelte-check`, linked into the project as its
 /// dependency (the plugin and svelte-check read Svelte's compiler and types from there).
 fn link_svelte(p: &Project, svelte_check: &Path) {
-    let real = svelte_check.canonicalize().unwrap();
-    let modules: PathBuf = real
-        .ancestors()
-        .find(|d| d.file_name().is_some_and(|n| n == "node_modules"))
-        .unwrap()
-        .to_path_buf();
-    let svelte = modules.join("svelte");
+    let svelte = tools_core::testing::node_modules_of(svelte_check).join("svelte");
     assert!(
         svelte.join("package.json").is_file(),
-        "no svelte beside {real:?}"
+        "no svelte beside {svelte_check:?}"
     );
     std::fs::create_dir_all(p.root().join("node_modules")).unwrap();
     std::os::unix::fs::symlink(&svelte, p.root().join("node_modules/svelte")).unwrap();

@@ -6,8 +6,6 @@
 //! every `.vue` use by path:line; a definition from a component; a rename that edits every
 //! `.ts` and `.vue` use, after which `vue-tsc --noEmit` passes.
 
-use std::path::PathBuf;
-
 use serde_json::json;
 use tools_core::testing::require_binary;
 
@@ -26,14 +24,11 @@ const FILES: &[&str] = &[
 /// The `vue` package installed beside `vue-tsc`, linked into the project as its
 /// dependency (vue-tsc and the plugin read Vue's types from the project).
 pub(super) fn link_vue(p: &Project, vue_tsc: &std::path::Path) {
-    let real = vue_tsc.canonicalize().unwrap();
-    let modules: PathBuf = real
-        .ancestors()
-        .find(|d| d.file_name().is_some_and(|n| n == "node_modules"))
-        .unwrap()
-        .to_path_buf();
-    let vue = modules.join("vue");
-    assert!(vue.join("package.json").is_file(), "no vue beside {real:?}");
+    let vue = tools_core::testing::node_modules_of(vue_tsc).join("vue");
+    assert!(
+        vue.join("package.json").is_file(),
+        "no vue beside {vue_tsc:?}"
+    );
     std::fs::create_dir_all(p.root().join("node_modules")).unwrap();
     std::os::unix::fs::symlink(&vue, p.root().join("node_modules/vue")).unwrap();
 }

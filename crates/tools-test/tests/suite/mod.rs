@@ -72,11 +72,7 @@ pub fn without_time(text: &str) -> String {
 /// Gives the project at `dir` the `node_modules` folder the JavaScript test runner `runner`
 /// (a program found on the path) is installed in, as the project's own: a link to it.
 pub fn link_node_modules(runner: &Path, dir: &Path) {
-    let runner = runner.canonicalize().unwrap();
-    let modules = runner
-        .ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "node_modules"))
-        .unwrap();
+    let modules = tools_core::testing::node_modules_of(runner);
     let link = dir.join("node_modules");
     #[cfg(unix)]
     std::os::unix::fs::symlink(modules, link).unwrap();

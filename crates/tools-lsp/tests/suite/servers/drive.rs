@@ -89,15 +89,10 @@ pub async fn drive(case: &Case) -> Verdict {
 /// into the project's `node_modules` as its dependency (the templates' types come from it).
 fn link_angular_core(p: &Project) {
     let program = tools_core::testing::which("ngserver").expect("ngserver on PATH");
-    let real = program.canonicalize().unwrap();
-    let modules = real
-        .ancestors()
-        .find(|d| d.file_name().is_some_and(|n| n == "node_modules"))
-        .unwrap();
-    let core = modules.join("@angular/core");
+    let core = tools_core::testing::node_modules_of(&program).join("@angular/core");
     assert!(
         core.join("package.json").is_file(),
-        "no @angular/core beside {real:?}"
+        "no @angular/core beside {program:?}"
     );
     let dest = p.root().join("web/angular/node_modules/@angular");
     std::fs::create_dir_all(&dest).unwrap();
