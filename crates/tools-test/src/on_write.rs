@@ -118,7 +118,7 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
                 }
                 if let Some((old, diff)) = &old_text
                     && shared.config.record
-                    && detected.kind.records()
+                    && crate::recorder::records(detected.kind)
                 {
                     let names: Vec<String> = found.functions.iter().map(|f| f.name.clone()).collect();
                     let change = Written {

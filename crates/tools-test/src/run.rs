@@ -306,7 +306,10 @@ async fn run_one(
     let n = shared
         .runs
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let recording = (shared.config.record && resolved.detected.kind.records())
+    // `prepare` makes none for a runner without a recorder.
+    let recording = shared
+        .config
+        .record
         .then(|| Recording::prepare(&state, n, resolved.detected.kind))
         .flatten();
     let plan = plan(&resolved, targets, &state, n, recording.as_ref());

@@ -46,12 +46,6 @@ impl RunnerKind {
             RunnerKind::Jest => "jest",
         }
     }
-
-    /// Whether a `run` with this runner records which functions each test runs (those with
-    /// a recorder of ours: pytest per test, vitest per test file).
-    pub fn records(self) -> bool {
-        crate::recorder::recorder_of(self).is_some()
-    }
 }
 
 /// The languages whose tests this crate runs, as `status` and `doctor` name them.

@@ -20,12 +20,18 @@ use crate::runner::{Detected, RunnerKind};
 const RECORDER_MODULE: &str = "agent_tools_reach";
 
 /// The recorder for `kind` and its file's extension; `None` for a runner recording nothing.
-pub(crate) fn recorder_of(kind: RunnerKind) -> Option<(&'static str, &'static str)> {
+fn recorder_of(kind: RunnerKind) -> Option<(&'static str, &'static str)> {
     match kind {
         RunnerKind::Pytest => Some((include_str!("agent_tools_reach.py"), "py")),
         RunnerKind::Vitest => Some((include_str!("agent_tools_reach.mjs"), "mjs")),
         _ => None,
     }
+}
+
+/// Whether a `run` with `kind` records which functions each test runs (pytest per test,
+/// vitest per test file).
+pub fn records(kind: RunnerKind) -> bool {
+    recorder_of(kind).is_some()
 }
 
 /// One recording under way: where the recorder is and where it writes.
