@@ -71,7 +71,7 @@ pub struct ChangedFile<'a> {
     pub file: &'a str,
     /// The digest of its text before the change (see [`digest`]).
     pub old_digest: &'a str,
-    /// The changed lines of `old` (1-based, inclusive).
+    /// The changed lines of its text before the change (1-based, inclusive).
     pub old_lines: &'a [(usize, usize)],
     /// The names of the functions changed (of the new text).
     pub names: &'a [String],
