@@ -164,31 +164,26 @@ fn recorded_reaching(
 ) {
     let (project, file) = keys_of(root, detected, change.path);
     let mut recorded = tools_core::lock_unpoisoned(&shared.recorded);
-    if !recorded.has(&project) {
+    if !recorded.has(&project) && !recorded.has_file(&file) {
         out.unrecorded = true;
         return;
     }
     let old_digest = digest(change.old.as_bytes());
     let old_lines = change.diff.changed_in_old();
-    let found = recorded.reaching(
-        &project,
-        &ChangedFile {
-            file: &file,
-            old_digest: &old_digest,
-            old_lines: &old_lines,
-            names,
-        },
-    );
+    let found = recorded.reaching(&ChangedFile {
+        file: &file,
+        old_digest: &old_digest,
+        old_lines: &old_lines,
+        names,
+    });
     let new_digest = digest(change.new.as_bytes());
-    recorded.carry_over(
-        &project,
-        &file,
-        (&old_digest, &new_digest),
-        change.diff.ops(),
-    );
+    recorded.carry_over(&file, (&old_digest, &new_digest), change.diff.ops());
     drop(recorded);
-    for t in crate::recorded::as_items(found, detected) {
-        if !out.recorded.iter().any(|i| i.id == t.id) {
+    let Some(lang) = crate::runner::Language::of(change.path) else {
+        return;
+    };
+    for t in crate::recorded::as_items(found, root, detected, lang) {
+        if !out.recorded.iter().any(|i| i.id == t.id && i.path == t.path) {
             out.recorded.push(t);
         }
     }

@@ -83,7 +83,7 @@ impl Reach {
     /// already), keeping the order ([`Reach::sort`]).
     pub fn add_recorded(&mut self, recorded: Vec<TestItem>) {
         for t in recorded {
-            if !self.tests.iter().any(|r| r.id == t.id) {
+            if !self.tests.iter().any(|r| r.id == t.id && r.path == t.path) {
                 self.by_run += 1;
                 self.tests.push(t);
             }

@@ -8,10 +8,12 @@
 //! A write's changed lines are matched by line while the file's text before the write is
 //! the text recorded (a write then carries the recorded lines over to its new text, so the
 //! next write still matches by line), and by the changed functions' names once the file
-//! changed some other way.
+//! changed some other way. Functions are kept by their path in the workspace, so a change
+//! reaches the tests of every project that ran it (a Cargo workspace's integration tests
+//! running a member crate's code through the binary).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -19,7 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::TestShared;
 use crate::listing::{TestItem, tests_in};
 use crate::recorder::Output;
-use crate::runner::Detected;
+use crate::runner::{Detected, Language, detect};
 
 /// The recorded functions and tests of every project of the run, keyed by the project's
 /// folder relative to the workspace (`""` for the workspace itself).
@@ -37,7 +39,7 @@ struct ProjectRecord {
 /// A function as it was when recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 struct Function {
-    /// Its file, relative to the project, with `/`.
+    /// Its file, relative to the workspace, with `/`.
     path: String,
     /// The digest of that file's text its lines belong to.
     digest: String,
@@ -56,6 +58,8 @@ struct TestRecord {
 /// A recorded test reaching a change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordedTest {
+    /// Its project's key (see [`project_key`]).
+    pub project: String,
     /// Its id, as `list` names it.
     pub id: String,
     /// Its file, relative to the project.
@@ -67,7 +71,7 @@ pub struct RecordedTest {
 /// What changed in one file, to match against the recording.
 #[derive(Debug)]
 pub struct ChangedFile<'a> {
-    /// The file, relative to its project, with `/`.
+    /// The file, relative to the workspace, with `/`.
     pub file: &'a str,
     /// The digest of its text before the change (see [`digest`]).
     pub old_digest: &'a str,
@@ -86,17 +90,38 @@ pub fn project_key(workspace: &Path, project_root: &Path) -> String {
         .unwrap_or_else(|_| project_root.to_string_lossy().into_owned())
 }
 
-/// The tests `found` in the project `detected`, at their lines now (from their file's own
-/// listing, when it still has them); those whose file is gone are left out. Each file is
-/// read and listed once, however many of its tests were found.
-pub fn as_items(found: Vec<RecordedTest>, detected: &Detected) -> Vec<TestItem> {
-    let mut listed: HashMap<String, Option<Vec<TestItem>>> = HashMap::new();
+/// The tests `found` (of any project of the workspace `workspace`; `detected` is the
+/// changed file's own, `lang` its language), at their lines now (from their file's own
+/// listing, when it still has them); those whose file or project is gone are left out.
+/// Each file is read and listed once, however many of its tests were found.
+pub fn as_items(
+    found: Vec<RecordedTest>,
+    workspace: &Path,
+    detected: &Detected,
+    lang: Language,
+) -> Vec<TestItem> {
+    let own = project_key(workspace, &detected.root);
+    let mut projects: HashMap<String, Option<Detected>> = HashMap::new();
+    let mut listed: HashMap<PathBuf, Option<Vec<TestItem>>> = HashMap::new();
     let mut out = Vec::new();
     for t in found {
-        let path = detected.root.join(&t.file);
-        let Some(listing) = listed.entry(t.file.clone()).or_insert_with(|| {
+        let Some(project) = projects
+            .entry(t.project.clone())
+            .or_insert_with(|| {
+                if t.project == own {
+                    return Some(detected.clone());
+                }
+                let root = workspace.join(&t.project);
+                detect(&root, workspace, lang).ok().filter(|d| d.root == root)
+            })
+            .as_ref()
+        else {
+            continue;
+        };
+        let path = project.root.join(&t.file);
+        let Some(listing) = listed.entry(path.clone()).or_insert_with(|| {
             let text = std::fs::read_to_string(&path).ok()?;
-            Some(tests_in(&path, &text, detected))
+            Some(tests_in(&path, &text, project))
         }) else {
             continue;
         };
@@ -114,13 +139,29 @@ pub fn as_items(found: Vec<RecordedTest>, detected: &Detected) -> Vec<TestItem> 
     out
 }
 
-/// The keys `path` is recorded under: its project's (see [`project_key`]) and its own
-/// path relative to that project, with `/`.
+/// The key of `path`'s project (see [`project_key`]) and `path` relative to the
+/// workspace, with `/`: what a change to it is matched by.
 pub fn keys_of(workspace: &Path, detected: &Detected, path: &Path) -> (String, String) {
     (
         project_key(workspace, &detected.root),
-        tools_core::display_relative(&detected.root, path).replace('\\', "/"),
+        tools_core::display_relative(workspace, path).replace('\\', "/"),
     )
+}
+
+/// `path` (relative to the project `project`, with `/`; `..` allowed) relative to the
+/// workspace; `None` when it leaves the workspace.
+fn in_workspace(project: &str, path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in project.split('/').chain(path.split('/')) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 /// The tests this run's earlier `test run`s saw running the functions `changed` (none
@@ -163,17 +204,17 @@ fn reaching_now(
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
-    let (project, file) = keys_of(workspace, &detected, path);
-    let found = tools_core::lock_unpoisoned(&shared.recorded).reaching(
-        &project,
-        &ChangedFile {
-            file: &file,
-            old_digest: &digest(text.as_bytes()),
-            old_lines: lines,
-            names,
-        },
-    );
-    as_items(found, &detected)
+    let Some(lang) = Language::of(path) else {
+        return Vec::new();
+    };
+    let (_, file) = keys_of(workspace, &detected, path);
+    let found = tools_core::lock_unpoisoned(&shared.recorded).reaching(&ChangedFile {
+        file: &file,
+        old_digest: &digest(text.as_bytes()),
+        old_lines: lines,
+        names,
+    });
+    as_items(found, workspace, &detected, lang)
 }
 
 /// The hex sha256 of `text`, as the recorder computes it.
@@ -192,8 +233,17 @@ impl Recorded {
             .is_some_and(|p| !p.tests.is_empty())
     }
 
-    /// Adds what a run recorded for `project`: each test run replaces what was recorded
-    /// for it before; the others keep theirs.
+    /// Whether a function of `file` (relative to the workspace) is recorded, whatever
+    /// project's tests ran it.
+    pub fn has_file(&self, file: &str) -> bool {
+        self.projects
+            .values()
+            .any(|p| p.functions.iter().any(|f| f.path == file))
+    }
+
+    /// Adds what a run recorded for `project` (its paths relative to that project): each
+    /// test run replaces what was recorded for it before; the others keep theirs. Functions
+    /// outside the workspace are left out.
     pub fn merge(&mut self, project: &str, outputs: Vec<Output>) {
         let entry = self.projects.entry(project.to_string()).or_default();
         let mut tests: BTreeMap<String, (String, usize, Vec<Function>)> = BTreeMap::new();
@@ -211,7 +261,7 @@ impl Recorded {
                 let functions = t.functions.iter().filter_map(|i| {
                     let (path, first, last, name) = out.functions.get(*i)?;
                     Some(Function {
-                        path: path.clone(),
+                        path: in_workspace(project, path)?,
                         digest: out.files.get(path).cloned().unwrap_or_default(),
                         first: *first,
                         last: *last,
@@ -252,56 +302,59 @@ impl Recorded {
         entry.functions = functions;
     }
 
-    /// The recorded tests of `project` that ran a function `change` touched, by id.
-    pub fn reaching(&self, project: &str, change: &ChangedFile) -> Vec<RecordedTest> {
-        let Some(p) = self.projects.get(project) else {
-            return Vec::new();
-        };
-        let hit: Vec<bool> = p
-            .functions
-            .iter()
-            .map(|f| {
-                f.path == change.file
-                    && if f.digest == change.old_digest {
-                        change
-                            .old_lines
-                            .iter()
-                            .any(|(a, b)| *a <= f.last && f.first <= *b)
-                    } else {
-                        change.names.contains(&f.name)
-                    }
-            })
-            .collect();
-        p.tests
-            .iter()
-            .filter(|(_, t)| t.functions.iter().any(|i| hit.get(*i) == Some(&true)))
-            .map(|(id, t)| RecordedTest {
-                id: id.clone(),
-                file: t.file.clone(),
-                line: t.line,
-            })
-            .collect()
+    /// The recorded tests, of every project, that ran a function `change` touched.
+    pub fn reaching(&self, change: &ChangedFile) -> Vec<RecordedTest> {
+        let mut out = Vec::new();
+        for (project, p) in &self.projects {
+            let hit: Vec<bool> = p
+                .functions
+                .iter()
+                .map(|f| {
+                    f.path == change.file
+                        && if f.digest == change.old_digest {
+                            change
+                                .old_lines
+                                .iter()
+                                .any(|(a, b)| *a <= f.last && f.first <= *b)
+                        } else {
+                            change.names.contains(&f.name)
+                        }
+                })
+                .collect();
+            if !hit.contains(&true) {
+                continue;
+            }
+            out.extend(
+                p.tests
+                    .iter()
+                    .filter(|(_, t)| t.functions.iter().any(|i| hit.get(*i) == Some(&true)))
+                    .map(|(id, t)| RecordedTest {
+                        project: project.clone(),
+                        id: id.clone(),
+                        file: t.file.clone(),
+                        line: t.line,
+                    }),
+            );
+        }
+        out
     }
 
-    /// Carries the recorded lines of `file` (of `project`) over a change whose texts have
-    /// the digests `(old, new)` and whose line diff is `ops`, for the functions recorded
-    /// against the old text: the next change then still matches by line.
+    /// Carries the recorded lines of `file` (relative to the workspace) over a change whose
+    /// texts have the digests `(old, new)` and whose line diff is `ops`, for the functions
+    /// recorded against the old text: the next change then still matches by line.
     pub fn carry_over(
         &mut self,
-        project: &str,
         file: &str,
         (old_digest, new_digest): (&str, &str),
         ops: &[similar::DiffOp],
     ) {
-        let Some(p) = self.projects.get_mut(project) else {
-            return;
-        };
         if old_digest == new_digest {
             return;
         }
-        for f in p
-            .functions
-            .iter_mut()
+        for f in self
+            .projects
+            .values_mut()
+            .flat_map(|p| p.functions.iter_mut())
             .filter(|f| f.path == file && f.digest == old_digest)
         {
             f.first = new_line(ops, f.first, false);
@@ -385,15 +438,12 @@ mod tests {
         let mut rec = Recorded::default();
         rec.merge("", vec![output(OLD)]);
         let reaching = |rec: &Recorded, old: &str, lines: &[(usize, usize)]| {
-            ids(rec.reaching(
-                "",
-                &ChangedFile {
-                    file: "m.py",
-                    old_digest: &digest(old.as_bytes()),
-                    old_lines: lines,
-                    names: &[],
-                },
-            ))
+            ids(rec.reaching(&ChangedFile {
+                file: "m.py",
+                old_digest: &digest(old.as_bytes()),
+                old_lines: lines,
+                names: &[],
+            }))
         };
         assert_eq!(reaching(&rec, OLD, &[(6, 6)]), ["t.py::test_b"]);
         assert_eq!(
@@ -404,7 +454,7 @@ mod tests {
         let new = "def a():\n    return 1\n\n\n# one\n# two\ndef b():\n    return a()\n";
         let (from, to) = (digest(OLD.as_bytes()), digest(new.as_bytes()));
         let diff = crate::changes::LineDiff::of(OLD, new);
-        rec.carry_over("", "m.py", (&from, &to), diff.ops());
+        rec.carry_over("m.py", (&from, &to), diff.ops());
         assert_eq!(reaching(&rec, new, &[(8, 8)]), ["t.py::test_b"]);
         assert_eq!(reaching(&rec, new, &[(5, 6)]), Vec::<String>::new());
     }
@@ -420,7 +470,7 @@ mod tests {
             old_lines: &[(1, 1)],
             names: &names,
         };
-        assert_eq!(ids(rec.reaching("", &other)), ["t.py::test_b"]);
+        assert_eq!(ids(rec.reaching(&other)), ["t.py::test_b"]);
         // test_b ran again and no longer runs `b`.
         let mut again = output(OLD);
         again.tests = vec![OutputTest {
@@ -430,7 +480,7 @@ mod tests {
             functions: vec![0],
         }];
         rec.merge("", vec![again]);
-        assert_eq!(ids(rec.reaching("", &other)), Vec::<String>::new());
+        assert_eq!(ids(rec.reaching(&other)), Vec::<String>::new());
         assert!(rec.has("") && !rec.has("sub"));
     }
 }
