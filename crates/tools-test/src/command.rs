@@ -37,8 +37,8 @@ pub struct Plan {
 }
 
 /// The command for `targets` with `resolved`; reports go into `state` (a folder of the
-/// run's own, created by the caller). With `recording`, pytest and vitest also record
-/// which functions each test (vitest: each test file) runs (see [`crate::recorder`]).
+/// run's own, created by the caller). With `recording`, pytest, vitest and nextest also
+/// record which functions each test (vitest: each test file) runs (see [`crate::recorder`]).
 pub fn plan(
     resolved: &Resolved,
     targets: &Targets,
@@ -76,6 +76,9 @@ pub fn plan(
                 // Its libtest-shaped JSON lines are still behind this switch.
                 env.push(("NEXTEST_EXPERIMENTAL_LIBTEST_JSON", "1"));
                 argv.extend(["--message-format".into(), "libtest-json".into()]);
+                if let Some(r) = recording {
+                    argv.extend(r.args());
+                }
             }
             let ids: Vec<String> = match targets {
                 Targets::All => Vec::new(),

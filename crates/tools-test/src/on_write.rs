@@ -118,7 +118,7 @@ async fn changes_of(ctx: &CallCtx, touched: &[PathBuf], shared: &TestShared) -> 
                 }
                 if let Some((old, diff)) = &old_text
                     && shared.config.record
-                    && crate::recorder::records(detected.kind)
+                    && crate::recorder::records(detected.kind, shared.config.cargo)
                 {
                     let names: Vec<String> = found.functions.iter().map(|f| f.name.clone()).collect();
                     let change = Written {
@@ -183,7 +183,11 @@ fn recorded_reaching(
         return;
     };
     for t in crate::recorded::as_items(found, root, detected, lang) {
-        if !out.recorded.iter().any(|i| i.id == t.id && i.path == t.path) {
+        if !out
+            .recorded
+            .iter()
+            .any(|i| i.id == t.id && i.path == t.path)
+        {
             out.recorded.push(t);
         }
     }

@@ -112,7 +112,9 @@ pub fn as_items(
                     return Some(detected.clone());
                 }
                 let root = workspace.join(&t.project);
-                detect(&root, workspace, lang).ok().filter(|d| d.root == root)
+                detect(&root, workspace, lang)
+                    .ok()
+                    .filter(|d| d.root == root)
             })
             .as_ref()
         else {

@@ -119,6 +119,8 @@ struct Ran {
     /// The output passed its cap and the run was stopped.
     cut: bool,
     runner: &'static str,
+    /// Why the run recorded nothing though recording is on.
+    unrecorded: Option<String>,
 }
 
 /// `run`.
@@ -247,6 +249,7 @@ async fn answer_runs(
     let mut elapsed = Duration::ZERO;
     let mut cut = false;
     let mut runners: Vec<&str> = Vec::new();
+    let mut unrecorded: Vec<String> = Vec::new();
     for (detected, targets) in groups {
         let ran = run_one(ctx, shared, args, detected, &targets, by_id).await?;
         all.passed += ran.report.passed;
@@ -258,6 +261,11 @@ async fn answer_runs(
         if !runners.contains(&ran.runner) {
             runners.push(ran.runner);
         }
+        if let Some(why) = ran.unrecorded
+            && !unrecorded.contains(&why)
+        {
+            unrecorded.push(why);
+        }
     }
     let cap = shared.config.max_output_bytes;
     let mut head = headline(&all, elapsed, &runners.join(", "));
@@ -267,13 +275,18 @@ async fn answer_runs(
         ));
     }
     let lines: Vec<String> = all.failures.iter().map(failure_line).collect();
-    let text = paged(
+    let mut text = paged(
         &head,
         &lines,
         args.offset.unwrap_or(0),
         shared.config.answer_bytes,
         "failures",
     );
+    for why in unrecorded {
+        text.push_str(&format!(
+            "\nnot recorded (later writes name only the tests a static walk finds): {why}"
+        ));
+    }
     if let Ok(mut last) = shared.last.lock() {
         *last = Some(LastRun { key, head, lines });
     }
@@ -307,11 +320,20 @@ async fn run_one(
         .runs
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     // `prepare` makes none for a runner without a recorder.
-    let recording = shared
-        .config
-        .record
-        .then(|| Recording::prepare(&state, n, resolved.detected.kind))
-        .flatten();
+    let (recording, unrecorded) = if shared.config.record {
+        let rustc = || {
+            search
+                .find("rustc", &resolved.detected.root)
+                .map(|f| f.path)
+                .map_err(|e| format!("rustc: {e}"))
+        };
+        match Recording::prepare(&state, n, &resolved, shared.config.cargo, rustc) {
+            Ok(r) => (r, None),
+            Err(why) => (None, Some(why)),
+        }
+    } else {
+        (None, None)
+    };
     let plan = plan(&resolved, targets, &state, n, recording.as_ref());
     let project_root = resolved.detected.root.clone();
     let mut cmd = tools_core::child_command(&ctx.run, &plan.argv[0]);
@@ -322,12 +344,15 @@ async fn run_one(
         cmd.env(k, v);
     }
     if let Some(r) = &recording {
-        let inherited = cmd
-            .as_std()
-            .get_envs()
-            .find(|(k, _)| *k == "PYTHONPATH")
-            .and_then(|(_, v)| v.map(std::ffi::OsStr::to_os_string));
-        cmd.envs(r.env(inherited.as_deref(), &project_root));
+        let std_cmd = cmd.as_std();
+        let inherited = |name: &str| {
+            std_cmd
+                .get_envs()
+                .find(|(k, _)| *k == name)
+                .and_then(|(_, v)| v.map(std::ffi::OsStr::to_os_string))
+        };
+        let env = r.env(inherited, &project_root);
+        cmd.envs(env);
     }
     if let Some(py) = search.project_pythons(&project_root).first()
         && let Some(venv) = py.path.parent().and_then(Path::parent)
@@ -357,14 +382,17 @@ async fn run_one(
         }
     };
     let report = read(&resolved, &plan, &finished, &root);
-    if let Some(r) = &recording {
-        keep_recorded(
-            shared,
-            &state,
-            &root,
-            &project_root,
-            r.take(&resolved.detected),
+    if let Some(r) = recording {
+        ctx.progress.report(
+            1.0,
+            None,
+            Some(format!("reading what {runner_name}'s tests ran")),
         );
+        let (detected, workspace) = (resolved.detected.clone(), root.clone());
+        let outputs = tokio::task::spawn_blocking(move || r.take(&detected, &workspace))
+            .await
+            .unwrap_or_default();
+        keep_recorded(shared, &state, &root, &project_root, outputs);
     }
     if let Some(file) = &plan.report_file {
         // Read once; the run's folder should not grow with every run.
@@ -393,6 +421,7 @@ async fn run_one(
         elapsed: finished.elapsed,
         cut: finished.cut,
         runner: runner_name,
+        unrecorded,
     })
 }
 

@@ -7,6 +7,12 @@
 //! - vitest: a custom coverage provider (`agent_tools_reach.mjs`, named on the command line),
 //!   per test file: V8's function coverage placed in the source through vite's source maps
 //!   (vitest 1–3); a test file recorded stands for each test `list` reads in it.
+//! - cargo-nextest: LLVM's source-based coverage, per test (see [`llvm`]): a target runner
+//!   (`agent_tools_reach.sh`) names each test's profiles, the toolchain's `llvm-profdata`
+//!   and `llvm-cov` read them. Plain `cargo test` runs a binary's tests in one process, so
+//!   it records nothing.
+
+mod llvm;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -14,7 +20,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::listing::tests_in;
-use crate::runner::{Detected, RunnerKind};
+use crate::runner::{CargoRunner, Detected, Resolved, RunnerKind};
+use llvm::RustCoverage;
 
 /// The module name pytest's `-p` loads, and the stem of both recorders' files.
 const RECORDER_MODULE: &str = "agent_tools_reach";
@@ -24,14 +31,22 @@ fn recorder_of(kind: RunnerKind) -> Option<(&'static str, &'static str)> {
     match kind {
         RunnerKind::Pytest => Some((include_str!("agent_tools_reach.py"), "py")),
         RunnerKind::Vitest => Some((include_str!("agent_tools_reach.mjs"), "mjs")),
+        // A shell script: the Unix systems only, for now.
+        RunnerKind::Nextest if cfg!(unix) => Some((include_str!("agent_tools_reach.sh"), "sh")),
         _ => None,
     }
 }
 
-/// Whether a `run` with `kind` records which functions each test runs (pytest per test,
-/// vitest per test file).
-pub fn records(kind: RunnerKind) -> bool {
-    recorder_of(kind).is_some()
+/// Whether a `run` in a project whose runner is `kind` records which functions each test
+/// runs (pytest per test, vitest per test file, a Cargo project per test when its tests run
+/// with cargo-nextest: not when `cargo` asks for cargo test).
+pub fn records(kind: RunnerKind, cargo: CargoRunner) -> bool {
+    match kind {
+        RunnerKind::Cargo => {
+            cargo != CargoRunner::Test && recorder_of(RunnerKind::Nextest).is_some()
+        }
+        _ => recorder_of(kind).is_some(),
+    }
 }
 
 /// One recording under way: where the recorder is and where it writes.
@@ -40,28 +55,60 @@ pub struct Recording {
     kind: RunnerKind,
     /// The recorder's file (its folder is put first on pytest's `PYTHONPATH`).
     recorder: PathBuf,
-    /// The recorder writes `<prefix>-<process>.json`.
+    /// The recorder writes `<prefix>-<process>.json` (nextest's runner, `<prefix>-*`).
     prefix: PathBuf,
+    /// For nextest: the instrumented build and the LLVM programs reading its profiles.
+    rust: Option<RustCoverage>,
 }
 
 impl Recording {
-    /// Writes `kind`'s recorder into `state` (the run's test folder) for the `n`th run;
-    /// `None` when the runner records nothing or the recorder cannot be written (the run
-    /// then goes on unrecorded).
-    pub fn prepare(state: &Path, n: usize, kind: RunnerKind) -> Option<Recording> {
-        let (source, extension) = recorder_of(kind)?;
+    /// Writes the recorder of `resolved`'s runner into `state` (the run's test folder) for
+    /// the `n`th run: `Ok(None)` when the runner records nothing, `Err` says why a runner
+    /// that could record cannot (the run then goes on unrecorded).
+    pub fn prepare(
+        state: &Path,
+        n: usize,
+        resolved: &Resolved,
+        cargo: CargoRunner,
+        rustc: impl FnOnce() -> Result<PathBuf, String>,
+    ) -> Result<Option<Recording>, String> {
+        let kind = resolved.detected.kind;
+        if kind == RunnerKind::Cargo && records(kind, cargo) {
+            return Err(
+                "a Rust project's tests are recorded when they run with cargo-nextest, one process per test (it is not installed)"
+                    .into(),
+            );
+        }
+        let Some((source, extension)) = recorder_of(kind) else {
+            return Ok(None);
+        };
+        let rust = match kind {
+            RunnerKind::Nextest => {
+                let cargo = resolved.argv.first().ok_or("no cargo")?;
+                Some(RustCoverage::find(
+                    &rustc()?,
+                    cargo,
+                    &resolved.detected.root,
+                    state,
+                )?)
+            }
+            _ => None,
+        };
         let dir = state.join("recorder");
         let file = dir.join(format!("{RECORDER_MODULE}.{extension}"));
         let current = std::fs::read_to_string(&file).ok();
         if current.as_deref() != Some(source) {
-            std::fs::create_dir_all(&dir).ok()?;
-            std::fs::write(&file, source).ok()?;
+            let written = std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::write(&file, source))
+                .and_then(|()| tools_core::platform::make_executable(&file));
+            written.map_err(|e| format!("cannot write the recorder: {e}"))?;
         }
-        Some(Recording {
+        Ok(Some(Recording {
             kind,
             recorder: file,
             prefix: state.join(format!("reach-{n}")),
-        })
+            rust,
+        }))
     }
 
     /// The runner's arguments that load the recorder.
@@ -76,40 +123,61 @@ impl Recording {
                     module,
                 ]
             }
+            RunnerKind::Nextest => self
+                .rust
+                .as_ref()
+                .map(RustCoverage::args)
+                .unwrap_or_default(),
             _ => vec!["-p".into(), RECORDER_MODULE.into()],
         }
     }
 
     /// The environment the recorder needs: where to write, the project's folder its paths
-    /// are relative to, and for pytest `PYTHONPATH` with the plugin's folder first (before
-    /// `inherited`, the value the child would otherwise get).
+    /// are relative to, for pytest `PYTHONPATH` with the plugin's folder first, and for
+    /// nextest the instrumented build's (`inherited` gives the value a variable would
+    /// otherwise have in the child).
     pub fn env(
         &self,
-        inherited: Option<&std::ffi::OsStr>,
+        inherited: impl Fn(&str) -> Option<OsString>,
         project: &Path,
-    ) -> Vec<(&'static str, OsString)> {
+    ) -> Vec<(String, OsString)> {
         let mut env = vec![
-            ("AGENT_TOOLS_REACH_OUT", self.prefix.clone().into()),
-            ("AGENT_TOOLS_REACH_ROOT", project.into()),
+            (
+                "AGENT_TOOLS_REACH_OUT".to_string(),
+                self.prefix.clone().into(),
+            ),
+            ("AGENT_TOOLS_REACH_ROOT".to_string(), project.into()),
         ];
         if self.kind == RunnerKind::Pytest
             && let Some(dir) = self.recorder.parent()
         {
             let mut paths = vec![dir.to_path_buf()];
-            if let Some(old) = inherited {
-                paths.extend(std::env::split_paths(old));
+            if let Some(old) = inherited("PYTHONPATH") {
+                paths.extend(std::env::split_paths(&old));
             }
             let python_path = std::env::join_paths(paths).unwrap_or_else(|_| dir.into());
-            env.push(("PYTHONPATH", python_path));
+            env.push(("PYTHONPATH".to_string(), python_path));
+        }
+        if let Some(rust) = &self.rust {
+            env.extend(rust.env(
+                &self.recorder,
+                &self.prefix,
+                inherited("RUSTFLAGS").as_deref(),
+            ));
         }
         env
     }
 
     /// What the run's processes wrote (one file per pytest process: xdist's workers each
-    /// write their own; one from vitest's main process), removed once read, with each test
-    /// file vitest recorded standing for the tests of it `list` reads in the project
-    /// `detected` (the file itself when it reads none). Unreadable files are skipped.
-    pub fn take(&self, detected: &Detected) -> Vec<Output> {
+    /// write their own; one from vitest's main process; nextest's profiles, read through
+    /// LLVM's programs), removed once read, with each test file vitest recorded standing
+    /// for the tests of it `list` reads in the project `detected` (the file itself when it
+    /// reads none). Unreadable files are skipped. It may take a while (nextest: a program
+    /// per profile): call it where blocking is allowed.
+    pub fn take(&self, detected: &Detected, workspace: &Path) -> Vec<Output> {
+        if let Some(rust) = &self.rust {
+            return rust.read(&self.prefix, &detected.root, workspace);
+        }
         let mut out = self.written();
         if self.kind == RunnerKind::Vitest {
             for o in &mut out {

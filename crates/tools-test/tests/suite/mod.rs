@@ -17,6 +17,7 @@ mod jest;
 mod pytest;
 mod reach;
 mod recorded;
+mod recorded_rust;
 mod related;
 mod status;
 mod vitest;

@@ -1,0 +1,112 @@
+//! A Cargo workspace's tests recorded with LLVM's coverage under cargo-nextest: the
+//! integration tests that run the package's binary (made by a macro, so no `fn` names
+//! them) reach a private helper of a member crate that no reference leads a test to, and
+//! they are named once a run recorded them. rust-analyzer answers the uses, nextest runs
+//! the instrumented tests, rustup's llvm-tools read their profiles.
+
+use serde_json::json;
+
+use super::{call, tests_section};
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        "[package]\nname = \"greet\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ntext = { path = \"crates/text\" }\n\n[workspace]\nmembers = [\"crates/text\"]\n",
+    ),
+    (
+        "src/main.rs",
+        "fn main() {\n    let name = std::env::args().nth(1).unwrap_or_default();\n    println!(\"{}\", text::shout(&name));\n}\n",
+    ),
+    (
+        "tests/cli.rs",
+        "use std::process::Command;\n\nmacro_rules! greets {\n    ($test:ident, $name:expr, $want:expr) => {\n        #[test]\n        fn $test() {\n            let out = Command::new(env!(\"CARGO_BIN_EXE_greet\")).arg($name).output().unwrap();\n            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), $want);\n        }\n    };\n}\n\ngreets!(greets_ann, \"ann\", \"ANN!\");\ngreets!(greets_bob, \"bob\", \"BOB!\");\n",
+    ),
+    (
+        "crates/text/Cargo.toml",
+        "[package]\nname = \"text\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    ),
+    (
+        "crates/text/src/lib.rs",
+        "/// The greeting for `name`, loud.\npub fn shout(name: &str) -> String {\n    decorate(&name.to_uppercase())\n}\n\nfn decorate(s: &str) -> String {\n    format!(\"{s}!\")\n}\n\npub fn whisper(name: &str) -> String {\n    name.to_lowercase()\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn whispers() {\n        assert_eq!(super::whisper(\"A\"), \"a\");\n    }\n}\n",
+    ),
+];
+
+/// Whether rustup's llvm-tools are in the active toolchain.
+fn llvm_tools() -> bool {
+    let Ok(out) = std::process::Command::new("rustc")
+        .args(["--print", "target-libdir"])
+        .output()
+    else {
+        return false;
+    };
+    let libdir = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    libdir
+        .parent()
+        .is_some_and(|target| target.join("bin").join("llvm-profdata").is_file())
+}
+
+#[tokio::test]
+async fn integration_tests_running_the_binary_are_named_once_nextest_recorded_them() {
+    if tools_core::testing::which("cargo-nextest").is_none() {
+        tools_core::testing::skipped_optional("cargo-nextest", "`cargo-nextest` is not on PATH");
+        return;
+    }
+    if !llvm_tools() {
+        tools_core::testing::skipped("llvm-tools", "rustup's llvm-tools are not installed");
+        return;
+    }
+    if tools_core::testing::require_binary("rust-analyzer", "rust-analyzer").is_none() {
+        return;
+    }
+    tools_core::testing::exercised("cargo-nextest");
+    tools_core::testing::exercised("llvm-tools");
+    let dir = tempfile::tempdir().unwrap();
+    let (run, registry) = super::with_servers(
+        dir.path(),
+        FILES,
+        "[lsp]\nindex_wait_ms = 120000\n\n[test]\non_write_ms = 120000\non_write_hold_ms = 120000\n",
+    );
+
+    // The workspace root's package: its binary and the two tests running it, recorded.
+    let out = call(&registry, "test", json!({"action": "run"})).await;
+    assert_eq!(
+        super::without_time(&out.text),
+        "2 passed, 0 failed, 0 skipped in T s — cargo nextest"
+    );
+
+    // `decorate` is private to the member crate and no test calls what calls it: only
+    // what the tests ran leads to them.
+    let args = json!({"path": "crates/text/src/lib.rs", "old_string": "format!(\"{s}!\")", "new_string": "format!(\"{s}?\")"});
+    let out = call(&registry, "edit", args).await;
+    assert_eq!(
+        tests_section(&out),
+        "2 tests reach this change to `decorate` (3 symbols followed through rust-analyzer references; 2 known from what each test ran in an earlier `test run`); `test run` with `affected: true` runs them\n\
+         tests/cli.rs:13 greets_ann\n\
+         tests/cli.rs:14 greets_bob"
+    );
+    let ran = super::run_affected(&registry).await;
+    let mut lines: Vec<&str> = ran.lines().collect();
+    // nextest runs tests in parallel: failures come in the order they end.
+    lines[1..].sort();
+    assert_eq!(
+        lines,
+        [
+            "0 passed, 2 failed, 0 skipped in T s — cargo nextest",
+            "tests/cli.rs:13 greets_ann — assertion `left == right` failed / left: \"ANN?\" / right: \"ANN!\"",
+            "tests/cli.rs:14 greets_bob — assertion `left == right` failed / left: \"BOB?\" / right: \"BOB!\"",
+        ]
+    );
+
+    // No profile of the instrumented build is left in the checkout (build scripts and the
+    // tests' programs write theirs in the run's state folder).
+    let left: Vec<_> = ignore::WalkBuilder::new(dir.path())
+        .hidden(false)
+        .git_ignore(false)
+        .build()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "profraw"))
+        .map(|e| e.path().to_path_buf())
+        .collect();
+    assert_eq!(left, Vec::<std::path::PathBuf>::new());
+    run.close().await;
+}
