@@ -81,7 +81,14 @@ pub fn plan(
                 }
             }
             let ids: Vec<String> = match targets {
-                Targets::All => Vec::new(),
+                Targets::All => {
+                    // The whole suite of a workspace's root is every member's, as for a
+                    // root without a package of its own (cargo's default there).
+                    if is_workspace_root(root) {
+                        argv.push("--workspace".into());
+                    }
+                    Vec::new()
+                }
                 Targets::File(f, items) => {
                     // An integration test file is a test binary of its own.
                     let r = rel(f);
@@ -172,6 +179,14 @@ pub fn plan(
         report_file,
         asked,
     }
+}
+
+/// Whether the manifest in `root` declares a workspace.
+fn is_workspace_root(root: &Path) -> bool {
+    std::fs::read_to_string(root.join("Cargo.toml"))
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .is_some_and(|manifest| manifest.contains_key("workspace"))
 }
 
 fn name_part(id: &str) -> Option<String> {

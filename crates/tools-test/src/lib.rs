@@ -40,15 +40,20 @@
 //!   installed in the project's environment), and a `run` of vitest which each test file
 //!   runs (our custom coverage provider, named on its command line: V8's function coverage
 //!   placed through vite's source maps; a file stands for each test `list` reads in it),
-//!   kept with the run's state, not in the checkout. Writes, `list` with a symbol and
+//!   and a `run` of a Rust project with cargo-nextest which each test runs (LLVM's
+//!   source-based coverage: an instrumented build into a target folder of the run's own,
+//!   each test's profiles, and those of the programs it starts, read with the toolchain's
+//!   `llvm-profdata` and `llvm-cov` from rustup's `llvm-tools`; a run that cannot record
+//!   says why), kept with the run's state, not in the checkout. Writes, `list` with a symbol and
 //!   `changed_since` then also name the tests that ran what changed — those a static walk
 //!   misses (a command table, a test runner's `invoke`, decorators) — matched by line while
 //!   the file's text is the one recorded (each write carries the lines over to its new
 //!   text) and by the changed functions' names once it changed some other way. A write in a project with nothing recorded yet
 //!   says so in its last line. The cost: on Python before 3.12 a profile function sees
 //!   every call (click's suite runs in about twice its time); from 3.12 on,
-//!   `sys.monitoring` reports each function once per test. `[test] record = false` turns
-//!   it off.
+//!   `sys.monitoring` reports each function once per test; a Rust project is built again,
+//!   instrumented, on its first recorded run. `[test] record = false` turns it off.
+//! - `run` of the whole suite at a Cargo workspace's root runs every member's tests.
 //! - `status`: the runner per language, or why there is none (also in `doctor`).
 //!
 //! Choices where the specification is silent:
@@ -72,6 +77,7 @@ mod answer;
 mod args;
 mod changes;
 mod command;
+mod digest;
 mod exec;
 mod list;
 mod listing;

@@ -15,8 +15,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+pub use crate::digest::digest;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::TestShared;
 use crate::listing::{TestItem, tests_in};
@@ -217,14 +217,6 @@ fn reaching_now(
         names,
     });
     as_items(found, workspace, &detected, lang)
-}
-
-/// The hex sha256 of `text`, as the recorder computes it.
-pub fn digest(text: &[u8]) -> String {
-    Sha256::digest(text)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 impl Recorded {

@@ -9,8 +9,8 @@
 //! ones: [`kill_leftover`], [`exit_signal`], [`resident_bytes`], [`return_freed_memory`],
 //! [`Terminal`], [`tree_processes`] (what a child's tree holds in memory), [`StopRequests`]
 //! (SIGTERM, SIGINT, SIGHUP; the console's Ctrl-C and closing on Windows), and for files
-//! [`make_own_private_dir`], [`private_file_options`], [`link_file`], [`make_executable`]
-//! and [`same_file`].
+//! [`make_own_private_dir`], [`private_file_options`], [`link_file`], [`make_executable`],
+//! [`RUNS_SHELL_SCRIPTS`] and [`same_file`].
 //! Where an OS has no equivalent of a facility yet, its function answers an `Unsupported`
 //! error naming what is missing, never a silent no-op (handing freed memory back does
 //! nothing where the allocator does it on its own). Linux is the reference: its behaviour
@@ -61,7 +61,10 @@ pub use user_dirs::{
 };
 
 // The public surface, for the workspace's other crates.
-pub use os::fs::{LOCAL_BIN_DIRS, VENV_PROGRAMS, link_file, make_executable, private_file_options};
+pub use os::fs::{
+    LOCAL_BIN_DIRS, RUNS_SHELL_SCRIPTS, VENV_PROGRAMS, link_file, make_executable,
+    private_file_options,
+};
 pub use os::local_socket::{
     LOCAL_SOCKETS, LocalListener, LocalStream, connect_local, detach_from_our_group,
 };

@@ -178,8 +178,7 @@ impl RustCoverage {
                 if !out.files.contains_key(&path)
                     && let Ok(text) = std::fs::read(&place.file)
                 {
-                    out.files
-                        .insert(path.clone(), crate::recorded::digest(&text));
+                    out.files.insert(path.clone(), crate::digest::digest(&text));
                 }
                 functions.push(i);
             }

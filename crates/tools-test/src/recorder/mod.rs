@@ -31,8 +31,10 @@ fn recorder_of(kind: RunnerKind) -> Option<(&'static str, &'static str)> {
     match kind {
         RunnerKind::Pytest => Some((include_str!("agent_tools_reach.py"), "py")),
         RunnerKind::Vitest => Some((include_str!("agent_tools_reach.mjs"), "mjs")),
-        // A shell script: the Unix systems only, for now.
-        RunnerKind::Nextest if cfg!(unix) => Some((include_str!("agent_tools_reach.sh"), "sh")),
+        // A shell script: where one runs as a program (not Windows, for now).
+        RunnerKind::Nextest if tools_core::platform::RUNS_SHELL_SCRIPTS => {
+            Some((include_str!("agent_tools_reach.sh"), "sh"))
+        }
         _ => None,
     }
 }

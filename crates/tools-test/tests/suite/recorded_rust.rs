@@ -67,11 +67,11 @@ async fn integration_tests_running_the_binary_are_named_once_nextest_recorded_th
         "[lsp]\nindex_wait_ms = 120000\n\n[test]\non_write_ms = 120000\non_write_hold_ms = 120000\n",
     );
 
-    // The workspace root's package: its binary and the two tests running it, recorded.
+    // The whole workspace: the member's test, and the two running the binary, recorded.
     let out = call(&registry, "test", json!({"action": "run"})).await;
     assert_eq!(
         super::without_time(&out.text),
-        "2 passed, 0 failed, 0 skipped in T s — cargo nextest"
+        "3 passed, 0 failed, 0 skipped in T s — cargo nextest"
     );
 
     // `decorate` is private to the member crate and no test calls what calls it: only

@@ -105,6 +105,10 @@ pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.b
 /// A virtual environment's folder of programs (`.venv/bin`).
 pub const VENV_PROGRAMS: &str = "bin";
 
+/// Whether a POSIX shell script with the executable mode runs as a program (a target
+/// runner cargo starts, say): its `#!` line names the shell.
+pub const RUNS_SHELL_SCRIPTS: bool = true;
+
 /// The file names a program called `name` may have in a `PATH` folder: just `name`.
 pub(crate) fn program_file_names(name: &str) -> Vec<String> {
     vec![name.to_string()]

@@ -118,6 +118,10 @@ pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/Scripts", "venv/Scripts", "node_mo
 /// A virtual environment's folder of programs (`.venv\Scripts`).
 pub const VENV_PROGRAMS: &str = "Scripts";
 
+/// Whether a POSIX shell script with the executable mode runs as a program (a target
+/// runner cargo starts, say): Windows runs a program by its extension, and `.sh` is none.
+pub const RUNS_SHELL_SCRIPTS: bool = false;
+
 /// Whether a program name is a path to check as given (either slash, or a drive letter).
 pub(crate) fn is_path_like(name: &str) -> bool {
     name.contains('/') || name.contains('\\') || name.contains(':')
