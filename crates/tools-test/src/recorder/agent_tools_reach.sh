@@ -13,7 +13,9 @@ for arg in "$@"; do
     previous="$arg"
 done
 if [ -n "$test" ]; then
-    printf '%s\t%s\t%s\n' "$$" "$1" "$test" >> "$AGENT_TOOLS_REACH_OUT-tests.tsv"
+    # nextest sets the test's package folder, as cargo test does: two packages may each
+    # have a test binary of the same name.
+    printf '%s\t%s\t%s\t%s\n' "$$" "$1" "$CARGO_MANIFEST_DIR" "$test" >> "$AGENT_TOOLS_REACH_OUT-tests.tsv"
 fi
 LLVM_PROFILE_FILE="$AGENT_TOOLS_REACH_OUT-$$-%p.profraw"
 export LLVM_PROFILE_FILE

@@ -182,7 +182,7 @@ impl RustCoverage {
                 }
                 functions.push(i);
             }
-            let (file, line) = targets.place_of_test(&test.binary, &test.name, project);
+            let (file, line) = targets.place_of_test(test, project);
             out.tests.push(OutputTest {
                 id: test.name.clone(),
                 file,
@@ -349,6 +349,8 @@ struct ExportFunction {
 struct TestProfiles {
     name: String,
     binary: PathBuf,
+    /// The test's package folder (nextest's `CARGO_MANIFEST_DIR`; empty when unset).
+    package: PathBuf,
     profiles: Vec<PathBuf>,
 }
 
@@ -366,15 +368,16 @@ impl RawProfiles {
         let list = with_suffix(prefix, "-tests.tsv");
         let mut by_process: BTreeMap<String, TestProfiles> = BTreeMap::new();
         for line in std::fs::read_to_string(&list).unwrap_or_default().lines() {
-            let mut parts = line.splitn(3, '\t');
-            if let (Some(pid), Some(binary), Some(name)) =
-                (parts.next(), parts.next(), parts.next())
+            let mut parts = line.splitn(4, '\t');
+            if let (Some(pid), Some(binary), Some(package), Some(name)) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
             {
                 by_process.insert(
                     pid.to_string(),
                     TestProfiles {
                         name: name.to_string(),
                         binary: PathBuf::from(binary),
+                        package: PathBuf::from(package),
                         profiles: Vec::new(),
                     },
                 );
@@ -438,8 +441,9 @@ impl RawProfiles {
 #[derive(Debug, Default)]
 struct Targets {
     bins: Vec<String>,
-    /// Each target's name as its test binary is named (`-` as `_`), with its root file.
-    roots: Vec<(String, PathBuf)>,
+    /// Each target's name as its test binary is named (`-` as `_`), its package's folder
+    /// and its root file.
+    roots: Vec<(String, PathBuf, PathBuf)>,
 }
 
 #[derive(Deserialize)]
@@ -449,6 +453,7 @@ struct Metadata {
 
 #[derive(Deserialize)]
 struct MetadataPackage {
+    manifest_path: PathBuf,
     targets: Vec<MetadataTarget>,
 }
 
@@ -480,29 +485,46 @@ impl Targets {
             return Targets::default();
         };
         let mut targets = Targets::default();
-        for target in metadata.packages.into_iter().flat_map(|p| p.targets) {
-            if target.kind.iter().any(|k| k == "bin") {
-                targets.bins.push(target.name.clone());
+        for package in metadata.packages {
+            let folder = package
+                .manifest_path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            for target in package.targets {
+                if target.kind.iter().any(|k| k == "bin") {
+                    targets.bins.push(target.name.clone());
+                }
+                targets.roots.push((
+                    target.name.replace('-', "_"),
+                    folder.clone(),
+                    target.src_path,
+                ));
             }
-            targets
-                .roots
-                .push((target.name.replace('-', "_"), target.src_path));
         }
         targets
     }
 
-    /// The file (relative to `project`) and line of the test `name` (a module path) of
-    /// `binary`: the module's file under the target's root, found from the longest module
-    /// path that names a file, and the first line naming the test there (a `fn`, or a
-    /// macro's argument for tests a macro makes); the target's root and line 1 when
-    /// nothing is found.
-    fn place_of_test(&self, binary: &Path, name: &str, project: &Path) -> (String, usize) {
-        let stem = binary
+    /// The file (relative to `project`) and line of `test` (its name a module path): the
+    /// module's file under its binary's target root (the target of that name in the test's
+    /// package), found from the longest module path that names a file, and the first line
+    /// naming the test there (a `fn`, or a macro's argument for tests a macro makes); the
+    /// target's root and line 1 when nothing is found.
+    fn place_of_test(&self, test: &TestProfiles, project: &Path) -> (String, usize) {
+        let name = test.name.as_str();
+        let stem = test
+            .binary
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let target = stem.rsplit_once('-').map_or(stem.as_str(), |(t, _)| t);
-        let Some((_, root)) = self.roots.iter().find(|(t, _)| t == target) else {
+        let named: Vec<&(String, PathBuf, PathBuf)> =
+            self.roots.iter().filter(|(t, _, _)| t == target).collect();
+        let Some((_, _, root)) = named
+            .iter()
+            .find(|(_, package, _)| *package == test.package)
+            .or(named.first())
+        else {
             return (String::new(), 1);
         };
         let segments: Vec<&str> = name.split("::").collect();

@@ -21,6 +21,11 @@ const FILES: &[(&str, &str)] = &[
         "tests/cli.rs",
         "use std::process::Command;\n\nmacro_rules! greets {\n    ($test:ident, $name:expr, $want:expr) => {\n        #[test]\n        fn $test() {\n            let out = Command::new(env!(\"CARGO_BIN_EXE_greet\")).arg($name).output().unwrap();\n            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), $want);\n        }\n    };\n}\n\ngreets!(greets_ann, \"ann\", \"ANN!\");\ngreets!(greets_bob, \"bob\", \"BOB!\");\n",
     ),
+    // A test binary named as the root package's: each test is placed in its own package.
+    (
+        "crates/text/tests/cli.rs",
+        "#[test]\nfn shouts() {\n    assert_eq!(text::shout(\"a\"), \"A!\");\n}\n",
+    ),
     (
         "crates/text/Cargo.toml",
         "[package]\nname = \"text\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
@@ -67,20 +72,21 @@ async fn integration_tests_running_the_binary_are_named_once_nextest_recorded_th
         "[lsp]\nindex_wait_ms = 120000\n\n[test]\non_write_ms = 120000\non_write_hold_ms = 120000\n",
     );
 
-    // The whole workspace: the member's test, and the two running the binary, recorded.
+    // The whole workspace: the member's two tests, and the two running the binary, recorded.
     let out = call(&registry, "test", json!({"action": "run"})).await;
     assert_eq!(
         super::without_time(&out.text),
-        "3 passed, 0 failed, 0 skipped in T s — cargo nextest"
+        "4 passed, 0 failed, 0 skipped in T s — cargo nextest"
     );
 
-    // `decorate` is private to the member crate and no test calls what calls it: only
-    // what the tests ran leads to them.
+    // `decorate` is private to the member crate: its own integration test calls what calls
+    // it, but only what the tests ran leads to the two running the binary.
     let args = json!({"path": "crates/text/src/lib.rs", "old_string": "format!(\"{s}!\")", "new_string": "format!(\"{s}?\")"});
     let out = call(&registry, "edit", args).await;
     assert_eq!(
         tests_section(&out),
-        "2 tests reach this change to `decorate` (3 symbols followed through rust-analyzer references; 2 known from what each test ran in an earlier `test run`); `test run` with `affected: true` runs them\n\
+        "3 tests reach this change to `decorate` (3 symbols followed through rust-analyzer references; 2 known from what each test ran in an earlier `test run`); `test run` with `affected: true` runs them\n\
+         crates/text/tests/cli.rs:2 shouts\n\
          tests/cli.rs:13 greets_ann\n\
          tests/cli.rs:14 greets_bob"
     );
@@ -91,7 +97,8 @@ async fn integration_tests_running_the_binary_are_named_once_nextest_recorded_th
     assert_eq!(
         lines,
         [
-            "0 passed, 2 failed, 0 skipped in T s — cargo nextest",
+            "0 passed, 3 failed, 0 skipped in T s — cargo nextest",
+            "crates/text/tests/cli.rs:3 shouts — assertion `left == right` failed / left: \"A?\" / right: \"A!\"",
             "tests/cli.rs:13 greets_ann — assertion `left == right` failed / left: \"ANN?\" / right: \"ANN!\"",
             "tests/cli.rs:14 greets_bob — assertion `left == right` failed / left: \"BOB?\" / right: \"BOB!\"",
         ]
