@@ -236,9 +236,11 @@ impl Recorded {
     }
 
     /// Adds what a run recorded for `project` (its paths relative to that project): each
-    /// test run replaces what was recorded for it before; the others keep theirs. Functions
+    /// test that ran and passed replaces what was recorded for it before; one that `failed`
+    /// adds to it (it stopped at its failure, likely in a change being tried, and ran less
+    /// than it does once the code is right again); the others keep theirs. Functions
     /// outside the workspace are left out.
-    pub fn merge(&mut self, project: &str, outputs: Vec<Output>) {
+    pub fn merge(&mut self, project: &str, outputs: Vec<Output>, failed: &dyn Fn(&str) -> bool) {
         let entry = self.projects.entry(project.to_string()).or_default();
         let mut tests: BTreeMap<String, (String, usize, Vec<Function>)> = BTreeMap::new();
         for (id, t) in std::mem::take(&mut entry.tests) {
@@ -269,7 +271,14 @@ impl Recorded {
                 slot.2.extend(functions);
             }
         }
-        tests.extend(fresh);
+        for (id, mut now) in fresh {
+            if failed(&id)
+                && let Some((_, _, before)) = tests.remove(&id)
+            {
+                now.2.extend(before);
+            }
+            tests.insert(id, now);
+        }
         let mut index: HashMap<Function, usize> = HashMap::new();
         let mut functions: Vec<Function> = Vec::new();
         for (id, (file, line, fs)) in tests {
@@ -430,7 +439,7 @@ mod tests {
     #[test]
     fn a_change_reaches_the_tests_that_ran_its_lines_and_is_carried_over_to_the_next() {
         let mut rec = Recorded::default();
-        rec.merge("", vec![output(OLD)]);
+        rec.merge("", vec![output(OLD)], &|_| false);
         let reaching = |rec: &Recorded, old: &str, lines: &[(usize, usize)]| {
             ids(rec.reaching(&ChangedFile {
                 file: "m.py",
@@ -454,9 +463,9 @@ mod tests {
     }
 
     #[test]
-    fn a_file_changed_some_other_way_matches_by_name_and_a_new_run_replaces_a_tests_record() {
+    fn a_file_changed_some_other_way_matches_by_name_and_a_passing_run_replaces_a_tests_record() {
         let mut rec = Recorded::default();
-        rec.merge("", vec![output(OLD)]);
+        rec.merge("", vec![output(OLD)], &|_| false);
         let names = ["b".to_string()];
         let other = ChangedFile {
             file: "m.py",
@@ -465,7 +474,8 @@ mod tests {
             names: &names,
         };
         assert_eq!(ids(rec.reaching(&other)), ["t.py::test_b"]);
-        // test_b ran again and no longer runs `b`.
+        // test_b ran again without reaching `b`: failing (one of its parameters), it keeps
+        // what it ran before; passing, it replaces it.
         let mut again = output(OLD);
         again.tests = vec![OutputTest {
             id: "t.py::test_b".into(),
@@ -473,7 +483,9 @@ mod tests {
             line: 7,
             functions: vec![0],
         }];
-        rec.merge("", vec![again]);
+        rec.merge("", vec![again.clone()], &|id| id == "t.py::test_b");
+        assert_eq!(ids(rec.reaching(&other)), ["t.py::test_b"]);
+        rec.merge("", vec![again], &|_| false);
         assert_eq!(ids(rec.reaching(&other)), Vec::<String>::new());
         assert!(rec.has("") && !rec.has("sub"));
     }

@@ -392,7 +392,11 @@ async fn run_one(
         let outputs = tokio::task::spawn_blocking(move || r.take(&detected, &workspace))
             .await
             .unwrap_or_default();
-        keep_recorded(shared, &state, &root, &project_root, outputs);
+        let failed: Vec<String> = match &report {
+            Ok(r) => r.failures.iter().map(|f| f.id.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        keep_recorded(shared, &state, &root, &project_root, outputs, &failed);
     }
     if let Some(file) = &plan.report_file {
         // Read once; the run's folder should not grow with every run.
@@ -426,20 +430,28 @@ async fn run_one(
 }
 
 /// Adds what the run's tests were recorded running to the run's record (memory and
-/// `recorded.json` in `state`); a record that cannot be saved stays in memory.
+/// `recorded.json` in `state`; `failed`: the ids of the run's failures); a record that
+/// cannot be saved stays in memory.
 fn keep_recorded(
     shared: &TestShared,
     state: &Path,
     workspace: &Path,
     project_root: &Path,
     outputs: Vec<Output>,
+    failed: &[String],
 ) {
     if outputs.is_empty() {
         return;
     }
     let project = crate::recorded::project_key(workspace, project_root);
     let mut recorded = tools_core::lock_unpoisoned(&shared.recorded);
-    recorded.merge(&project, outputs);
+    // A failure's id may name one parameter of the test recorded (`test_x[1]`).
+    let failed = |id: &str| {
+        failed
+            .iter()
+            .any(|f| f == id || f.strip_prefix(id).is_some_and(|rest| rest.starts_with('[')))
+    };
+    recorded.merge(&project, outputs, &failed);
     let _ = recorded.save(&state.join("recorded.json"));
 }
 
