@@ -216,8 +216,8 @@ impl ToolFamily for TestFamily {
     }
     async fn doctor(&self) -> Vec<DoctorEntry> {
         let run = Arc::clone(&self.run);
-        let cargo = self.shared.config.cargo;
-        tokio::task::spawn_blocking(move || status::doctor(&run, cargo))
+        let (cargo, record) = (self.shared.config.cargo, self.shared.config.record);
+        tokio::task::spawn_blocking(move || status::doctor(&run, cargo, record))
             .await
             .unwrap_or_default()
     }

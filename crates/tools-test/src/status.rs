@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use tools_core::discovery::ProgramSearch;
 use tools_core::{DoctorEntry, Run, ToolOutput};
 
+use crate::recorder::will_record;
 use crate::runner::{CargoRunner, LANGUAGES, Language, detect, resolve};
 
 /// Folders looked in for a project: the root and the folders right below it (sorted),
@@ -33,8 +34,9 @@ fn candidate_folders(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// One language's finding: `(ok, runner or "no runner", detail)`.
-fn finding(run: &Run, lang: Language, cargo: CargoRunner) -> (bool, String, String) {
+/// One language's finding: `(ok, runner or "no runner", detail)`; with `record`, the
+/// detail says whether a run records what each test runs.
+fn finding(run: &Run, lang: Language, cargo: CargoRunner, record: bool) -> (bool, String, String) {
     let root = run.root();
     let search = ProgramSearch::for_run(run);
     let found = candidate_folders(root)
@@ -55,12 +57,26 @@ fn finding(run: &Run, lang: Language, cargo: CargoRunner) -> (bool, String, Stri
                 .iter()
                 .map(|p| tools_core::display_relative(root, p))
                 .collect();
-            let found = format!(
+            let mut found = format!(
                 "for {at} ({because}): `{}` from {}",
                 argv.join(" "),
                 r.origin
             );
             if run.trusted() {
+                if record {
+                    let rustc = || {
+                        search
+                            .find("rustc", &r.detected.root)
+                            .map(|f| f.path)
+                            .map_err(|e| format!("rustc: {e}"))
+                    };
+                    found.push_str(&match will_record(&r, cargo, rustc) {
+                        Ok(true) => "; records which functions each test runs".to_string(),
+                        Ok(false) => "; records nothing (pytest, vitest and cargo nextest record)"
+                            .to_string(),
+                        Err(why) => format!("; records nothing: {why}"),
+                    });
+                }
                 (true, name, found)
             } else {
                 // Found, but this run will not start it.
@@ -75,11 +91,11 @@ fn finding(run: &Run, lang: Language, cargo: CargoRunner) -> (bool, String, Stri
     }
 }
 
-/// The text of `test status`.
-pub fn status(run: &Run, cargo: CargoRunner) -> ToolOutput {
+/// The text of `test status` (`record`: `[test] record`).
+pub fn status(run: &Run, cargo: CargoRunner, record: bool) -> ToolOutput {
     let mut lines = Vec::new();
     for lang in LANGUAGES {
-        let (ok, runner, detail) = finding(run, lang, cargo);
+        let (ok, runner, detail) = finding(run, lang, cargo, record);
         lines.push(if ok {
             format!("{}: {runner} {detail}", lang.id())
         } else if runner == "no runner" {
@@ -97,11 +113,11 @@ pub fn status(run: &Run, cargo: CargoRunner) -> ToolOutput {
 }
 
 /// The doctor entries: one per language.
-pub fn doctor(run: &Run, cargo: CargoRunner) -> Vec<DoctorEntry> {
+pub fn doctor(run: &Run, cargo: CargoRunner, record: bool) -> Vec<DoctorEntry> {
     LANGUAGES
         .iter()
         .map(|lang| {
-            let (ok, runner, detail) = finding(run, *lang, cargo);
+            let (ok, runner, detail) = finding(run, *lang, cargo, record);
             DoctorEntry {
                 family: "test".into(),
                 resource: format!("{}: {runner}", lang.id()),

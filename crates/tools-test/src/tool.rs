@@ -42,7 +42,10 @@ impl Tool for TestTool {
         let args: TestArgs = parse_args(args)?;
         match args.action {
             Action::List => crate::list::list(ctx, &args, &self.shared).await,
-            Action::Status => Ok(crate::status::status(&ctx.run, self.shared.config.cargo)),
+            Action::Status => {
+                let config = &self.shared.config;
+                Ok(crate::status::status(&ctx.run, config.cargo, config.record))
+            }
             Action::Run => {
                 if !ctx.run.trusted() {
                     return Err(ToolError::not_available(tools_core::trust::skipped_line(

@@ -51,6 +51,41 @@ pub fn records(kind: RunnerKind, cargo: CargoRunner) -> bool {
     }
 }
 
+/// Whether a run with `resolved` records, writing nothing: `Ok(true)` it does, `Ok(false)`
+/// its runner records nothing, `Err` says why a runner that could record cannot (the
+/// answer of `status`).
+pub fn will_record(
+    resolved: &Resolved,
+    cargo: CargoRunner,
+    rustc: impl FnOnce() -> Result<PathBuf, String>,
+) -> Result<bool, String> {
+    rust_coverage(resolved, cargo, rustc, Path::new(""))?;
+    Ok(recorder_of(resolved.detected.kind).is_some())
+}
+
+/// For nextest, what its recording needs (the instrumented build's folder in `state`);
+/// `Err` for a Cargo project that would record but runs with cargo test, or whose toolchain
+/// lacks the LLVM programs.
+fn rust_coverage(
+    resolved: &Resolved,
+    cargo: CargoRunner,
+    rustc: impl FnOnce() -> Result<PathBuf, String>,
+    state: &Path,
+) -> Result<Option<RustCoverage>, String> {
+    match resolved.detected.kind {
+        RunnerKind::Cargo if records(RunnerKind::Cargo, cargo) => Err(
+            "a Rust project's tests are recorded when they run with cargo-nextest, one process per test (it is not installed)"
+                .into(),
+        ),
+        RunnerKind::Nextest if recorder_of(RunnerKind::Nextest).is_some() => {
+            let cargo = resolved.argv.first().ok_or("no cargo")?;
+            let root = &resolved.detected.root;
+            RustCoverage::find(&rustc()?, cargo, root, state).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
 /// One recording under way: where the recorder is and where it writes.
 #[derive(Debug, Clone)]
 pub struct Recording {
@@ -74,27 +109,9 @@ impl Recording {
         cargo: CargoRunner,
         rustc: impl FnOnce() -> Result<PathBuf, String>,
     ) -> Result<Option<Recording>, String> {
-        let kind = resolved.detected.kind;
-        if kind == RunnerKind::Cargo && records(kind, cargo) {
-            return Err(
-                "a Rust project's tests are recorded when they run with cargo-nextest, one process per test (it is not installed)"
-                    .into(),
-            );
-        }
-        let Some((source, extension)) = recorder_of(kind) else {
+        let rust = rust_coverage(resolved, cargo, rustc, state)?;
+        let Some((source, extension)) = recorder_of(resolved.detected.kind) else {
             return Ok(None);
-        };
-        let rust = match kind {
-            RunnerKind::Nextest => {
-                let cargo = resolved.argv.first().ok_or("no cargo")?;
-                Some(RustCoverage::find(
-                    &rustc()?,
-                    cargo,
-                    &resolved.detected.root,
-                    state,
-                )?)
-            }
-            _ => None,
         };
         let dir = state.join("recorder");
         let file = dir.join(format!("{RECORDER_MODULE}.{extension}"));
@@ -106,7 +123,7 @@ impl Recording {
             written.map_err(|e| format!("cannot write the recorder: {e}"))?;
         }
         Ok(Some(Recording {
-            kind,
+            kind: resolved.detected.kind,
             recorder: file,
             prefix: state.join(format!("reach-{n}")),
             rust,

@@ -72,6 +72,16 @@ async fn integration_tests_running_the_binary_are_named_once_nextest_recorded_th
         "[lsp]\nindex_wait_ms = 120000\n\n[test]\non_write_ms = 120000\non_write_hold_ms = 120000\n",
     );
 
+    let status = call(&registry, "test", json!({"action": "status"})).await;
+    let cargo = tools_core::testing::which("cargo").unwrap();
+    assert_eq!(
+        status.text.lines().nth(1).unwrap_or_default(),
+        format!(
+            "rust: cargo nextest for . (Cargo.toml): `{} nextest run` from PATH; records which functions each test runs",
+            cargo.display()
+        )
+    );
+
     // The whole workspace: the member's two tests, and the two running the binary, recorded.
     let out = call(&registry, "test", json!({"action": "run"})).await;
     assert_eq!(

@@ -26,9 +26,9 @@ async fn status_and_doctor_name_the_runner_per_language_and_why_not() {
     assert_eq!(
         text,
         format!(
-            "python: pytest for . (pyproject.toml [tool.pytest]): `.venv/bin/python -m pytest` from .venv/bin/python\n\
+            "python: pytest for . (pyproject.toml [tool.pytest]): `.venv/bin/python -m pytest` from .venv/bin/python; records which functions each test runs\n\
              rust: no runner: no Cargo.toml found from . up to the workspace root\n\
-             go: go test for svc (go.mod): `{} test` from PATH\n\
+             go: go test for svc (go.mod): `{} test` from PATH; records nothing (pytest, vitest and cargo nextest record)\n\
              javascript: no runner: no package.json naming vitest or jest, vitest.config.* or jest.config.* found from . up to the workspace root",
             go.display()
         )
