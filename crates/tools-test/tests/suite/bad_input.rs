@@ -75,7 +75,7 @@ async fn a_project_environment_without_the_runner_says_so() {
     assert_eq!(
         status.lines().next(),
         Some(
-            "python: pytest for . (pyproject.toml [tool.pytest]): `.venv/bin/python -m pytest` from .venv/bin/python"
+            "python: pytest for . (pyproject.toml [tool.pytest]): `.venv/bin/python -m pytest` from .venv/bin/python; records which functions each test runs"
         )
     );
     ws.close().await;
