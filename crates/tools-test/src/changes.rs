@@ -18,6 +18,9 @@ pub struct ChangedSymbol {
     pub line: usize,
     /// Its name.
     pub name: String,
+    /// A value outside any function (a constant, a class attribute), not a function: the
+    /// tests that ran the functions using it reach it.
+    pub value: bool,
 }
 
 /// The changed line ranges (1-based, inclusive) per file, from `git diff -U0` output.
@@ -283,6 +286,7 @@ pub async fn functions_at(
                             path: path.to_path_buf(),
                             line: tools_core::line_number(text, s.range.start),
                             name,
+                            value: true,
                         };
                         if !out.functions.contains(&changed) {
                             out.functions.push(changed);
@@ -319,6 +323,7 @@ pub async fn functions_at(
                     path: path.to_path_buf(),
                     line,
                     name,
+                    value: false,
                 };
                 if !out.functions.contains(&changed) {
                     out.functions.push(changed);

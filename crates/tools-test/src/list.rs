@@ -194,6 +194,7 @@ async fn reaching_answer(
         path: path.to_path_buf(),
         line,
         name: symbol.to_string(),
+        value: false,
     };
     reach.add_recorded(recorded_for(ctx, shared, std::slice::from_ref(&changed)));
     let budget = shared.config.answer_bytes;

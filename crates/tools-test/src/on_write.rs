@@ -328,6 +328,8 @@ impl WriteObserver for ReachingOnWrite {
             },
         };
         reach.add_recorded(changes.recorded);
+        let users = std::mem::take(&mut reach.value_users);
+        reach.add_recorded(crate::recorded::recorded_for(ctx, &self.shared, &users));
         let mut gaps = changes.gaps;
         gaps.append(&mut reach.gaps);
         let names: Vec<String> = changes

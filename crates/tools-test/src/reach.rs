@@ -42,6 +42,11 @@ pub struct Reach {
     /// The ids of the tests that use a changed symbol themselves (or are changed, or the
     /// server relates to it): listed first, before those reached through other functions.
     pub direct: HashSet<String>,
+    /// The functions using a changed value directly: what each test ran, when recorded,
+    /// leads from them to the tests (a recording sees functions, not the values they read).
+    pub value_users: Vec<crate::changes::ChangedSymbol>,
+    /// The functions using the walk's start directly (see `value_users`).
+    pub users: Vec<crate::changes::ChangedSymbol>,
 }
 
 impl Reach {
@@ -122,6 +127,39 @@ async fn enclosing(run: &Run, path: &Path, line: usize) -> Option<(String, usize
         let (inner, name) = crate::changes::named_around(&found.symbols, at, at + 1)?;
         // The range may open with decorators or doc comments: the name's own line.
         let first = tools_core::line_number(&text, inner.range.start);
+        let own = text
+            .lines()
+            .enumerate()
+            .skip(first - 1)
+            .find(|(_, l)| l.contains(name.as_str()))
+            .map_or(first, |(i, _)| i + 1);
+        return Some((name, own));
+    }
+    None
+}
+
+/// The names of the methods that make an object, called through their class's name.
+const CONSTRUCTORS: [&str; 4] = ["__init__", "__new__", "__post_init__", "constructor"];
+
+/// The class around line `line` (1-based) of `path`: `(name, line of the name)`.
+async fn class_around(run: &Run, path: &Path, line: usize) -> Option<(String, usize)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let at: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    for source in SymbolSources::for_run(run).ordered() {
+        let Ok(Some(found)) = source.symbols(path, &text).await else {
+            continue;
+        };
+        let (class, name) = found
+            .symbols
+            .iter()
+            .filter(|s| s.kind.contains("class") && s.range.start <= at && at < s.range.end)
+            .filter_map(|s| Some((s, crate::changes::called_name(s.path.last()?)?)))
+            .min_by_key(|(s, _)| s.range.len())?;
+        let first = tools_core::line_number(&text, class.range.start);
         let own = text
             .lines()
             .enumerate()
@@ -292,7 +330,22 @@ pub async fn reaching_until(
                 ));
                 continue;
             }
+            if depth == 0 {
+                reach.users.push(crate::changes::ChangedSymbol {
+                    path: u.path.clone(),
+                    line: at,
+                    name: caller.clone(),
+                    value: false,
+                });
+            }
             frontier.push((u.path.clone(), at, caller, depth + 1));
+        }
+        // A constructor is called through its class's name (`Session()`, `new Session`),
+        // which its own references do not list: the class is followed too.
+        if CONSTRUCTORS.contains(&name.as_str())
+            && let Some((class, at)) = class_around(run, &p, l).await
+        {
+            frontier.push((p.clone(), at, class, depth));
         }
     }
     // A server does not resolve every use (an attribute of a module reached through its
@@ -441,6 +494,9 @@ pub async fn reaching_all_until(
         }
         all.gaps.extend(one.gaps);
         all.direct.extend(one.direct);
+        if c.value {
+            all.value_users.extend(one.users);
+        }
         for t in one.tests {
             if ids.insert(t.id.clone()) {
                 all.tests.push(t);

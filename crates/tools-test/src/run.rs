@@ -172,6 +172,8 @@ pub async fn run(
         let changed = crate::changes::changed_since(&ctx.run, rev).await?;
         let mut reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
         reach.add_recorded(crate::recorded::recorded_for(ctx, shared, &changed));
+        let users = std::mem::take(&mut reach.value_users);
+        reach.add_recorded(crate::recorded::recorded_for(ctx, shared, &users));
         if reach.tests.is_empty() {
             let why = if reach.gaps.is_empty() {
                 "the search was complete".to_string()

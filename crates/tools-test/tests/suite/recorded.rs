@@ -231,3 +231,74 @@ async fn a_method_reached_only_at_run_time_is_named_with_its_test_files_tests_on
     );
     run.close().await;
 }
+
+const VALUES: &[(&str, &str)] = &[
+    (
+        "pyproject.toml",
+        "[project]\nname = \"people\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+    ),
+    (
+        "people.py",
+        "PUNCTUATION = \"!\"\nFAREWELL = \"bye\"\n\n\nclass Greeter:\n    def __init__(self):\n        self.mark = PUNCTUATION\n\n    def greet(self, name):\n        return name + self.mark\n\n\nclass Leaver:\n    def __init__(self):\n        self.word = FAREWELL\n\n    def leave(self):\n        return self.word\n\n\ndef make_greeter():\n    return Greeter()\n\n\ndef make(kind):\n    return globals()[kind.capitalize()]()\n",
+    ),
+    (
+        "tests/test_people.py",
+        "from people import make, make_greeter\n\n\ndef test_greet():\n    assert make_greeter().greet(\"ann\") == \"ann!\"\n\n\ndef test_leave():\n    assert make(\"leaver\").leave() == \"bye\"\n",
+    ),
+];
+
+/// A changed value is followed to the functions using it: a constructor is called through
+/// its class's name, which the walk then follows; and what each test ran, once recorded,
+/// leads from those functions to the tests a static walk cannot see (a class made from its
+/// name at run time).
+#[tokio::test]
+async fn a_changed_value_reaches_the_tests_of_the_constructors_using_it() {
+    if tools_core::testing::require_binary("pyright", "pyright-langserver").is_none()
+        || tools_core::testing::require_binary("pytest", "pytest").is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (run, registry) = super::with_servers(
+        dir.path(),
+        VALUES,
+        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
+    );
+    let edit =
+        |from: &str, to: &str| json!({"path": "people.py", "old_string": from, "new_string": to});
+
+    let out = call(
+        &registry,
+        "edit",
+        edit("PUNCTUATION = \"!\"", "PUNCTUATION = \"?\""),
+    )
+    .await;
+    assert_eq!(
+        tests_section(&out),
+        concat!(
+            "1 test reaches this change to `PUNCTUATION` (4 symbols followed through pyright-langserver references); `test run` with `affected: true` runs them\n",
+            "tests/test_people.py:4 tests/test_people.py::test_greet\n",
+            not_recorded!()
+        )
+    );
+
+    let out = call(&registry, "test", json!({"action": "run"})).await;
+    assert_eq!(
+        super::without_time(&out.text),
+        "1 passed, 1 failed, 0 skipped in T s — pytest\n\
+         tests/test_people.py:5 tests/test_people.py::test_greet — AssertionError: assert 'ann?' == 'ann!'"
+    );
+
+    let out = call(
+        &registry,
+        "edit",
+        edit("FAREWELL = \"bye\"", "FAREWELL = \"ciao\""),
+    )
+    .await;
+    assert_eq!(
+        tests_section(&out),
+        "1 test reaches this change to `FAREWELL` (3 symbols followed through pyright-langserver references; 1 known from what each test ran in an earlier `test run`); `test run` with `affected: true` runs them\n\
+         tests/test_people.py:8 tests/test_people.py::test_leave"
+    );
+    run.close().await;
+}
