@@ -164,6 +164,9 @@ pub(crate) struct TestShared {
     runs: std::sync::atomic::AtomicUsize,
     /// What each test ran, recorded by this run's `test run`s.
     recorded: Mutex<recorded::Recorded>,
+    /// Why the last recorded run of a project (by its key, see `recorded::project_key`)
+    /// recorded nothing, for the writes' last line.
+    unrecordable: Mutex<std::collections::HashMap<String, String>>,
 }
 
 /// The `test` family for one run.
@@ -190,6 +193,7 @@ pub fn family(run: &Arc<Run>) -> Result<Option<Arc<dyn ToolFamily>>, ToolError> 
             last_write: Mutex::new(None),
             runs: std::sync::atomic::AtomicUsize::new(0),
             recorded: Mutex::new(recorded::Recorded::default()),
+            unrecordable: Mutex::new(std::collections::HashMap::new()),
         }),
     })))
 }

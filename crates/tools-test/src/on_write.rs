@@ -60,6 +60,8 @@ struct Changes {
     recorded: Vec<TestItem>,
     /// A written file's project records what its tests run, and nothing is recorded yet.
     unrecorded: bool,
+    /// Why the last recorded run of a written file's project recorded nothing.
+    unrecordable: Option<String>,
 }
 
 /// The functions `touched` changed in this call, for the files whose language has a runner.
@@ -165,7 +167,10 @@ fn recorded_reaching(
     let (project, file) = keys_of(root, detected, change.path);
     let mut recorded = tools_core::lock_unpoisoned(&shared.recorded);
     if !recorded.has(&project) && !recorded.has_file(&file) {
-        out.unrecorded = true;
+        match tools_core::lock_unpoisoned(&shared.unrecordable).get(&project) {
+            Some(why) => out.unrecordable = Some(why.clone()),
+            None => out.unrecorded = true,
+        }
         return;
     }
     let old_digest = digest(change.old.as_bytes());
@@ -343,7 +348,9 @@ impl WriteObserver for ReachingOnWrite {
             names.join(", ")
         };
         let mut text = section_text(ctx, &names, &reach, &gaps, self.shared.config.answer_bytes);
-        if changes.unrecorded {
+        if let Some(why) = &changes.unrecordable {
+            text.push_str(&format!("\nnot recorded: {why}"));
+        } else if changes.unrecorded {
             text.push_str(UNRECORDED);
         }
         if let Ok(mut last) = self.shared.last_write.lock() {

@@ -16,7 +16,7 @@ use crate::exec::{Limits, Stopped, run_to_end};
 use crate::listing::TestItem;
 use crate::recorder::{Output, Recording};
 use crate::report::Report;
-use crate::runner::{Detected, LANGUAGES, Language, detect, resolve};
+use crate::runner::{Detected, LANGUAGES, Language, RunnerKind, detect, resolve};
 
 /// The answer of the last run, kept for paging.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -322,7 +322,7 @@ async fn run_one(
         .runs
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     // `prepare` makes none for a runner without a recorder.
-    let (recording, unrecorded) = if shared.config.record {
+    let (recording, mut unrecorded) = if shared.config.record {
         let rustc = || {
             search
                 .find("rustc", &resolved.detected.root)
@@ -398,7 +398,21 @@ async fn run_one(
             Ok(r) => r.failures.iter().map(|f| f.id.clone()).collect(),
             Err(_) => Vec::new(),
         };
+        // A passing test always runs a function of the project (itself, at least); a
+        // failure may be a collection or build error that ran none.
+        let ran_tests = report.as_ref().is_ok_and(|r| r.passed > 0);
+        if outputs.is_empty() && ran_tests {
+            unrecorded = Some(wrote_nothing(resolved.detected.kind));
+        }
         keep_recorded(shared, &state, &root, &project_root, outputs, &failed);
+    }
+    {
+        let project = crate::recorded::project_key(&root, &project_root);
+        let mut unrecordable = tools_core::lock_unpoisoned(&shared.unrecordable);
+        match &unrecorded {
+            Some(why) => unrecordable.insert(project, why.clone()),
+            None => unrecordable.remove(&project),
+        };
     }
     if let Some(file) = &plan.report_file {
         // Read once; the run's folder should not grow with every run.
@@ -429,6 +443,20 @@ async fn run_one(
         runner: runner_name,
         unrecorded,
     })
+}
+
+/// Why a recorded run of `kind` that ran tests recorded nothing, as far as it can be told.
+fn wrote_nothing(kind: RunnerKind) -> String {
+    let runner = kind.name();
+    match kind {
+        RunnerKind::Vitest => format!(
+            "{runner} ran the tests but its recorder wrote nothing (vitest 4 loads modules through Vite's module runner, which the recorder does not read; vitest 1 to 3 record)"
+        ),
+        RunnerKind::Nextest => format!(
+            "{runner} ran the tests but they wrote no coverage profile (a `target.<triple>.rustflags` of the project's cargo configuration replaces the `build.rustflags` that instruments the build)"
+        ),
+        _ => format!("{runner} ran the tests but its recorder wrote nothing"),
+    }
 }
 
 /// Adds what the run's tests were recorded running to the run's record (memory and

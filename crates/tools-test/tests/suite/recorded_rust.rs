@@ -127,3 +127,43 @@ async fn integration_tests_running_the_binary_are_named_once_nextest_recorded_th
     assert_eq!(left, Vec::<std::path::PathBuf>::new());
     run.close().await;
 }
+
+/// A project whose cargo configuration sets target rustflags (which replace the
+/// `build.rustflags` instrumenting the build): its tests run, nothing is recorded, and the
+/// answer says why.
+#[tokio::test]
+async fn a_run_that_records_nothing_says_why() {
+    if tools_core::testing::which("cargo-nextest").is_none() {
+        tools_core::testing::skipped_optional("cargo-nextest", "`cargo-nextest` is not on PATH");
+        return;
+    }
+    if !llvm_tools() {
+        tools_core::testing::skipped("llvm-tools", "rustup's llvm-tools are not installed");
+        return;
+    }
+    let ws = super::workspace_with(
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            (
+                ".cargo/config.toml",
+                "[target.'cfg(all())']\nrustflags = [\"-C\", \"debuginfo=0\"]\n",
+            ),
+            (
+                "src/lib.rs",
+                "pub fn one() -> i32 {\n    1\n}\n\n#[test]\nfn is_one() {\n    assert_eq!(one(), 1);\n}\n",
+            ),
+        ],
+        true,
+        "",
+    );
+    let text = ws.ok(super::run_args(json!({}))).await;
+    assert_eq!(
+        text,
+        "1 passed, 0 failed, 0 skipped in T s — cargo nextest\n\
+         not recorded (later writes name only the tests a static walk finds): cargo nextest ran the tests but they wrote no coverage profile (a `target.<triple>.rustflags` of the project's cargo configuration replaces the `build.rustflags` that instruments the build)"
+    );
+    ws.close().await;
+}
