@@ -313,6 +313,14 @@ impl WriteObserver for ReachingOnWrite {
                 done
             }
             Err(_) => {
+                // `affected` must not run an earlier write's tests for this one.
+                if let Ok(mut last) = self.shared.last_write.lock() {
+                    *last = Some(LastWrite {
+                        tests: Vec::new(),
+                        changed: "functions not found in time".to_string(),
+                        complete: false,
+                    });
+                }
                 return vec![Section::new(
                     "tests",
                     format!(
