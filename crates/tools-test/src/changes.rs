@@ -197,6 +197,17 @@ pub fn is_callable(kind: &str) -> bool {
     kind.contains("function") || kind.contains("method") || kind.contains("constructor")
 }
 
+/// The line (1-based) of `name` in the symbol whose range starts at byte `start` of
+/// `text`: the range may open with decorators or doc comments.
+pub fn name_line(text: &str, start: usize, name: &str) -> usize {
+    let first = tools_core::line_number(text, start);
+    text.lines()
+        .enumerate()
+        .skip(first - 1)
+        .find(|(_, l)| l.contains(name))
+        .map_or(first, |(i, _)| i + 1)
+}
+
 /// The innermost symbol around the byte range `from..to` that code can name: the innermost
 /// callable with a name, else (an anonymous function inside a variable's value, such as
 /// `const Check = make((inst) => …)`) the innermost named symbol around it, with its name.
@@ -312,13 +323,7 @@ pub async fn functions_at(
                 }) else {
                     continue;
                 };
-                let first = tools_core::line_number(text, s.range.start);
-                let line = text
-                    .lines()
-                    .enumerate()
-                    .skip(first - 1)
-                    .find(|(_, l)| l.contains(name.as_str()))
-                    .map_or(first, |(i, _)| i + 1);
+                let line = name_line(text, s.range.start, &name);
                 let changed = ChangedSymbol {
                     path: path.to_path_buf(),
                     line,

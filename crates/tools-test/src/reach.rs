@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
-use tools_core::{ReferenceSources, Run, SymbolSources, ToolError};
+use tools_core::{ReferenceSources, Run, SourceSymbol, SymbolSources, ToolError};
 
 use crate::listing::{TestItem, is_test_file, mentioning, names_in_code, test_files, tests_in};
 use crate::runner::Language;
@@ -112,30 +112,7 @@ impl Reach {
 /// The function or method around line `line` (1-based) of `path`: `(name, line of the
 /// name)`, from the run's symbol sources.
 async fn enclosing(run: &Run, path: &Path, line: usize) -> Option<(String, usize)> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let at: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
-    for source in SymbolSources::for_run(run).ordered() {
-        let Ok(Some(found)) = source.symbols(path, &text).await else {
-            continue;
-        };
-        // The innermost callable the code can name around the use (an anonymous one is
-        // reached through the named symbol around it).
-        let (inner, name) = crate::changes::named_around(&found.symbols, at, at + 1)?;
-        // The range may open with decorators or doc comments: the name's own line.
-        let first = tools_core::line_number(&text, inner.range.start);
-        let own = text
-            .lines()
-            .enumerate()
-            .skip(first - 1)
-            .find(|(_, l)| l.contains(name.as_str()))
-            .map_or(first, |(i, _)| i + 1);
-        return Some((name, own));
-    }
-    None
+    symbol_around(run, path, line, innermost_named).await
 }
 
 /// The names of the methods that make an object, called through their class's name.
@@ -143,6 +120,17 @@ const CONSTRUCTORS: [&str; 4] = ["__init__", "__new__", "__post_init__", "constr
 
 /// The class around line `line` (1-based) of `path`: `(name, line of the name)`.
 async fn class_around(run: &Run, path: &Path, line: usize) -> Option<(String, usize)> {
+    symbol_around(run, path, line, innermost_class).await
+}
+
+/// The symbol `pick` chooses among the symbols around byte `at` of `path`'s text, from the
+/// first of the run's symbol sources that lists them: `(name, line of the name)`.
+async fn symbol_around(
+    run: &Run,
+    path: &Path,
+    line: usize,
+    pick: impl Fn(&[SourceSymbol], usize) -> Option<(&SourceSymbol, String)>,
+) -> Option<(String, usize)> {
     let text = std::fs::read_to_string(path).ok()?;
     let at: usize = text
         .split_inclusive('\n')
@@ -153,22 +141,26 @@ async fn class_around(run: &Run, path: &Path, line: usize) -> Option<(String, us
         let Ok(Some(found)) = source.symbols(path, &text).await else {
             continue;
         };
-        let (class, name) = found
-            .symbols
-            .iter()
-            .filter(|s| s.kind.contains("class") && s.range.start <= at && at < s.range.end)
-            .filter_map(|s| Some((s, crate::changes::called_name(s.path.last()?)?)))
-            .min_by_key(|(s, _)| s.range.len())?;
-        let first = tools_core::line_number(&text, class.range.start);
-        let own = text
-            .lines()
-            .enumerate()
-            .skip(first - 1)
-            .find(|(_, l)| l.contains(name.as_str()))
-            .map_or(first, |(i, _)| i + 1);
+        let (symbol, name) = pick(&found.symbols, at)?;
+        let own = crate::changes::name_line(&text, symbol.range.start, &name);
         return Some((name, own));
     }
     None
+}
+
+/// The innermost callable the code can name around `at` (an anonymous one is reached
+/// through the named symbol around it).
+fn innermost_named(symbols: &[SourceSymbol], at: usize) -> Option<(&SourceSymbol, String)> {
+    crate::changes::named_around(symbols, at, at + 1)
+}
+
+/// The innermost class around `at`.
+fn innermost_class(symbols: &[SourceSymbol], at: usize) -> Option<(&SourceSymbol, String)> {
+    symbols
+        .iter()
+        .filter(|s| s.kind.contains("class") && s.range.start <= at && at < s.range.end)
+        .filter_map(|s| Some((s, crate::changes::called_name(s.path.last()?)?)))
+        .min_by_key(|(s, _)| s.range.len())
 }
 
 /// The test around `line` of the test file `path`, if any.

@@ -25,10 +25,11 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
-fn registry(dir: &std::path::Path) -> (Arc<Run>, Arc<Registry>) {
+/// `files` in `dir`, with pyright and walks that wait as long as they need.
+fn registry(dir: &std::path::Path, files: &[(&str, &str)]) -> (Arc<Run>, Arc<Registry>) {
     super::with_servers(
         dir,
-        FILES,
+        files,
         "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
     )
 }
@@ -41,7 +42,7 @@ async fn a_function_reached_only_at_run_time_is_named_once_a_run_recorded_it() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (run, registry) = registry(dir.path());
+    let (run, registry) = registry(dir.path(), FILES);
 
     // Before any run: the static walk finds nothing, and the answer says what would.
     let args =
@@ -259,11 +260,7 @@ async fn a_changed_value_reaches_the_tests_of_the_constructors_using_it() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (run, registry) = super::with_servers(
-        dir.path(),
-        VALUES,
-        "[lsp.servers.python]\ncommand = [\"pyright-langserver\", \"--stdio\"]\n\n[test]\non_write_ms = 60000\non_write_hold_ms = 60000\n",
-    );
+    let (run, registry) = registry(dir.path(), VALUES);
     let edit =
         |from: &str, to: &str| json!({"path": "people.py", "old_string": from, "new_string": to});
 

@@ -36,6 +36,20 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Whether cargo-nextest and rustup's llvm-tools are here to record with; a skip of either
+/// is recorded (llvm-tools' fails under CI, where setup installs them).
+fn can_record() -> bool {
+    if tools_core::testing::which("cargo-nextest").is_none() {
+        tools_core::testing::skipped_optional("cargo-nextest", "`cargo-nextest` is not on PATH");
+        return false;
+    }
+    if !llvm_tools() {
+        tools_core::testing::skipped("llvm-tools", "rustup's llvm-tools are not installed");
+        return false;
+    }
+    true
+}
+
 /// Whether rustup's llvm-tools are in the active toolchain.
 fn llvm_tools() -> bool {
     let Ok(out) = std::process::Command::new("rustc")
@@ -52,12 +66,7 @@ fn llvm_tools() -> bool {
 
 #[tokio::test]
 async fn integration_tests_running_the_binary_are_named_once_nextest_recorded_them() {
-    if tools_core::testing::which("cargo-nextest").is_none() {
-        tools_core::testing::skipped_optional("cargo-nextest", "`cargo-nextest` is not on PATH");
-        return;
-    }
-    if !llvm_tools() {
-        tools_core::testing::skipped("llvm-tools", "rustup's llvm-tools are not installed");
+    if !can_record() {
         return;
     }
     if tools_core::testing::require_binary("rust-analyzer", "rust-analyzer").is_none() {
@@ -133,12 +142,7 @@ async fn integration_tests_running_the_binary_are_named_once_nextest_recorded_th
 /// answer says why.
 #[tokio::test]
 async fn a_run_that_records_nothing_says_why() {
-    if tools_core::testing::which("cargo-nextest").is_none() {
-        tools_core::testing::skipped_optional("cargo-nextest", "`cargo-nextest` is not on PATH");
-        return;
-    }
-    if !llvm_tools() {
-        tools_core::testing::skipped("llvm-tools", "rustup's llvm-tools are not installed");
+    if !can_record() {
         return;
     }
     let ws = super::workspace_with(
