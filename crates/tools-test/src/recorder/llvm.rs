@@ -160,27 +160,25 @@ impl RustCoverage {
         let places = self.places(index_profile, &objects, runs.prefix())?;
         let covered = self.covered_per_test(&runs.tests);
         let mut out = Output::default();
-        let mut index: HashMap<String, usize> = HashMap::new();
+        // Each function's index in `out.functions` once placed; `None` when it has no
+        // place in the workspace (a dependency, the standard library).
+        let mut index: HashMap<String, Option<usize>> = HashMap::new();
         for (test, names) in runs.tests.iter().zip(covered) {
             let mut functions = Vec::new();
-            for name in &names {
-                let Some(place) = places.get(name.as_str()) else {
-                    continue;
-                };
-                let Some(path) = relative_within(project, workspace, &place.file) else {
-                    continue;
-                };
-                let i = *index.entry(name.clone()).or_insert_with(|| {
+            for name in names {
+                let i = *index.entry(name).or_insert_with_key(|name| {
+                    let place = places.get(name.as_str())?;
+                    let path = relative_within(project, workspace, &place.file)?;
+                    if !out.files.contains_key(&path)
+                        && let Ok(text) = std::fs::read(&place.file)
+                    {
+                        out.files.insert(path.clone(), crate::digest::digest(&text));
+                    }
                     out.functions
-                        .push((path.clone(), place.first, place.last, short_name(name)));
-                    out.functions.len() - 1
+                        .push((path, place.first, place.last, short_name(name)));
+                    Some(out.functions.len() - 1)
                 });
-                if !out.files.contains_key(&path)
-                    && let Ok(text) = std::fs::read(&place.file)
-                {
-                    out.files.insert(path.clone(), crate::digest::digest(&text));
-                }
-                functions.push(i);
+                functions.extend(i);
             }
             let (file, line) = targets.place_of_test(test, project);
             out.tests.push(OutputTest {
