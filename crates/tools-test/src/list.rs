@@ -79,7 +79,7 @@ pub async fn list(
     if let Some(rev) = &args.changed_since {
         let changed = crate::changes::changed_since(&ctx.run, rev).await?;
         let mut reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
-        reach.add_recorded(recorded_for(ctx, shared, &changed));
+        crate::recorded::add_recorded(ctx, shared, &mut reach, &changed);
         let names: Vec<String> = changed.iter().map(|c| format!("`{}`", c.name)).collect();
         let what = format!(
             "the change since {rev} ({} function{} changed: {})",

@@ -341,8 +341,9 @@ impl WriteObserver for ReachingOnWrite {
             },
         };
         reach.add_recorded(changes.recorded);
-        let users = std::mem::take(&mut reach.value_users);
-        reach.add_recorded(crate::recorded::recorded_for(ctx, &self.shared, &users));
+        // The changed lines were matched against the record above; the users of a changed
+        // value are matched here.
+        crate::recorded::add_recorded(ctx, &self.shared, &mut reach, &[]);
         let mut gaps = changes.gaps;
         gaps.append(&mut reach.gaps);
         let names: Vec<String> = changes

@@ -166,6 +166,18 @@ fn in_workspace(project: &str, path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Adds to `reach` the tests this run's earlier `test run`s saw running the functions
+/// `changed`, or a function using a changed value (`reach.value_users`, taken).
+pub(crate) fn add_recorded(
+    ctx: &tools_core::CallCtx,
+    shared: &TestShared,
+    reach: &mut crate::reach::Reach,
+    changed: &[crate::changes::ChangedSymbol],
+) {
+    let users = std::mem::take(&mut reach.value_users);
+    reach.add_recorded(recorded_for(ctx, shared, &[changed, &users].concat()));
+}
+
 /// The tests this run's earlier `test run`s saw running the functions `changed` (none
 /// when recording is off).
 pub(crate) fn recorded_for(

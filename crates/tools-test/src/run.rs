@@ -171,9 +171,7 @@ pub async fn run(
     if let (None, None, Some(rev)) = (&ids, &chosen, &args.changed_since) {
         let changed = crate::changes::changed_since(&ctx.run, rev).await?;
         let mut reach = crate::reach::reaching_all(&ctx.run, &changed).await?;
-        reach.add_recorded(crate::recorded::recorded_for(ctx, shared, &changed));
-        let users = std::mem::take(&mut reach.value_users);
-        reach.add_recorded(crate::recorded::recorded_for(ctx, shared, &users));
+        crate::recorded::add_recorded(ctx, shared, &mut reach, &changed);
         if reach.tests.is_empty() {
             let why = if reach.gaps.is_empty() {
                 "the search was complete".to_string()
@@ -323,13 +321,7 @@ async fn run_one(
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     // `prepare` makes none for a runner without a recorder.
     let (recording, mut unrecorded) = if shared.config.record {
-        let rustc = || {
-            search
-                .find("rustc", &resolved.detected.root)
-                .map(|f| f.path)
-                .map_err(|e| format!("rustc: {e}"))
-        };
-        match Recording::prepare(&state, n, &resolved, shared.config.cargo, rustc) {
+        match Recording::prepare(&state, n, &resolved, shared.config.cargo, &search) {
             Ok(r) => (r, None),
             Err(why) => (None, Some(why)),
         }

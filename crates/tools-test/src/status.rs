@@ -64,13 +64,7 @@ fn finding(run: &Run, lang: Language, cargo: CargoRunner, record: bool) -> (bool
             );
             if run.trusted() {
                 if record {
-                    let rustc = || {
-                        search
-                            .find("rustc", &r.detected.root)
-                            .map(|f| f.path)
-                            .map_err(|e| format!("rustc: {e}"))
-                    };
-                    found.push_str(&match will_record(&r, cargo, rustc) {
+                    found.push_str(&match will_record(&r, cargo, &search) {
                         Ok(true) => "; records which functions each test runs".to_string(),
                         Ok(false) => "; records nothing (pytest, vitest and cargo nextest record)"
                             .to_string(),

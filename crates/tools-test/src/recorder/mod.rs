@@ -18,6 +18,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use tools_core::discovery::ProgramSearch;
 
 use crate::listing::tests_in;
 use crate::runner::{CargoRunner, Detected, Resolved, RunnerKind};
@@ -57,19 +58,19 @@ pub fn records(kind: RunnerKind, cargo: CargoRunner) -> bool {
 pub fn will_record(
     resolved: &Resolved,
     cargo: CargoRunner,
-    rustc: impl FnOnce() -> Result<PathBuf, String>,
+    search: &ProgramSearch,
 ) -> Result<bool, String> {
-    rust_coverage(resolved, cargo, rustc, Path::new(""))?;
+    rust_coverage(resolved, cargo, search, Path::new(""))?;
     Ok(recorder_of(resolved.detected.kind).is_some())
 }
 
-/// For nextest, what its recording needs (the instrumented build's folder in `state`);
-/// `Err` for a Cargo project that would record but runs with cargo test, or whose toolchain
-/// lacks the LLVM programs.
+/// For nextest, what its recording needs (the instrumented build's folder in `state`, the
+/// LLVM programs of the `rustc` `search` finds for the project); `Err` for a Cargo project
+/// that would record but runs with cargo test, or whose toolchain lacks the LLVM programs.
 fn rust_coverage(
     resolved: &Resolved,
     cargo: CargoRunner,
-    rustc: impl FnOnce() -> Result<PathBuf, String>,
+    search: &ProgramSearch,
     state: &Path,
 ) -> Result<Option<RustCoverage>, String> {
     match resolved.detected.kind {
@@ -80,7 +81,8 @@ fn rust_coverage(
         RunnerKind::Nextest if recorder_of(RunnerKind::Nextest).is_some() => {
             let cargo = resolved.argv.first().ok_or("no cargo")?;
             let root = &resolved.detected.root;
-            RustCoverage::find(&rustc()?, cargo, root, state).map(Some)
+            let rustc = search.find("rustc", root).map_err(|e| format!("rustc: {e}"))?;
+            RustCoverage::find(&rustc.path, cargo, root, state).map(Some)
         }
         _ => Ok(None),
     }
@@ -107,9 +109,9 @@ impl Recording {
         n: usize,
         resolved: &Resolved,
         cargo: CargoRunner,
-        rustc: impl FnOnce() -> Result<PathBuf, String>,
+        search: &ProgramSearch,
     ) -> Result<Option<Recording>, String> {
-        let rust = rust_coverage(resolved, cargo, rustc, state)?;
+        let rust = rust_coverage(resolved, cargo, search, state)?;
         let Some((source, extension)) = recorder_of(resolved.detected.kind) else {
             return Ok(None);
         };
