@@ -10,10 +10,11 @@
 //! server that names a file in another case than we did still fills in that file's entry.
 //! Each entry keeps the path as the server last named it, for listing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use lsp_types::Diagnostic;
 use tools_core::platform::path_key;
@@ -65,12 +66,37 @@ pub(crate) fn brief(items: &[Diagnostic]) -> String {
 /// One source's diagnostics: by [`path_key`], the path as named and its diagnostics.
 type Ledger = HashMap<PathBuf, (PathBuf, Published)>;
 
+/// The longest pause between two publishes of one burst. A server that analyses in slices
+/// (pyright) sends a slice's publishes back to back, and the next slice checks at least one
+/// file first: tens of milliseconds on the smallest. Two slices taken for one only make a
+/// reader of the bursts more careful (see `settle`); one slice split in two would not.
+const BURST_SPLIT: Duration = Duration::from_millis(20);
+
+/// How many bursts are kept: the ones since a write began are what is read.
+const BURSTS_KEPT: usize = 256;
+
+/// Publishes that arrived together, no more than [`BURST_SPLIT`] apart: what one slice of a
+/// server's analysis found, in the order it sent them.
+#[derive(Debug, Clone)]
+pub struct Burst {
+    /// The sequence number of its first publish.
+    pub first_seq: u64,
+    /// The sequence number of its last publish.
+    pub last_seq: u64,
+    /// The files published, in the order they came, as the server named them.
+    pub paths: Vec<PathBuf>,
+    /// When its last publish arrived.
+    pub ended: Instant,
+}
+
 /// Pushed and pulled diagnostics of one server.
 #[derive(Debug, Default)]
 pub struct DiagnosticsStore {
     pushed: Mutex<Ledger>,
     pulled: Mutex<Ledger>,
     seq: AtomicU64,
+    /// The last pushed publishes, grouped in bursts, oldest first.
+    bursts: Mutex<VecDeque<Burst>>,
 }
 
 fn merge(push: Option<&Published>, pull: Option<&Published>) -> Option<Published> {
@@ -108,7 +134,7 @@ impl DiagnosticsStore {
         path: PathBuf,
         version: Option<i32>,
         items: Vec<Diagnostic>,
-    ) {
+    ) -> u64 {
         let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let mut m = match map.lock() {
             Ok(m) => m,
@@ -125,16 +151,53 @@ impl DiagnosticsStore {
                 },
             ),
         );
+        seq
     }
 
-    /// Records a publish from the server.
+    /// Records a publish from the server, in its burst.
     pub fn record_push(&self, path: PathBuf, version: Option<i32>, items: Vec<Diagnostic>) {
-        self.record(&self.pushed, path, version, items);
+        let seq = self.record(&self.pushed, path.clone(), version, items);
+        let now = Instant::now();
+        let mut bursts = match self.bursts.lock() {
+            Ok(b) => b,
+            Err(p) => p.into_inner(),
+        };
+        match bursts.back_mut() {
+            Some(last) if now.saturating_duration_since(last.ended) <= BURST_SPLIT => {
+                last.last_seq = seq;
+                last.paths.push(path);
+                last.ended = now;
+            }
+            _ => {
+                if bursts.len() == BURSTS_KEPT {
+                    bursts.pop_front();
+                }
+                bursts.push_back(Burst {
+                    first_seq: seq,
+                    last_seq: seq,
+                    paths: vec![path],
+                    ended: now,
+                });
+            }
+        }
     }
 
     /// Records the answer to a pull.
     pub fn record_pull(&self, path: PathBuf, version: Option<i32>, items: Vec<Diagnostic>) {
         self.record(&self.pulled, path, version, items);
+    }
+
+    /// The bursts holding a publish later than `after_seq`, oldest first.
+    pub fn bursts_since(&self, after_seq: u64) -> Vec<Burst> {
+        let bursts = match self.bursts.lock() {
+            Ok(b) => b,
+            Err(p) => p.into_inner(),
+        };
+        bursts
+            .iter()
+            .filter(|b| b.last_seq > after_seq)
+            .cloned()
+            .collect()
     }
 
     /// `path`'s diagnostics, both sources merged.

@@ -13,7 +13,7 @@ use lsp_types::{
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{DocState, LspClient, Published, ask_again_later, uri_to_path};
+use super::{Burst, DocState, LspClient, Published, ask_again_later, uri_to_path};
 use crate::error::{LspError, Result};
 
 impl LspClient {
@@ -43,6 +43,12 @@ impl LspClient {
             .into_iter()
             .filter(|(_, p)| p.seq > after_seq)
             .collect()
+    }
+
+    /// The bursts of publishes (see [`Burst`]) holding one later than `after_seq`, oldest
+    /// first.
+    pub fn bursts_since(&self, after_seq: u64) -> Vec<Burst> {
+        self.shared.diags.bursts_since(after_seq)
     }
 
     /// A receiver that changes on every publish and progress event.

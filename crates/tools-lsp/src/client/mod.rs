@@ -103,7 +103,7 @@ pub(crate) fn language_id(language_ids: &[(String, String)], ext: &str, language
 }
 
 use crate::client::diag_store::DiagnosticsStore;
-pub use crate::client::diag_store::Published;
+pub use crate::client::diag_store::{Burst, Published};
 use crate::client::watcher::ExternalChanges;
 
 struct Shared {

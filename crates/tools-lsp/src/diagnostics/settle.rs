@@ -32,8 +32,11 @@
 //! All of it bounded by a deadline: past it the caller says "pending" and names the server
 //! and what it was still waiting for.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+use tools_core::platform::path_key;
 
 use crate::client::LspClient;
 
@@ -119,6 +122,63 @@ pub fn reports_all_work(client: &LspClient) -> bool {
         || client.pulls_diagnostics()
 }
 
+/// Whether the server checks the open files before any other, a slice of analysis at a time,
+/// and publishes what each slice found together, in one order of files that is also the
+/// order it checks them in: pyright and basedpyright. A slice that checks an open file
+/// re-reads the changed files that one imports and publishes them with it — their new text
+/// with their previous check's findings, at their old lines — and checks them only in a later
+/// slice.
+pub fn checks_open_files_in_slices(client: &LspClient) -> bool {
+    let s = client.server.as_str();
+    s.starts_with("pyright") || s.starts_with("basedpyright")
+}
+
+/// The first of `docs` whose last publish since `since_seq` may be a re-read rather than a
+/// check (see [`checks_open_files_in_slices`]): another open file came before it in its
+/// burst — the slice checked that one first, and may have stopped there — and the server has
+/// not shown since that every open file is checked: no later burst of files that are not
+/// open alone (it goes on to those only then), and its progress still says files are left
+/// (it says none are, or says nothing, once none are). `open` holds the open files by
+/// [`path_key`].
+fn reread_not_checked(
+    client: &LspClient,
+    since_seq: u64,
+    docs: &[(PathBuf, i32)],
+    open: &HashSet<PathBuf>,
+    now: Instant,
+) -> Option<PathBuf> {
+    if !checks_open_files_in_slices(client) {
+        return None;
+    }
+    let bursts = client.bursts_since(since_seq);
+    let is_open = |p: &PathBuf| open.contains(&path_key(p));
+    docs.iter()
+        .find(|(path, _)| {
+            let Some(published) = client.published(path).filter(|p| p.seq > since_seq) else {
+                return false;
+            };
+            let Some(at) = bursts
+                .iter()
+                .position(|b| (b.first_seq..=b.last_seq).contains(&published.seq))
+            else {
+                return false;
+            };
+            let burst = &bursts[at];
+            let key = path_key(path);
+            let checked_before = burst
+                .paths
+                .iter()
+                .take_while(|p| path_key(p) != key)
+                .any(is_open);
+            let open_files_done = bursts[at + 1..]
+                .iter()
+                .any(|b| !b.paths.iter().any(is_open))
+                || (!client.activity().progress_active && now >= burst.ended + BURST_GAP);
+            checked_before && !open_files_done
+        })
+        .map(|(p, _)| p.clone())
+}
+
 /// Waits until `client` is settled for `goal`. `Err` names what it was still waiting for
 /// when the deadline passed (or that the server exited).
 pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String> {
@@ -130,7 +190,9 @@ pub async fn settle(client: &LspClient, goal: &SettleGoal) -> Result<(), String>
 /// as using what the change altered; it re-checks open dependents first), `goal`'s likely
 /// publishes too unless the server has moved on to files that are not open (pyright checks
 /// every open file before any other, so an open file it has not republished by then is no
-/// dependent of the change in its eyes), then a quiet window. The server's other work —
+/// dependent of the change in its eyes), then a quiet window. A publish pyright made of a
+/// file it only re-read while checking another is not that file checked
+/// ([`checks_open_files_in_slices`]). The server's other work —
 /// pyright going on through every file that imports the written one — is not waited for:
 /// `Ok(Some(what))` names it. `Ok(None)` is a settled server; `Err` as for [`settle`].
 pub async fn settle_affected(
@@ -149,8 +211,13 @@ async fn settle_until(
     let mut rx = client.events();
     // When every affected file was first seen checked.
     let mut affected_checked: Option<Instant> = None;
-    let open: std::collections::HashSet<PathBuf> = match affected {
-        Some(_) => client.open_paths().await.into_iter().collect(),
+    let open: HashSet<PathBuf> = match affected {
+        Some(_) => client
+            .open_paths()
+            .await
+            .iter()
+            .map(|p| path_key(p))
+            .collect(),
         None => Default::default(),
     };
     let check_on_save = checks_on_save(client);
@@ -275,7 +342,9 @@ async fn settle_until(
                 || client
                     .published_since(goal.since_seq)
                     .iter()
-                    .any(|(p, _)| !open.contains(p)))
+                    .any(|(p, _)| !open.contains(&path_key(p))))
+            && reread_not_checked(client, goal.since_seq, &goal.publishes, &open, now).is_none()
+            && reread_not_checked(client, goal.since_seq, files, &open, now).is_none()
         {
             let at = *affected_checked.get_or_insert(now);
             let done_at = (at + quiet).max(a.last_event + quiet);

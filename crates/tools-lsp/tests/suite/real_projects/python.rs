@@ -17,6 +17,7 @@ const CONFIG: &str = "[lsp]\ndiagnostics_wait_ms = 60000\nindex_wait_ms = 60000\
 
 const UTILS: &str = "src/click/utils.py";
 const HELPER: &str = "def make_default_short_help(help: str, max_length: int = 45) -> str:";
+const MAKE_STR: &str = "def make_str(value: t.Any) -> str:\n";
 const CALLER_BROKEN: &str = "src/click/core.py:1344:20 error [reportCallIssue] Argument missing for parameter \"ellipsis\" (pyright-langserver)";
 /// click's tests sit outside pyright's program (`include = ["src/click", "tests/typing"]`)
 /// and call the helper through its module (`click.utils.make_default_short_help(...)`).
@@ -28,6 +29,39 @@ async fn click_definition_breaking_write_and_rename_keep_its_tests_green() {
         return;
     }
     let p = copy_of(CLICK, CONFIG).unwrap_or_else(|e| panic!("{e}"));
+    // A first write, to a file whose importer the write opens and pyright orders before it
+    // (core.py before utils.py): the slice of analysis that checks core.py re-reads
+    // utils.py and publishes it too — the new text with the last check's findings, at their
+    // old lines (279:15 where it is 280:15 now, and errors the file does not have) — and
+    // checks utils.py only in the next slice. The result is what pyright's command line
+    // says of the edited tree: the caller broken and the new local's error, nothing else
+    // (and ruff's word on the local).
+    // The server is started by a name search, and the write waits for its first analysis.
+    p.ok(json!({"action": "symbols", "query": "make_str"}))
+        .await;
+    p.wait_for_the_first_analysis().await;
+    let original = p.read(UTILS);
+    let edited = original.replacen(
+        MAKE_STR,
+        "def make_str(value: t.Any, style: str) -> str:\n    oops: int = \"x\"\n",
+        1,
+    );
+    assert_ne!(edited, original, "click 8.1.8's {UTILS} changed");
+    let s = section(p.write_tool(UTILS, &edited).await);
+    let findings: Vec<&str> = s.lines().filter(|l| l.starts_with("src/")).collect();
+    assert_eq!(
+        findings,
+        [
+            "src/click/core.py:1734:20 error [reportCallIssue] Argument missing for parameter \"style\" (pyright-langserver)",
+            "src/click/utils.py:47:17 error [reportAssignmentType] Type \"Literal['x']\" is not assignable to declared type \"int\" … (pyright-langserver)",
+            "src/click/utils.py:47:5 warning [F841] Local variable `oops` is assigned to but never used … (ruff)",
+        ],
+        "{s}"
+    );
+    has_line(&s, "3 new diagnostic(s) after this write:");
+    let s = section(p.write_tool(UTILS, &original).await);
+    has_line(&s, "3 earlier diagnostic(s) are gone after this write:");
+
     // Navigation: the command class's call of the helper leads to its definition.
     let out = definition(&p, "src/click/core.py", 1344, "make_default_short_help").await;
     has_line(
