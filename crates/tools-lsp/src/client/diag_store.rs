@@ -75,7 +75,7 @@ const BURST_SPLIT: Duration = Duration::from_millis(20);
 /// How many bursts are kept: the ones since a write began are what is read.
 const BURSTS_KEPT: usize = 256;
 
-/// Publishes that arrived together, no more than [`BURST_SPLIT`] apart: what one slice of a
+/// Publishes that arrived together, no more than 20 ms apart: what one slice of a
 /// server's analysis found, in the order it sent them.
 #[derive(Debug, Clone)]
 pub struct Burst {
