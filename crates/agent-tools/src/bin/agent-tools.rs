@@ -356,6 +356,8 @@ fn exit_code_for(signal: i32) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // Started again as the watchdog of a server (see `run`): that is all this process does.
+    tools_core::watchdog::run_if_asked();
     let cli = Cli::parse();
     #[cfg(feature = "serve")]
     if let Command::Serve(args) = &cli.command
@@ -376,8 +378,8 @@ fn main() -> ExitCode {
 
 /// Runs the command once logging is set up.
 fn run(cli: Cli) -> ExitCode {
-    // Before any thread exists: the watchdog ends the run's processes even if this server
-    // is killed with SIGKILL.
+    // A watchdog, started with the run's first child, ends the run's processes even if this
+    // server is killed with SIGKILL.
     if let Err(e) = tools_core::watchdog::start() {
         tracing::warn!("no watchdog for the run's processes: {e}");
     }

@@ -4,8 +4,9 @@
 
 use std::fs::File;
 use std::io;
-
-use crate::platform::Forked;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 /// Runs in the child between fork and exec: a new session (so a new process group), and on
 /// Linux SIGKILL when the parent dies. If the parent died before the `prctl`, the signal
@@ -116,50 +117,52 @@ pub(crate) fn kill_self_now() {
     }
 }
 
-/// Forks a watchdog joined to this process by a pipe. Only sound while this process is
-/// single-threaded (the child keeps running Rust code).
-pub(crate) fn fork_watchdog() -> io::Result<Forked> {
-    let (read_end, write_end) = std::io::pipe()?;
-    // SAFETY: the caller guarantees a single-threaded process, so the child may run
-    // ordinary code.
-    match unsafe { libc::fork() } {
-        -1 => Err(io::Error::last_os_error()),
-        0 => {
-            drop(write_end);
-            Ok(Forked::Watchdog {
-                reports: File::from(std::os::fd::OwnedFd::from(read_end)),
-            })
-        }
-        child => {
-            drop(read_end);
-            let file = File::from(std::os::fd::OwnedFd::from(write_end));
-            // A stuck watchdog must never block a spawn: reports are best effort.
-            // SAFETY: fcntl on an fd we own.
-            unsafe {
-                let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
-                let flags = libc::fcntl(fd, libc::F_GETFL);
-                libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-            }
-            Ok(Forked::Server {
-                pid: child,
-                reports: file,
-            })
-        }
+/// Starts `program arg` as this process's watchdog: its standard input the read end of a
+/// pipe whose write end (returned, non-blocking: a stuck watchdog must never hold up a
+/// spawn) only this process holds, its output nowhere. Where the kernel shows this
+/// process's own executable (`/proc/self/exe`), that is what starts, so a binary replaced
+/// on disk since (an upgrade) still starts its own watchdog.
+pub(crate) fn spawn_watchdog(program: &Path, arg: &str) -> io::Result<Option<(i32, File)>> {
+    let own = Path::new("/proc/self/exe");
+    let shown = program.as_os_str();
+    let program = if cfg!(target_os = "linux") && own.exists() {
+        own
+    } else {
+        program
+    };
+    // Named as the server's binary in a process listing, whichever path started it.
+    let mut child = Command::new(program)
+        .arg0(shown)
+        .arg(arg)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let Some(stdin) = child.stdin.take() else {
+        return Err(io::Error::other(
+            "the watchdog's standard input was not piped",
+        ));
+    };
+    let file = File::from(std::os::fd::OwnedFd::from(stdin));
+    // SAFETY: fcntl on an fd we own.
+    unsafe {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
     }
+    let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
+    // The watchdog outlives this process by design: its handle is not waited on here (the
+    // subreaper, or init, reaps it).
+    drop(child);
+    Ok(Some((pid, file)))
 }
 
-/// In the watchdog: leaves the server's session (a signal to the server's group does not
-/// reach it) and keeps no handle on the server's standard streams (a client waiting for
-/// the server's stdout to close must not wait for the watchdog).
+/// In the watchdog: leaves the server's session, so a signal to the server's group (a
+/// terminal's Ctrl-C, a hang-up) does not reach it.
 pub(crate) fn detach_watchdog() {
-    // SAFETY: plain system calls without pointers (and a path we own).
+    // SAFETY: a plain system call without arguments.
     unsafe {
         libc::setsid();
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::dup2(null, 1);
-        }
     }
 }
 

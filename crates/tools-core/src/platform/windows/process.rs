@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::io;
 
-use crate::platform::Forked;
 use std::sync::Mutex;
 
 use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
@@ -165,15 +164,19 @@ pub(crate) fn kill_self_now() {
     std::process::abort();
 }
 
-/// On Windows the jobs already give the watchdog's guarantee.
-pub(crate) fn fork_watchdog() -> io::Result<Forked> {
-    Ok(Forked::NotNeeded)
+/// On Windows the jobs already give the watchdog's guarantee: every child tree is in a
+/// kill-on-close Job Object, which the system ends when this process dies. None is started.
+pub(crate) fn spawn_watchdog(
+    _program: &std::path::Path,
+    _arg: &str,
+) -> io::Result<Option<(i32, std::fs::File)>> {
+    Ok(None)
 }
 
-/// Never called on Windows (no watchdog is forked).
+/// Never called on Windows (no watchdog is started).
 pub(crate) fn detach_watchdog() {}
 
-/// Never called on Windows (no watchdog is forked).
+/// Never called on Windows (no watchdog is started).
 pub(crate) fn exit_watchdog() -> ! {
     std::process::exit(0)
 }
