@@ -92,6 +92,88 @@ async def definitions(client):
     assert (r.is_error, text(r)) == (False, RS_DEFINITION)
 
 
+def parent_of(pid):
+    """The parent pid of `pid`, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def watchdogs_of(server_pid):
+    """The server's child processes started as its watchdog: its own binary run again with
+    `--watchdog-of-parent` as the only argument."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or not running(int(entry)) or parent_of(entry) != server_pid:
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")[:-1]
+        except OSError:
+            continue
+        if args[1:] == [b"--watchdog-of-parent"]:
+            found.append(int(entry))
+    return found
+
+
+async def test_a_conversation_starts_its_watchdog_with_its_first_child_and_it_ends_what_is_left(tmp_path, daemon_env):
+    """A conversation whose language server is the daemon's holds no watchdog; its first
+    child of its own (a kernel) starts exactly one — its own binary run again, in a session
+    of its own — and when the conversation is killed with SIGKILL, the watchdog ends the
+    kernel and itself."""
+    require("pyright-langserver")
+    python_project(tmp_path)
+    signalled = False
+    try:
+        async with mcp_session(tmp_path, daemon=True, env=daemon_env) as c:
+            r = await c.call_tool("lsp", {"action": "definition", "file": "main.py", "line": 3, "symbol": "compute"})
+            assert (r.is_error, text(r)) == (False, PY_DEFINITION)
+            r = await c.call_tool("eval", {"code": "import os\n(os.getpid(), os.getppid())",
+                                           "description": "name the kernel and its parent"})
+            assert not r.is_error, text(r)
+            kernel, conversation = (int(n) for n in re.findall(r"\d+", text(r)))
+            assert parent_of(conversation) == os.getpid()
+            watchdogs = watchdogs_of(conversation)
+            assert len(watchdogs) == 1, watchdogs
+            watchdog = watchdogs[0]
+            with open(f"/proc/{watchdog}/cmdline", "rb") as f:
+                shown = f.read().split(b"\0")[0].decode()
+            assert os.path.realpath(shown) == os.path.realpath(agent_tools_bin()), shown
+            deadline = time.monotonic() + 10
+            while os.getsid(watchdog) != watchdog:
+                assert time.monotonic() < deadline, "the watchdog never left the conversation's session"
+                await asyncio.sleep(0.05)
+            signalled = True
+            os.kill(conversation, signal.SIGKILL)
+            deadline = time.monotonic() + 20
+            while running(kernel) or running(watchdog):
+                assert time.monotonic() < deadline, f"left running: kernel {running(kernel)}, watchdog {running(watchdog)}"
+                await asyncio.sleep(0.05)
+    except BaseException:
+        # The SDK may report the conversation's disappearance on the way out: expected once
+        # the signal was sent, a failure before it.
+        if not signalled:
+            raise
+    assert signalled
+
+
+async def test_a_daemon_served_conversation_that_starts_nothing_holds_no_watchdog(tmp_path, daemon_env):
+    """Its language server's questions go to the daemon (which it started: its one child):
+    no process of its own runs beside it, not even a watchdog (a forked one would be a child
+    under the conversation's own command line)."""
+    require("pyright-langserver")
+    python_project(tmp_path)
+    async with mcp_session(tmp_path, daemon=True, env=daemon_env) as c:
+        r = await c.call_tool("lsp", {"action": "definition", "file": "main.py", "line": 3, "symbol": "compute"})
+        assert (r.is_error, text(r)) == (False, PY_DEFINITION)
+        conversations = [int(e) for e in os.listdir("/proc") if e.isdigit() and parent_of(e) == os.getpid()]
+        assert len(conversations) == 1, conversations
+        children = [int(e) for e in os.listdir("/proc") if e.isdigit() and parent_of(e) == conversations[0]]
+        assert children == [daemon_status(daemon_env)["pid"]]
+
+
 async def status_lines(client):
     r = await client.call_tool("lsp", {"action": "status"})
     assert not r.is_error, text(r)

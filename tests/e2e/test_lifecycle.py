@@ -211,59 +211,6 @@ async def start_everything(c, root):
     return int(text(r))
 
 
-def parent_of(pid):
-    """The parent pid of `pid`, or None once it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def children_started_as_watchdog(server_pid):
-    """The server's child processes started as its watchdog: its own binary with
-    `--watchdog-of-parent` as the only argument."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or not running(int(entry)) or parent_of(entry) != server_pid:
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().split(b"\0")[:-1]
-        except OSError:
-            continue
-        if args[1:] == [b"--watchdog-of-parent"]:
-            found.append(int(entry))
-    return found
-
-
-async def test_the_watchdog_starts_with_the_runs_first_child_and_ends_with_the_server(tmp_path):
-    """A conversation that starts nothing of its own holds no watchdog; its first child (a
-    kernel) starts exactly one, in a session of its own, named as the server's binary; it
-    is gone once the server has exited."""
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "notes.txt").write_text("one line\n")
-    async with mcp_session(root) as c:
-        r = await c.call_tool("read", {"path": "notes.txt"})
-        assert not r.is_error, text(r)
-        servers = [p for p in processes_of(root) if parent_of(p) == os.getpid()]
-        assert len(servers) == 1, describe(servers)
-        assert children_started_as_watchdog(servers[0]) == []
-        r = await c.call_tool("eval", {"code": "import os\nos.getppid()", "description": DESC})
-        assert not r.is_error, text(r)
-        server_pid = int(text(r))
-        assert server_pid == servers[0], (server_pid, describe(servers))
-        watchdogs = children_started_as_watchdog(server_pid)
-        assert len(watchdogs) == 1, describe(watchdogs)
-        watchdog = watchdogs[0]
-        await wait_until(lambda: os.getsid(watchdog) == watchdog, "the watchdog's own session", 10)
-        with open(f"/proc/{watchdog}/cmdline", "rb") as f:
-            shown = f.read().split(b"\0")[0].decode()
-        assert os.path.realpath(shown) == os.path.realpath(agent_tools_bin()), shown
-    await wait_until(lambda: not running(watchdog), "the watchdog to end with the server", 20)
-
-
 def require_components():
     missing = [b for b in ("debugpy",) if shutil.which(b) is None]
     if not (shutil.which("pyright-langserver") or shutil.which("pylsp")):

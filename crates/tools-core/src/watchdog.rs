@@ -3,21 +3,23 @@
 //!
 //! `PR_SET_PDEATHSIG` only reaches a server's direct children; a language server's helper,
 //! a worker's subprocess or a debuggee are grandchildren and are simply re-parented to
-//! init. So a server that wants the whole guarantee calls [`start`] once, and its `main`
-//! calls [`run_if_asked`] first thing: when the server starts its first child, its own
-//! binary is started again as the watchdog ([`WATCHDOG_ARG`]), which leaves the server's
-//! session (a signal to the server's process group does not reach it), reads a pipe from
-//! the server on its standard input, and learns the session id of every child as it is
-//! spawned ([`crate::process`] reports them). When the pipe reaches end of file — the
-//! server is gone, however it went — the watchdog kills every process left in those
-//! sessions or below them ([`crate::sweep`]) and exits. A server that exits normally has
-//! already closed its runs, so the watchdog finds nothing.
+//! init. So a server that wants the whole guarantee has a watchdog: a small process that
+//! leaves the server's session (a signal to the server's process group does not reach it),
+//! reads a pipe from the server, and learns the session id of every child as it is spawned
+//! ([`crate::process`] reports them). When the pipe reaches end of file — the server is
+//! gone, however it went — the watchdog kills every process left in those sessions or
+//! below them ([`crate::sweep`]) and exits. A server that exits normally has already closed
+//! its runs, so the watchdog finds nothing.
 //!
-//! Started with the first child, not with the server: a conversation whose language
-//! servers belong to the per-user daemon, and which starts nothing of its own, has no
-//! watchdog to hold in memory.
+//! Two ways to have one. [`start`], first thing in `main` while the process is still
+//! single-threaded, forks it (about 1.3 MiB resident, most of it shared with the server):
+//! for a process that is sure to start children. [`start_with_first_child`] starts none
+//! until the first child is spawned, and then runs the server's own binary again as the
+//! watchdog ([`WATCHDOG_ARG`]; that binary's `main` calls [`run_if_asked`] first): about
+//! 4.5 MiB resident, 2 MiB of it its own — for a process that may never start one, such as
+//! a conversation whose language servers belong to the per-user daemon.
 //!
-//! Without [`start`] (a harness embedding the tools), children still get `PDEATHSIG` and
+//! Without either (a harness embedding the tools), children still get `PDEATHSIG` and
 //! every normal close sweeps their sessions; only the grandchildren of a killed server are
 //! not covered.
 
@@ -25,14 +27,16 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
+use crate::platform::Forked;
+
 /// The argument that makes the binary the watchdog of the process that started it (see
 /// [`run_if_asked`]). Not for people: it is never listed as a command.
 pub const WATCHDOG_ARG: &str = "--watchdog-of-parent";
 
-/// The binary to start as the watchdog, once [`start`] asked for one.
+/// The binary to start as the watchdog with the first child ([`start_with_first_child`]).
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
 
-/// The pipe to the watchdog: not started yet, started, or failed to start (not tried again).
+/// The pipe to the watchdog: not started yet, started, or none to be had (not tried again).
 enum Reports {
     NotStarted,
     Started(std::fs::File),
@@ -41,11 +45,42 @@ enum Reports {
 
 static REPORTS: Mutex<Reports> = Mutex::new(Reports::NotStarted);
 
-/// Asks for a watchdog, started from this process's own binary with [`WATCHDOG_ARG`] when
-/// the first child is spawned; that binary's `main` must call [`run_if_asked`] before
-/// anything else. Calling it twice does nothing the second time. On Windows no watchdog is
-/// needed (every child tree is in a kill-on-close Job Object) and none is started.
+fn reports() -> std::sync::MutexGuard<'static, Reports> {
+    match REPORTS.lock() {
+        Ok(r) => r,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Forks the watchdog. Call it before any thread is started (before building the async
+/// runtime): the child keeps running Rust code after `fork`, which is only sound in a
+/// single-threaded process. Calling it again, or after [`start_with_first_child`] started
+/// one, does nothing. On Windows no watchdog is needed (every child tree is in a
+/// kill-on-close Job Object) and none is made.
 pub fn start() -> std::io::Result<()> {
+    let mut reports = reports();
+    if !matches!(*reports, Reports::NotStarted) {
+        return Ok(());
+    }
+    match crate::platform::fork_watchdog()? {
+        Forked::Watchdog { reports } => watch(std::io::BufReader::new(reports)),
+        Forked::Server { pid, reports: pipe } => {
+            // The sweep must never take the watchdog for a stray.
+            crate::sweep::spare(pid);
+            *reports = Reports::Started(pipe);
+            Ok(())
+        }
+        Forked::NotNeeded => {
+            *reports = Reports::Unavailable;
+            Ok(())
+        }
+    }
+}
+
+/// Asks for a watchdog started with the first child this process spawns: this process's
+/// own binary run again with [`WATCHDOG_ARG`], whose `main` must call [`run_if_asked`]
+/// before anything else. Safe at any time (nothing is forked).
+pub fn start_with_first_child() -> std::io::Result<()> {
     if PROGRAM.get().is_none() {
         let _ = PROGRAM.set(std::env::current_exe()?);
     }
@@ -60,7 +95,10 @@ pub fn run_if_asked() {
         .nth(1)
         .is_some_and(|a| a == WATCHDOG_ARG)
     {
-        watch(std::io::stdin().lock())
+        match crate::platform::stdin_as_file() {
+            Ok(pipe) => watch(std::io::BufReader::new(pipe)),
+            Err(_) => crate::platform::exit_watchdog(),
+        }
     }
 }
 
@@ -75,15 +113,13 @@ pub(crate) fn forget_session(sid: i32) {
 }
 
 fn report(line: &str) {
-    let Some(program) = PROGRAM.get() else {
-        return;
-    };
-    let mut reports = match REPORTS.lock() {
-        Ok(r) => r,
-        Err(p) => p.into_inner(),
-    };
-    // Only a new session needs a watchdog: a forgotten one was reported to it, if at all.
-    if matches!(*reports, Reports::NotStarted) && line.starts_with('+') {
+    let mut reports = reports();
+    // Only a new session needs a watchdog started with it: a forgotten one was reported to
+    // the watchdog, if at all.
+    if let Some(program) = PROGRAM.get()
+        && matches!(*reports, Reports::NotStarted)
+        && line.starts_with('+')
+    {
         *reports = match crate::platform::spawn_watchdog(program, WATCHDOG_ARG) {
             Ok(Some((pid, pipe))) => {
                 // The sweep must never take the watchdog for a stray.
@@ -104,8 +140,8 @@ fn report(line: &str) {
 
 /// The watchdog's whole life: follow the reports until the server is gone, then sweep.
 fn watch(reports: impl BufRead) -> ! {
-    // Out of the server's session (it was started with no handle on the server's standard
-    // streams: a client waiting for the server's stdout to close must not wait for it).
+    // Out of the server's session, and no handle on its standard streams: a client waiting
+    // for the server's stdout to close must not wait for the watchdog.
     crate::platform::detach_watchdog();
     let mut sessions = std::collections::HashSet::new();
     for line in reports.lines() {

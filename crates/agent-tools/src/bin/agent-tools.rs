@@ -378,9 +378,16 @@ fn main() -> ExitCode {
 
 /// Runs the command once logging is set up.
 fn run(cli: Cli) -> ExitCode {
-    // A watchdog, started with the run's first child, ends the run's processes even if this
-    // server is killed with SIGKILL.
-    if let Err(e) = tools_core::watchdog::start() {
+    // A watchdog ends the run's processes even if this server is killed with SIGKILL. A
+    // conversation served by the daemon may never start a process of its own: its watchdog
+    // starts with its first child. Any other command forks one now, before any thread.
+    let started = match &cli.command {
+        Command::Mcp {
+            no_daemon: false, ..
+        } => tools_core::watchdog::start_with_first_child(),
+        _ => tools_core::watchdog::start(),
+    };
+    if let Err(e) = started {
         tracing::warn!("no watchdog for the run's processes: {e}");
     }
     // Orphans of the run's processes (a cell's `setsid` double fork) come back here, so

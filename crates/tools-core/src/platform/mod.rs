@@ -46,9 +46,9 @@ pub(crate) use os::jail::{
     Dir, entry_of, is_link_or_not_folder, reserved_name, set_owner_and_mode,
 };
 pub(crate) use os::process::{
-    ask_group_to_stop, detach_watchdog, exit_watchdog, group_alive, kill_group, kill_process,
-    kill_self_now, own_tree_dying_with_us, reap_exited, signal_group, spawn_watchdog,
-    tree_forgotten, tree_started,
+    ask_group_to_stop, detach_watchdog, exit_watchdog, fork_watchdog, group_alive, kill_group,
+    kill_process, kill_self_now, own_tree_dying_with_us, reap_exited, signal_group, spawn_watchdog,
+    stdin_as_file, tree_forgotten, tree_started,
 };
 #[cfg(all(test, unix))]
 pub(crate) use os::procs::process;
@@ -91,6 +91,27 @@ pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
         (Ok(x), Ok(y)) => file_identity(&x) == file_identity(&y),
         _ => false,
     }
+}
+
+/// Which side of [`fork_watchdog`] this is.
+// Each OS makes only some of these: Unix forks (the first two), Windows needs no watchdog.
+#[allow(dead_code)]
+pub(crate) enum Forked {
+    /// The watchdog: `reports` reaches end of file when the server is gone.
+    Watchdog {
+        /// The read end of the pipe from the server.
+        reports: std::fs::File,
+    },
+    /// The server: `reports` is the non-blocking write end; `pid` the watchdog's.
+    Server {
+        /// The watchdog's pid.
+        pid: i32,
+        /// The write end of the pipe to the watchdog.
+        reports: std::fs::File,
+    },
+    /// No watchdog is needed: every child tree is in a kill-on-close Job Object, which the
+    /// system ends when this process dies.
+    NotNeeded,
 }
 
 /// Flushes the folder `dir` so a new or removed name in it survives a power loss. On

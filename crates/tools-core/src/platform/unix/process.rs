@@ -8,6 +8,8 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::platform::Forked;
+
 /// Runs in the child between fork and exec: a new session (so a new process group), and on
 /// Linux SIGKILL when the parent dies. If the parent died before the `prctl`, the signal
 /// would never come, so the child ends itself.
@@ -117,6 +119,42 @@ pub(crate) fn kill_self_now() {
     }
 }
 
+/// Forks a watchdog joined to this process by a pipe. Only sound while this process is
+/// single-threaded (the child keeps running Rust code).
+pub(crate) fn fork_watchdog() -> io::Result<Forked> {
+    let (read_end, write_end) = std::io::pipe()?;
+    // SAFETY: the caller guarantees a single-threaded process, so the child may run
+    // ordinary code.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => {
+            drop(write_end);
+            Ok(Forked::Watchdog {
+                reports: File::from(std::os::fd::OwnedFd::from(read_end)),
+            })
+        }
+        child => {
+            drop(read_end);
+            let file = File::from(std::os::fd::OwnedFd::from(write_end));
+            set_nonblocking(&file);
+            Ok(Forked::Server {
+                pid: child,
+                reports: file,
+            })
+        }
+    }
+}
+
+/// A stuck watchdog must never block a spawn: reports to it are best effort.
+fn set_nonblocking(file: &File) {
+    // SAFETY: fcntl on an fd we own.
+    unsafe {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(file);
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
 /// Starts `program arg` as this process's watchdog: its standard input the read end of a
 /// pipe whose write end (returned, non-blocking: a stuck watchdog must never hold up a
 /// spawn) only this process holds, its output nowhere. Where the kernel shows this
@@ -144,12 +182,7 @@ pub(crate) fn spawn_watchdog(program: &Path, arg: &str) -> io::Result<Option<(i3
         ));
     };
     let file = File::from(std::os::fd::OwnedFd::from(stdin));
-    // SAFETY: fcntl on an fd we own.
-    unsafe {
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-    }
+    set_nonblocking(&file);
     let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
     // The watchdog outlives this process by design: its handle is not waited on here (the
     // subreaper, or init, reaps it).
@@ -157,12 +190,25 @@ pub(crate) fn spawn_watchdog(program: &Path, arg: &str) -> io::Result<Option<(i3
     Ok(Some((pid, file)))
 }
 
-/// In the watchdog: leaves the server's session, so a signal to the server's group (a
-/// terminal's Ctrl-C, a hang-up) does not reach it.
+/// In a watchdog started by [`spawn_watchdog`]: its standard input (the pipe from the
+/// server) as a file of its own, so [`detach_watchdog`] may close the standard streams.
+pub(crate) fn stdin_as_file() -> io::Result<File> {
+    use std::os::fd::AsFd;
+    Ok(File::from(std::io::stdin().as_fd().try_clone_to_owned()?))
+}
+
+/// In the watchdog: leaves the server's session (a signal to the server's group does not
+/// reach it) and lets go of the standard streams (a client waiting for the server's stdout
+/// to close must not wait for the watchdog, which a fork shares them with).
 pub(crate) fn detach_watchdog() {
-    // SAFETY: a plain system call without arguments.
+    // SAFETY: plain system calls without pointers (and a path we own).
     unsafe {
         libc::setsid();
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::dup2(null, 1);
+        }
     }
 }
 

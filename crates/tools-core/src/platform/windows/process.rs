@@ -8,8 +8,9 @@
 
 use std::collections::HashMap;
 use std::io;
-
 use std::sync::Mutex;
+
+use crate::platform::Forked;
 
 use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
 use windows_sys::Win32::System::JobObjects::{
@@ -162,6 +163,16 @@ pub(crate) fn reap_exited(_pid: i32) {}
 /// Ends this process at once, as a crash would.
 pub(crate) fn kill_self_now() {
     std::process::abort();
+}
+
+/// On Windows the jobs already give the watchdog's guarantee.
+pub(crate) fn fork_watchdog() -> io::Result<Forked> {
+    Ok(Forked::NotNeeded)
+}
+
+/// Never called on Windows (no watchdog is started).
+pub(crate) fn stdin_as_file() -> io::Result<std::fs::File> {
+    Err(io::Error::other("no watchdog runs on Windows"))
 }
 
 /// On Windows the jobs already give the watchdog's guarantee: every child tree is in a
