@@ -138,13 +138,15 @@ pub fn checks_open_files_in_slices(client: &LspClient) -> bool {
 /// burst — the slice checked that one first, and may have stopped there — and the server has
 /// not shown since that every open file is checked: no later burst of files that are not
 /// open alone (it goes on to those only then), and its progress still says files are left
-/// (it says none are, or says nothing, once none are). `open` holds the open files by
-/// [`path_key`].
-fn reread_not_checked(
+/// (it says none are, or says nothing, once none are: `progress_active` is what it says
+/// now). `open` holds the open files by [`path_key`]. The bursts are read once for all of
+/// `docs`.
+fn reread_not_checked<'a>(
     client: &LspClient,
     since_seq: u64,
-    docs: &[(PathBuf, i32)],
+    docs: impl IntoIterator<Item = &'a (PathBuf, i32)>,
     open: &HashSet<PathBuf>,
+    progress_active: bool,
     now: Instant,
 ) -> Option<PathBuf> {
     if !checks_open_files_in_slices(client) {
@@ -152,7 +154,7 @@ fn reread_not_checked(
     }
     let bursts = client.bursts_since(since_seq);
     let is_open = |p: &PathBuf| open.contains(&path_key(p));
-    docs.iter()
+    docs.into_iter()
         .find(|(path, _)| {
             let Some(published) = client.published(path).filter(|p| p.seq > since_seq) else {
                 return false;
@@ -173,7 +175,7 @@ fn reread_not_checked(
             let open_files_done = bursts[at + 1..]
                 .iter()
                 .any(|b| !b.paths.iter().any(is_open))
-                || (!client.activity().progress_active && now >= burst.ended + BURST_GAP);
+                || (!progress_active && now >= burst.ended + BURST_GAP);
             checked_before && !open_files_done
         })
         .map(|(p, _)| p.clone())
@@ -343,8 +345,15 @@ async fn settle_until(
                     .published_since(goal.since_seq)
                     .iter()
                     .any(|(p, _)| !open.contains(&path_key(p))))
-            && reread_not_checked(client, goal.since_seq, &goal.publishes, &open, now).is_none()
-            && reread_not_checked(client, goal.since_seq, files, &open, now).is_none()
+            && reread_not_checked(
+                client,
+                goal.since_seq,
+                goal.publishes.iter().chain(files),
+                &open,
+                a.progress_active,
+                now,
+            )
+            .is_none()
         {
             let at = *affected_checked.get_or_insert(now);
             let done_at = (at + quiet).max(a.last_event + quiet);
