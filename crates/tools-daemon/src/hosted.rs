@@ -6,15 +6,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tools_core::FolderWatch;
-use tools_core::framing::{read_frame_async, write_frame_async};
+use tools_core::framing::read_frame_async;
 use tools_core::process::{ChildProcess, Pipes};
 
 use crate::lock;
 use crate::mux::{Event, Mux};
+use crate::outgoing::write_frames;
 use crate::views::ConnId;
 use crate::wire::{HostedStatus, ServerSpec};
 
@@ -177,16 +178,4 @@ async fn read_frames<R: AsyncRead + Unpin>(from: R, mut take: impl FnMut(Value) 
             Err(e) => tracing::warn!("dropping an undecodable message: {e}"),
         }
     }
-}
-
-/// Writes every message of `rx` as an LSP frame until the channel closes or a write fails,
-/// then shuts the writer down (the peer sees the end of its stream).
-async fn write_frames<W: AsyncWrite + Unpin>(mut to: W, mut rx: mpsc::UnboundedReceiver<Value>) {
-    while let Some(msg) = rx.recv().await {
-        let body = serde_json::to_vec(&msg).unwrap_or_default();
-        if write_frame_async(&mut to, &body).await.is_err() {
-            break;
-        }
-    }
-    let _ = to.shutdown().await;
 }

@@ -14,9 +14,11 @@
 //!   ([`build_id`]).
 //! - `paths`: the socket, lock and log in the user's runtime folder ([`DaemonPaths`]).
 //! - `host` and `hosted`: the daemon process (`agent-tools daemon serve`, [`serve`]) and
-//!   each server it holds.
+//!   each server it holds; `outgoing`: what they write to a conversation, batched.
 //! - `changes`: the files changed under a server's root, one set per conversation, asked
 //!   for with [`TakeFileChanges`] instead of a watch of the conversation's own.
+//! - `replay`: the diagnostics published before a conversation joined, asked for with
+//!   [`ReplayDiagnostics`] when it first reads diagnostics.
 //! - `client`: a conversation's side ([`DaemonClient`]): find or start the daemon, ask for a
 //!   server.
 //!
@@ -30,7 +32,9 @@ mod history;
 mod host;
 mod hosted;
 mod mux;
+mod outgoing;
 mod paths;
+mod replay;
 mod views;
 mod wire;
 
@@ -38,6 +42,7 @@ pub use changes::{FileChangesTaken, TakeFileChanges, TakeFileChangesParams};
 pub use client::{DaemonClient, DaemonError, DaemonLink};
 pub use host::{DaemonOptions, ServeEnd, serve};
 pub use paths::DaemonPaths;
+pub use replay::{DiagnosticsReplayed, ReplayDiagnostics};
 pub use wire::{
     DaemonStatus, Hello, HostedStatus, ServerSpec, Serving, Welcome, build_id, setting_at,
 };

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use lsp_types::request::{DocumentDiagnosticRequest, Request};
@@ -12,9 +13,15 @@ use lsp_types::{
 };
 use serde_json::Value;
 use tokio::sync::watch;
+use tools_daemon::ReplayDiagnostics;
 
+use super::watcher::ExternalChanges;
 use super::{Burst, DocState, LspClient, Published, ask_again_later, uri_to_path};
 use crate::error::{LspError, Result};
+
+/// The longest the daemon takes to send the diagnostics published before a client joined
+/// (from memory: 0.1 s for Django's 12 MB; one this slow is stuck).
+const REPLAY_LIMIT: Duration = Duration::from_secs(10);
 
 impl LspClient {
     /// Every file's last published (or pulled) diagnostics.
@@ -25,6 +32,41 @@ impl LspClient {
     /// Whether the server answers `textDocument/diagnostic` (pull); otherwise it pushes.
     pub fn pulls_diagnostics(&self) -> bool {
         self.caps.diagnostic_provider.is_some()
+    }
+
+    /// Served by the per-user daemon, until the diagnostics its warm server published before
+    /// this client joined are recorded (asked for once, here: a navigation query's answer
+    /// does not wait for them — 12 MB on Django). Called before diagnostics are read, and
+    /// before the publish sequence a wait starts from: the replayed publications are the
+    /// state before, never a server's answer to what comes next. Waited for at most
+    /// [`REPLAY_LIMIT`]; a daemon that sends nothing leaves the files unknown, as for a
+    /// server that has not checked them yet.
+    pub async fn catch_up_diagnostics(&self) {
+        if !matches!(self.external, Some(ExternalChanges::FromDaemon))
+            || self.shared.diagnostics_replayed.load(Ordering::SeqCst)
+        {
+            return;
+        }
+        let mut rx = self.shared.events.subscribe();
+        if self.notify::<ReplayDiagnostics>(()).await.is_ok() {
+            let replayed = tokio::time::timeout(REPLAY_LIMIT, async {
+                while !self.shared.diagnostics_replayed.load(Ordering::SeqCst) && self.is_alive() {
+                    if rx.changed().await.is_err() {
+                        break;
+                    }
+                }
+            })
+            .await;
+            if replayed.is_err() {
+                tracing::debug!(
+                    "{}: the daemon's replay of diagnostics did not come",
+                    self.server
+                );
+            }
+        }
+        self.shared
+            .diagnostics_replayed
+            .store(true, Ordering::SeqCst);
     }
 
     /// The publish sequence number so far (publishes after it are newer).

@@ -129,6 +129,9 @@ struct Shared {
     /// then its program holds only the open documents, and a references search answers
     /// from those alone.
     files_found: AtomicBool,
+    /// Whether the per-user daemon has sent the diagnostics its warm server published
+    /// before this client joined (`tools_daemon::DiagnosticsReplayed`).
+    diagnostics_replayed: AtomicBool,
     /// When the server last published, reported progress or changed status.
     last_event: Mutex<Instant>,
     /// When we last told the server something (a document or file change, a save): it is
@@ -161,6 +164,7 @@ impl Shared {
             quiescent: Mutex::new(None),
             loaded: AtomicBool::new(false),
             files_found: AtomicBool::new(false),
+            diagnostics_replayed: AtomicBool::new(false),
             last_event: Mutex::new(Instant::now()),
             last_told: Mutex::new(Instant::now()),
             last_disk_news: Mutex::new(None),

@@ -13,6 +13,7 @@ use lsp_types::{
 };
 use serde_json::{Value, json};
 use tools_core::transport::Transport;
+use tools_daemon::DiagnosticsReplayed;
 
 use super::{METHOD_NOT_FOUND, Shared, uri_to_path};
 
@@ -54,6 +55,10 @@ pub(super) fn handle_message(msg: &Value, shared: &Shared) -> Option<Value> {
         SERVER_STATUS => record_status(&params, shared),
         Progress::METHOD => record_progress(params, shared),
         LogMessage::METHOD => record_log(&params, shared),
+        DiagnosticsReplayed::METHOD => {
+            shared.diagnostics_replayed.store(true, Ordering::SeqCst);
+            shared.bump();
+        }
         _ => {}
     }
     None

@@ -71,6 +71,7 @@ pub(crate) async fn state_before(
     let cfg = sup.config();
     let started = Instant::now();
     let mut notes = Vec::new();
+    client.catch_up_diagnostics().await;
     let since = client.publish_seq();
     let mut expect = Vec::new();
     if let Ok(changed) = client.flush_external(paths).await {

@@ -73,6 +73,7 @@ async fn server_findings(
     let client = Arc::clone(client);
     let ready = client.wait_ready().await;
     let wait = sup.config().index_wait().max(MIN_WAIT);
+    client.catch_up_diagnostics().await;
     let since = client.publish_seq();
     let mut publishes = Vec::new();
     let mut likely = Vec::new();

@@ -569,6 +569,7 @@ async fn code_actions_answer(
         character: p.pos.character
             + crate::client::position::to_lsp_character(&p.symbol, p.symbol.len(), c.encoding),
     };
+    c.catch_up_diagnostics().await;
     let diagnostics: Vec<lsp_types::Diagnostic> = c
         .published(&p.path)
         .map(|pb| {
