@@ -39,7 +39,7 @@ impl LspClient {
     /// does not wait for them — 12 MB on Django). Called before diagnostics are read, and
     /// before the publish sequence a wait starts from: the replayed publications are the
     /// state before, never a server's answer to what comes next. Waited for at most
-    /// [`REPLAY_LIMIT`]; a daemon that sends nothing leaves the files unknown, as for a
+    /// ten seconds; a daemon that sends nothing leaves the files unknown, as for a
     /// server that has not checked them yet.
     pub async fn catch_up_diagnostics(&self) {
         if !matches!(self.external, Some(ExternalChanges::FromDaemon))
