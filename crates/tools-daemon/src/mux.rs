@@ -171,19 +171,7 @@ impl Mux {
                 }
             };
             match event {
-                Event::Join { conn, label, out } => {
-                    tracing::debug!(conn, %label, "joined");
-                    self.changes.join(conn);
-                    self.conns.insert(
-                        conn,
-                        Conn {
-                            out,
-                            ready: false,
-                            in_flight: 0,
-                            replay: Replay::Due(HashSet::new()),
-                        },
-                    );
-                }
+                Event::Join { conn, label, out } => self.join(conn, &label, out),
                 Event::FromConn { conn, msg } => self.take_from_conn(conn, msg),
                 Event::Leave { conn } => {
                     self.leave(conn);
@@ -203,6 +191,21 @@ impl Mux {
         }
         // Every conversation's stream ends: its client sees the server gone.
         self.conns.clear();
+    }
+
+    /// A conversation connected: it is served once it has sent `initialize`.
+    fn join(&mut self, conn: ConnId, label: &str, out: mpsc::UnboundedSender<Outgoing>) {
+        tracing::debug!(conn, %label, "joined");
+        self.changes.join(conn);
+        self.conns.insert(
+            conn,
+            Conn {
+                out,
+                ready: false,
+                in_flight: 0,
+                replay: Replay::Due(HashSet::new()),
+            },
+        );
     }
 
     /// With no conversation connected, tells the server of the files changed under its

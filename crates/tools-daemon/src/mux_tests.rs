@@ -29,15 +29,7 @@ fn publication(uri: &str, message: &str) -> Value {
 
 fn join(mux: &mut Mux, conn: ConnId) -> mpsc::UnboundedReceiver<Outgoing> {
     let (out, rx) = mpsc::unbounded_channel();
-    mux.conns.insert(
-        conn,
-        Conn {
-            out,
-            ready: false,
-            in_flight: 0,
-            replay: Replay::Due(HashSet::new()),
-        },
-    );
+    mux.join(conn, "test", out);
     mux.take_from_conn(
         conn,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
