@@ -352,13 +352,7 @@ impl Mux {
     fn encoded_publications(&self, conn: ConnId, had: &HashSet<String>) -> Vec<u8> {
         let mut frames = Vec::new();
         for (uri, params) in self.published.iter().filter(|(uri, _)| !had.contains(*uri)) {
-            let version = params.get("version").and_then(Value::as_i64);
-            let Some(own) = self.views.version_for(conn, uri, version) else {
-                continue;
-            };
-            let empty = Value::Array(Vec::new());
-            let diagnostics = params.get("diagnostics").unwrap_or(&empty);
-            encode_publication(&mut frames, uri, own, diagnostics);
+            self.encode_publication_for(conn, uri, params, &mut frames);
         }
         frames
     }
@@ -505,13 +499,14 @@ impl Mux {
                     .map(|(c, _)| *c)
                     .collect();
                 for conn in to {
-                    if let Some(p) = self.publication_for(conn, &params) {
-                        self.reply(conn, p);
-                        if let Some(Conn {
-                            replay: Replay::Due(had),
-                            ..
-                        }) = self.conns.get_mut(&conn)
-                        {
+                    let mut frame = Vec::new();
+                    if !self.encode_publication_for(conn, uri, &params, &mut frame) {
+                        continue;
+                    }
+                    tracing::trace!(target: "tools_daemon::wire", conn, "<- textDocument/publishDiagnostics");
+                    if let Some(c) = self.conns.get_mut(&conn) {
+                        let _ = c.out.send(Outgoing::Frames(frame));
+                        if let Replay::Due(had) = &mut c.replay {
                             had.insert(uri.to_string());
                         }
                     }
@@ -527,24 +522,23 @@ impl Mux {
         }
     }
 
-    /// A publication as `conn` should get it (its own version), or `None`.
-    fn publication_for(&self, conn: ConnId, params: &Value) -> Option<Value> {
-        let uri = params.get("uri")?.as_str()?;
+    /// Appends to `frames` the publication `params` of document `uri` as `conn` should get
+    /// it (at its own version); `false` when it is not for a text `conn` has.
+    fn encode_publication_for(
+        &self,
+        conn: ConnId,
+        uri: &str,
+        params: &Value,
+        frames: &mut Vec<u8>,
+    ) -> bool {
         let version = params.get("version").and_then(Value::as_i64);
-        let own = self.views.version_for(conn, uri, version)?;
-        let mut params = params.clone();
-        match own {
-            Some(v) => params["version"] = v.into(),
-            None => {
-                if let Some(m) = params.as_object_mut() {
-                    m.remove("version");
-                }
-            }
-        }
-        Some(
-            json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
-            "params": params}),
-        )
+        let Some(own) = self.views.version_for(conn, uri, version) else {
+            return false;
+        };
+        let empty = Value::Array(Vec::new());
+        let diagnostics = params.get("diagnostics").unwrap_or(&empty);
+        encode_publication(frames, uri, own, diagnostics);
+        true
     }
 
     fn server_request(&mut self, method: &str, id: Value, msg: Value) {
