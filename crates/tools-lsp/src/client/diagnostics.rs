@@ -47,17 +47,15 @@ impl LspClient {
         {
             return;
         }
-        let mut rx = self.shared.events.subscribe();
         if self.notify::<ReplayDiagnostics>(()).await.is_ok() {
-            let replayed = tokio::time::timeout(REPLAY_LIMIT, async {
-                while !self.shared.diagnostics_replayed.load(Ordering::SeqCst) && self.is_alive() {
-                    if rx.changed().await.is_err() {
-                        break;
-                    }
-                }
-            })
-            .await;
-            if replayed.is_err() {
+            // The end of the replay is a flag the event loop sets: one that came before this
+            // wait began is seen at its first look.
+            let replayed = self
+                .wait_for(REPLAY_LIMIT, |c| {
+                    c.shared.diagnostics_replayed.load(Ordering::SeqCst) || !c.is_alive()
+                })
+                .await;
+            if !replayed {
                 tracing::debug!(
                     "{}: the daemon's replay of diagnostics did not come",
                     self.server

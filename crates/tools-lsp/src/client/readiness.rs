@@ -147,6 +147,21 @@ impl LspClient {
         self.wait_until(|c| !c.loading()).await
     }
 
+    /// Waits at most `bound` until `met` holds, looking again at each of the server's
+    /// events; whether it held in time.
+    pub(super) async fn wait_for(&self, bound: Duration, met: impl Fn(&LspClient) -> bool) -> bool {
+        let mut rx = self.shared.events.subscribe();
+        tokio::time::timeout(bound, async {
+            while !met(self) {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await
+        .is_ok()
+    }
+
     /// Waits, bounded by the indexing wait, until `done` holds or the server is gone.
     async fn wait_until(&self, done: impl Fn(&LspClient) -> bool) -> bool {
         // Progress usually begins right after `initialized`; give it a moment to show up
@@ -155,14 +170,8 @@ impl LspClient {
         let grace = Duration::from_millis(300);
         let age = self.server_age();
         if !self.shared.progress_seen.load(Ordering::SeqCst) && age < grace {
-            let mut rx = self.shared.events.subscribe();
-            let left = grace.saturating_sub(age);
-            let _ = tokio::time::timeout(left, async {
-                while !self.shared.progress_seen.load(Ordering::SeqCst) {
-                    if rx.changed().await.is_err() {
-                        break;
-                    }
-                }
+            self.wait_for(grace.saturating_sub(age), |c| {
+                c.shared.progress_seen.load(Ordering::SeqCst)
             })
             .await;
         }
@@ -198,13 +207,8 @@ impl LspClient {
             return;
         }
         let bound = self.index_wait.min(Duration::from_secs(10));
-        let mut rx = self.shared.events.subscribe();
-        let _ = tokio::time::timeout(bound, async {
-            while !self.shared.files_found.load(Ordering::SeqCst) && self.is_alive() {
-                if rx.changed().await.is_err() {
-                    break;
-                }
-            }
+        self.wait_for(bound, |c| {
+            c.shared.files_found.load(Ordering::SeqCst) || !c.is_alive()
         })
         .await;
         // Waited for once: a server that never says so (another version's wording) is not
@@ -228,17 +232,9 @@ impl LspClient {
         // Until the server shows progress or publishes for this document (whichever is
         // first; at most 1.5 s: some servers do neither).
         let path = uri_to_path(&doc.uri);
-        let mut rx = self.shared.events.subscribe();
-        let _ = tokio::time::timeout(Duration::from_millis(1500), async {
-            loop {
-                let published = path.as_ref().is_some_and(|p| self.published(p).is_some());
-                if self.shared.progress_seen.load(Ordering::SeqCst) || published {
-                    break;
-                }
-                if rx.changed().await.is_err() {
-                    break;
-                }
-            }
+        self.wait_for(Duration::from_millis(1500), |c| {
+            c.shared.progress_seen.load(Ordering::SeqCst)
+                || path.as_ref().is_some_and(|p| c.published(p).is_some())
         })
         .await;
         self.wait_answerable().await;
