@@ -24,6 +24,22 @@ use crate::error::{LspError, Result};
 const REPLAY_LIMIT: Duration = Duration::from_secs(10);
 
 impl LspClient {
+    /// Records how long the server took from receiving a write to its settled diagnostics
+    /// of it (or to the bound, when it did not settle by then).
+    pub fn note_write_verdict(&self, took: Duration) {
+        let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX - 1);
+        self.last_verdict_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// How long the server took to give its diagnostics of the last write observed, if one
+    /// was: what the check of the next write may be expected to take.
+    pub fn last_write_verdict(&self) -> Option<Duration> {
+        match self.last_verdict_ms.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
+    }
+
     /// Every file's last published (or pulled) diagnostics.
     pub fn snapshot(&self) -> HashMap<PathBuf, Published> {
         self.shared.diags.snapshot()

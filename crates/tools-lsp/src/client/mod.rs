@@ -322,6 +322,9 @@ pub struct LspClient {
     preview_hold: Mutex<Option<tokio::sync::OwnedRwLockWriteGuard<()>>>,
     /// Files written by a session whose diagnostics are being taken (see `write_claims`).
     claims: Arc<WriteClaims>,
+    /// How long the server took, in milliseconds, from receiving the last observed write
+    /// to its settled diagnostics of it (`u64::MAX`: no write observed yet).
+    last_verdict_ms: AtomicU64,
 }
 
 /// The longest a sync from the disk waits for a preview in flight to restore the server's

@@ -2,7 +2,7 @@
 //! agreed position encoding, `initialized` and the settings, and the watcher of the root.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -220,6 +220,7 @@ impl LspClient {
             view: Arc::new(tokio::sync::RwLock::new(())),
             preview_hold: Mutex::new(None),
             claims: launch.claims,
+            last_verdict_ms: AtomicU64::new(u64::MAX),
         }))
     }
 }

@@ -318,6 +318,7 @@ impl DiagnosticsOnWrite {
         // 2. The write itself.
         tracing::debug!(server = %client.server, "state before taken; syncing the write");
         let since = client.publish_seq();
+        let synced_at = Instant::now();
         let begun = client.activity().progress_begun;
         let deleted: Vec<PathBuf> = paths.iter().filter(|p| !p.exists()).cloned().collect();
         let gone_events: Vec<(PathBuf, FileChangeType)> = deleted
@@ -407,6 +408,7 @@ impl DiagnosticsOnWrite {
             },
             None => (settle(&client, &goal).await.err(), None),
         };
+        client.note_write_verdict(synced_at.elapsed());
         if client.pulls_diagnostics() {
             pull_open(&client, &[]).await;
         }

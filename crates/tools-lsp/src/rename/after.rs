@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use lsp_types::WorkspaceEdit;
 use serde_json::{Value, json};
@@ -154,6 +154,41 @@ impl AfterRename {
     }
 }
 
+/// How long a rename's answer waits for its check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CheckWait {
+    /// When the answer is given, with the check or without it.
+    pub due: Instant,
+    /// Whether the wait was left out because the server's diagnostics of the last write
+    /// took longer than the bound.
+    pub skipped: bool,
+}
+
+impl CheckWait {
+    /// The wait for a rename that began at `started`: until `bound` after it, or none when
+    /// the server's diagnostics of its last write (`last_verdict`) took longer than `bound`
+    /// — its check of the rename's files is then as slow (pyright re-checking importers,
+    /// rust-analyzer running `cargo check`), and waiting would only delay the edits'
+    /// answer by the whole bound. `now` is the moment the edits were written.
+    pub(crate) fn new(
+        started: Instant,
+        now: Instant,
+        bound: Duration,
+        last_verdict: Option<Duration>,
+    ) -> CheckWait {
+        match last_verdict {
+            Some(took) if took > bound => CheckWait {
+                due: now,
+                skipped: true,
+            },
+            _ => CheckWait {
+                due: started + bound,
+                skipped: false,
+            },
+        }
+    }
+}
+
 /// The findings of a check that outlived its rename's answer, as they lead the next one:
 /// the first line names the rename (`label`) and says the findings are its own.
 pub(crate) fn late_findings(label: &str, outcome: CheckOutcome) -> CheckFindings {
@@ -236,5 +271,36 @@ fn describe_check(
             format!("not checked after writing: {server} gave no references to compare with"),
             json!({"clean": null, "why": "no references before the rename"}),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_is_left_out_only_after_a_write_slower_than_the_bound() {
+        let started = Instant::now();
+        let now = started + Duration::from_millis(30);
+        let bound = Duration::from_millis(200);
+        let waits = CheckWait {
+            due: started + bound,
+            skipped: false,
+        };
+        // No write seen yet: the bound.
+        assert_eq!(CheckWait::new(started, now, bound, None), waits);
+        // A server that answered the last write within the bound may again.
+        let quick = Some(Duration::from_millis(120));
+        assert_eq!(CheckWait::new(started, now, bound, quick), waits);
+        assert_eq!(CheckWait::new(started, now, bound, Some(bound)), waits);
+        // One that took longer will not: the answer is due at once.
+        let slow = Some(Duration::from_millis(1_400));
+        assert_eq!(
+            CheckWait::new(started, now, bound, slow),
+            CheckWait {
+                due: now,
+                skipped: true
+            }
+        );
     }
 }

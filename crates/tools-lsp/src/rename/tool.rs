@@ -31,7 +31,7 @@ use crate::client::LspClient;
 use crate::diagnostics::observer::DiagnosticsOnWrite;
 use crate::error::LspError;
 use crate::queries::query;
-use crate::rename::after::{AfterRename, MergedServer, late_findings};
+use crate::rename::after::{AfterRename, CheckWait, MergedServer, late_findings};
 use crate::rename::plan::{commit, plan_edit};
 use crate::servers::supervisor::ServerSupervisor;
 
@@ -543,14 +543,21 @@ impl LspRenameTool {
             obs.leave_to_tool(&touched);
         }
         let mut task = tokio::spawn(check.run());
-        let due = started + self.sup.config().rename_answer();
+        let bound = self.sup.config().rename_answer();
+        let last_verdict = c.last_write_verdict();
+        let wait = CheckWait::new(started, Instant::now(), bound, last_verdict);
         let waited = match &self.observer {
-            Some(_) => tokio::time::timeout_at(due.into(), &mut task).await.ok(),
+            Some(_) => tokio::time::timeout_at(wait.due.into(), &mut task)
+                .await
+                .ok(),
             None => Some((&mut task).await),
         };
         let mut structured = json!({"edits": total, "files": files,
             "added_references": extra.added, "merged_from": co.servers, "merged_edits": co.added,
             "renamed_by": c.server, "stood_in_for": stood_in_for.as_ref().map(|(own, _)| own)});
+        structured["check_wait"] = json!({"bound_ms": bound.as_millis() as u64,
+            "last_write_verdict_ms": last_verdict.map(|d| d.as_millis() as u64),
+            "skipped": wait.skipped});
         if !template.places.is_empty() {
             structured["read_from_template"] = json!(template.places);
         }

@@ -30,7 +30,8 @@ pub struct LspConfig {
     /// `lsp_rename`: how long after the call's start the answer waits for the rename's check
     /// (its diagnostics, its references under the new name) before it answers with the
     /// applied edits and leaves the check running; the check's findings then lead the next
-    /// answer (default 200 ms).
+    /// answer (default 200 ms). Not waited for at all when the server's diagnostics of the
+    /// last write took longer than this: its check of the rename is expected to be as slow.
     pub rename_answer_ms: u64,
     /// `diagnostics` with `"*"`: how long the project checker may run (default 300 000 ms).
     pub checker_timeout_ms: u64,

@@ -48,6 +48,12 @@ async fn a_rename_is_checked_against_the_references_from_before() {
     );
     let checked = &out.structured.as_ref().unwrap()["checked_after_writing"];
     assert_eq!(checked["clean"], json!(true), "{checked}");
+    // No write before it: the answer waited for the check, up to the bound.
+    let wait = &out.structured.as_ref().unwrap()["check_wait"];
+    assert_eq!(
+        wait,
+        &json!({"bound_ms": 600000, "last_write_verdict_ms": null, "skipped": false})
+    );
     // The diagnostics come once, from the state before the rename.
     assert!(
         out.sections
@@ -114,6 +120,13 @@ async fn a_check_that_goes_on_leads_the_next_answer_with_what_the_rename_broke()
     );
     // The server has the project before the rename (the state before is settled).
     p.ok(json!({"action": "diagnostics", "file": "a.py"})).await;
+    // A write first: its diagnostics took pyright longer than the bound, so the rename's
+    // answer does not wait for its check at all (and says so in its structured result).
+    p.write_tool(
+        "a.py",
+        "from util import compute\n\n\nclass double:\n    pass\n\n\nA = compute(1)\n# touched\n",
+    )
+    .await;
     let out = p
         .call(
             "lsp_rename",
@@ -121,6 +134,18 @@ async fn a_check_that_goes_on_leads_the_next_answer_with_what_the_rename_broke()
         )
         .await
         .unwrap();
+    let wait = &out.structured.as_ref().unwrap()["check_wait"];
+    assert_eq!(
+        (&wait["bound_ms"], &wait["skipped"]),
+        (&json!(0), &json!(true)),
+        "{wait}"
+    );
+    assert!(
+        wait["last_write_verdict_ms"]
+            .as_u64()
+            .is_some_and(|ms| ms > 0),
+        "{wait}"
+    );
     assert_eq!(
         out.text,
         "renamed `compute` at util.py:1 to `double`: 3 edit(s) in 2 file(s)\n\
