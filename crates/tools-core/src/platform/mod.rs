@@ -53,7 +53,10 @@ pub(crate) use os::process::{
 #[cfg(all(test, unix))]
 pub(crate) use os::procs::process;
 pub(crate) use os::procs::{all_processes, become_subreaper};
-pub use path_key::{CASE_INSENSITIVE, key_in, path_key, split_case_folded, within_root};
+pub use path_key::{
+    CASE_INSENSITIVE, FOLDING, Folding, NORMALIZATION_INSENSITIVE, key_in, path_key,
+    split_case_folded, within_root,
+};
 pub use proc_stat::{ProcStat, parse_stat};
 pub use user_dirs::{
     APP_FOLDER, FolderRules, USER_CONFIG_FILE_SHOWN, UserFolder, layout as user_folder_layout,
