@@ -206,8 +206,10 @@ class Ours:
 
     @staticmethod
     def final(answer: str) -> bool:
-        """Whether the answer is the server's own: no leading note says its matches are
-        declarations read from the files while the server had not answered."""
+        """Whether the answer is the server's own: its workspace search, or declarations
+        each confirmed by its outline of their file (as Serena's `find_symbol` reads the
+        outlines) — no leading note says its matches are declarations read from the files
+        that the server has not confirmed."""
         for line in answer.strip().splitlines():
             if not line.startswith("("):
                 return True

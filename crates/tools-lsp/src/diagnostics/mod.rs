@@ -19,7 +19,7 @@
 //! a query or the rename.
 
 mod baseline;
-mod changed_items;
+pub(crate) mod changed_items;
 pub(crate) mod deferred;
 pub(crate) mod dependents;
 pub(crate) mod file_diagnostics;

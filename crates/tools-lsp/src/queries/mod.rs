@@ -22,6 +22,7 @@ pub(crate) mod hover;
 pub(crate) mod locate;
 pub(crate) mod lsp_tool;
 pub(crate) mod outline;
+pub(crate) mod outline_confirm;
 pub(crate) mod outline_shape;
 pub(crate) mod outside_importers;
 pub(crate) mod query;

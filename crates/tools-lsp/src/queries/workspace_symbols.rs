@@ -26,8 +26,8 @@ use crate::answer::format::{self, Renderer};
 use crate::client::{LspClient, uri_to_path};
 use crate::error::LspError;
 use crate::queries::declaration_scan::{self, ScanLimits};
-use crate::queries::query;
 use crate::queries::search_in_flight::{SEARCH_BOUND, SearchesInFlight, Waited};
+use crate::queries::{outline_confirm, query};
 use crate::servers::projects::Loaded;
 use crate::servers::run_start::incidental;
 use crate::servers::supervisor::ServerSupervisor;
@@ -231,6 +231,8 @@ enum Outcome {
         /// Files of its language looked at, and of those parsed.
         files_seen: usize,
         files_parsed: usize,
+        /// Whether the server's outline of each match's file lists it (`outline_confirm`).
+        confirmed: bool,
     },
 }
 
@@ -283,8 +285,10 @@ impl ServerSearch {
                 matches,
                 files_seen,
                 files_parsed,
+                confirmed,
             } => {
                 v["outcome"] = json!("scanned");
+                v["confirmed_by_outline"] = json!(confirmed);
                 v["why"] = json!(why);
                 v["matches"] = json!(matches);
                 v["files_seen"] = json!(files_seen);
@@ -439,14 +443,31 @@ async fn search_or_scan(
                     after.as_secs_f64()
                 ),
             };
+            // The server's outline of the files, which it gives long before its first
+            // workspace search (rust-analyzer), may confirm each match; its own answer is
+            // still taken if it comes first.
+            let confirmed = scanned.cut.is_none()
+                && tokio::select! {
+                    answered = &mut search => {
+                        return answered;
+                    }
+                    confirmed = outline_confirm::all_confirmed(c, &scanned.found) => confirmed,
+                };
             let renderer = Renderer::new(ctx.run.root(), c.encoding);
             let (lines, items) = scanned.lines(|p| renderer.display(p));
             let read_with = scanned.source.as_deref().unwrap_or("the bundled grammars");
-            let mut caveats = vec![format!(
-                "(not final: {why}; its {} match(es) below are declarations read from the files with {read_with}, not {}'s answer — ask again shortly for it)",
-                lines.len(),
-                c.server
-            )];
+            let mut caveats = vec![match confirmed {
+                true => format!(
+                    "({why}; the {} match(es) below are declarations read from the files with {read_with}, each confirmed by {}'s outline of its file — its workspace search goes on: ask again for what only it finds, such as items a macro makes)",
+                    lines.len(),
+                    c.server
+                ),
+                false => format!(
+                    "(not final: {why}; its {} match(es) below are declarations read from the files with {read_with}, not {}'s answer — ask again shortly for it)",
+                    lines.len(),
+                    c.server
+                ),
+            }];
             if let Some(cut) = &scanned.cut {
                 caveats.push(format!("(the scan was cut: {cut})"));
             }
@@ -457,6 +478,7 @@ async fn search_or_scan(
                     matches: lines.len(),
                     files_seen: scanned.files_seen,
                     files_parsed: scanned.files_parsed,
+                    confirmed,
                 },
             );
             s.lines = lines;

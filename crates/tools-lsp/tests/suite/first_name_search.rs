@@ -142,3 +142,64 @@ async fn with_the_scan_turned_off_the_server_alone_answers() {
     );
     p.close_and_check().await;
 }
+
+/// rust-analyzer's first workspace search resolves the names of every crate, the standard
+/// library's included, before it answers, while its outline of one file answers at once.
+/// With the scan's answer taken at once (`declaration_scan_after_ms = 1`), each declaration
+/// found is confirmed by rust-analyzer's outline of its file, and the first line says so —
+/// and that its own search goes on.
+#[tokio::test]
+async fn rust_analyzer_s_outline_confirms_the_declarations_while_its_search_resolves_names() {
+    if tools_core::testing::require_binary("rust-analyzer", "rust-analyzer").is_none() {
+        return;
+    }
+    let p = Project::new(
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            (
+                "src/lib.rs",
+                "//! Shapes.\n\n/// The area, `k` times over.\npub fn scaled(area: u32, k: u32) -> u32 {\n    area * k\n}\n",
+            ),
+        ],
+        "[lsp]\ndeclaration_scan_after_ms = 1\nrequest_timeout_ms = 60000\n",
+    );
+    tools_core::SymbolSources::for_run(&p.run).register(Arc::new(tools_ast::GrammarSymbols));
+    // The file's outline waits for the workspace's load, and resolves no names.
+    let outline = p
+        .ok(json!({"action": "symbols", "file": "src/lib.rs"}))
+        .await;
+    assert!(
+        outline.lines().any(|l| l.starts_with("function scaled ")),
+        "{outline}"
+    );
+    p.wait_for_the_first_analysis().await;
+    let (text, s) = lines(&p, "scaled").await;
+    // Why its search had not answered: not in 1 ms, or a reload (rust-analyzer fetches the
+    // workspace again once build scripts have run) still under way.
+    let (why, rest) = text[0].split_once("; ").unwrap();
+    assert!(
+        why == "(rust-analyzer had not answered within 0.001 s"
+            || why.starts_with("(rust-analyzer is still indexing ("),
+        "{text:?}"
+    );
+    assert_eq!(
+        (rest, &text[1..]),
+        (
+            "the 1 match(es) below are declarations read from the files with tree-sitter rust, each confirmed by rust-analyzer's outline of its file — its workspace search goes on: ask again for what only it finds, such as items a macro makes)",
+            &[
+                "1 workspace symbol(s) match `scaled`:".to_string(),
+                "function scaled  src/lib.rs:4:8".to_string(),
+            ][..]
+        )
+    );
+    let server = &s["servers"][0];
+    assert_eq!(
+        (&server["outcome"], &server["confirmed_by_outline"]),
+        (&json!("scanned"), &json!(true)),
+        "{s}"
+    );
+    p.close_and_check().await;
+}
