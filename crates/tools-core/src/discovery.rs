@@ -113,6 +113,9 @@ pub enum Origin {
     Given,
     /// The per-user server cache (`agent-tools servers install`).
     Cache,
+    /// The folder where the OS keeps the developer tools it installs (macOS: the Xcode
+    /// command-line tools).
+    DeveloperTools(String),
 }
 
 impl std::fmt::Display for Origin {
@@ -122,6 +125,7 @@ impl std::fmt::Display for Origin {
             Origin::Path => f.write_str("PATH"),
             Origin::Given => f.write_str("the configured path"),
             Origin::Cache => f.write_str("the server cache"),
+            Origin::DeveloperTools(dir) => write!(f, "the OS's developer tools ({dir})"),
         }
     }
 }
@@ -150,6 +154,8 @@ pub struct ProgramSearch {
     workspace: PathBuf,
     trusted: bool,
     server_cache: Option<PathBuf>,
+    /// Where the OS keeps its own developer tools off `PATH`, searched after it.
+    developer_tools: Vec<PathBuf>,
 }
 
 impl ProgramSearch {
@@ -166,7 +172,28 @@ impl ProgramSearch {
                 .unwrap_or_else(|_| workspace.to_path_buf()),
             trusted,
             server_cache: server_cache_root(),
+            developer_tools: crate::platform::DEVELOPER_TOOL_DIRS
+                .iter()
+                .map(PathBuf::from)
+                .collect(),
         }
+    }
+
+    /// This search with `dirs` as the OS's developer tool folders (tests stand one in for
+    /// macOS's Xcode command-line tools).
+    pub fn with_developer_tools(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.developer_tools = dirs;
+        self
+    }
+
+    /// The OS's developer tool folders searched after `$PATH` (those outside the
+    /// workspace, for an untrusted run).
+    pub fn developer_tool_dirs(&self) -> Vec<PathBuf> {
+        self.developer_tools
+            .iter()
+            .filter(|d| self.trusted || !self.inside_workspace(d))
+            .cloned()
+            .collect()
     }
 
     /// This search with `cache` as the server cache (`None`: no cache is searched).
@@ -252,6 +279,7 @@ impl ProgramSearch {
     pub fn search_dirs(&self, project: &Path) -> Vec<PathBuf> {
         let mut dirs = self.local_bin_dirs(project);
         dirs.extend(self.path_dirs());
+        dirs.extend(self.developer_tool_dirs());
         dirs.extend(self.cache_dirs());
         dirs
     }
@@ -266,6 +294,7 @@ impl ProgramSearch {
             .filter(|d| d.is_dir())
             .collect();
         dirs.extend(self.path_dirs());
+        dirs.extend(self.developer_tool_dirs());
         dirs.extend(self.cache_dirs());
         std::env::join_paths(dirs).unwrap_or_default()
     }
@@ -314,6 +343,9 @@ impl ProgramSearch {
                 });
             }
         }
+        if let Some(found) = self.in_developer_tools(program) {
+            return Ok(found);
+        }
         for d in self.cache_dirs() {
             if let Some(p) = program_in(&d, program) {
                 return Ok(FoundProgram {
@@ -326,6 +358,16 @@ impl ProgramSearch {
             "`{program}` was not found in {}",
             self.where_text(project)
         ))
+    }
+
+    /// `program` in the OS's developer tool folders, if one holds it.
+    fn in_developer_tools(&self, program: &str) -> Option<FoundProgram> {
+        self.developer_tool_dirs().into_iter().find_map(|d| {
+            program_in(&d, program).map(|path| FoundProgram {
+                path,
+                origin: Origin::DeveloperTools(d.display().to_string()),
+            })
+        })
     }
 
     /// As [`ProgramSearch::find`], but a bare name is looked up on the usable `$PATH`
@@ -341,21 +383,43 @@ impl ProgramSearch {
                 path,
                 origin: Origin::Path,
             })
-            .ok_or_else(|| format!("`{program}` is not on PATH"))
+            .or_else(|| self.in_developer_tools(program))
+            .ok_or_else(|| match self.developer_tools_list() {
+                Some(dirs) => format!("`{program}` is not on PATH nor in {dirs}"),
+                None => format!("`{program}` is not on PATH"),
+            })
+    }
+
+    /// The OS's developer tool folders searched after `$PATH`, in words (`None` where the
+    /// OS has none).
+    fn developer_tools_list(&self) -> Option<String> {
+        let dirs = self.developer_tool_dirs();
+        (!dirs.is_empty()).then(|| {
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
     }
 
     /// Where a bare name is looked for, in words, e.g. `./{.venv/bin,venv/bin,node_modules/.bin}
     /// (and the same under each parent up to the workspace root), then $PATH, then the server
     /// cache`.
     pub fn where_text(&self, project: &Path) -> String {
+        let tools = self
+            .developer_tools_list()
+            .map(|dirs| format!(", then the OS's developer tools ({dirs})"))
+            .unwrap_or_default();
         if self.trusted {
             format!(
-                "{}/{{{}}} (and the same under each parent up to the workspace root), then $PATH, then the server cache",
+                "{}/{{{}}} (and the same under each parent up to the workspace root), then $PATH{tools}, then the server cache",
                 self.shown(project),
                 LOCAL_BIN_DIRS.join(",")
             )
         } else {
-            "$PATH outside the workspace, then the server cache (untrusted workspace: project-local folders are not searched)".into()
+            format!(
+                "$PATH outside the workspace{tools}, then the server cache (untrusted workspace: project-local folders are not searched)"
+            )
         }
     }
 
@@ -393,6 +457,7 @@ impl ProgramSearch {
             workspace: self.workspace.clone(),
             trusted: true,
             server_cache: None,
+            developer_tools: Vec::new(),
         };
         let present: Vec<String> = trusted_view
             .local_bin_dirs(project)
@@ -467,6 +532,64 @@ mod tests {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// macOS keeps `lldb-dap`, `clangd` and `sourcekit-lsp` in the Xcode command-line tools'
+    /// folder, off `PATH`: a program missing from `PATH` is found there (a folder stands in
+    /// for it), after `PATH`, and said so; a folder inside an untrusted workspace is not
+    /// searched.
+    #[cfg(unix)]
+    #[test]
+    fn the_oss_developer_tools_are_found_after_path_and_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let tools = dir.path().join("CommandLineTools/usr/bin");
+        exe(&tools.join("lldb-dap-for-tests"));
+        exe(&tools.join("sh"));
+        let search = ProgramSearch::new(&ws, false)
+            .with_server_cache(None)
+            .with_developer_tools(vec![tools.clone()]);
+        let origin = Origin::DeveloperTools(tools.display().to_string());
+        for found in [
+            search.find("lldb-dap-for-tests", &ws).unwrap(),
+            search.find_on_path("lldb-dap-for-tests", &ws).unwrap(),
+        ] {
+            assert_eq!(
+                found,
+                FoundProgram {
+                    path: tools.join("lldb-dap-for-tests"),
+                    origin: origin.clone()
+                }
+            );
+        }
+        assert_eq!(
+            origin.to_string(),
+            format!("the OS's developer tools ({})", tools.display())
+        );
+        // `PATH` first: its `sh` wins.
+        assert_eq!(search.find("sh", &ws).unwrap().origin, Origin::Path);
+        assert_eq!(
+            search.find_on_path("no-such-tool", &ws).unwrap_err(),
+            format!("`no-such-tool` is not on PATH nor in {}", tools.display())
+        );
+        assert_eq!(
+            search.where_text(&ws),
+            format!(
+                "$PATH outside the workspace, then the OS's developer tools ({}), then the server cache (untrusted workspace: project-local folders are not searched)",
+                tools.display()
+            )
+        );
+        // A developer tools folder planted inside an untrusted workspace runs nothing.
+        let planted = ws.join("tools");
+        exe(&planted.join("lldb-dap-for-tests"));
+        let inside = ProgramSearch::new(&ws, false)
+            .with_server_cache(None)
+            .with_developer_tools(vec![planted]);
+        assert_eq!(
+            inside.find_on_path("lldb-dap-for-tests", &ws).unwrap_err(),
+            "`lldb-dap-for-tests` is not on PATH"
+        );
     }
 
     #[cfg(unix)]

@@ -11,12 +11,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tools_core::discovery::ProgramSearch;
+use tools_core::platform::HOST_OS;
 
 use tools_core::process::{ChildProcess, Pipes};
 use tools_core::{Run, ToolError};
 
 use crate::config::DebugConfig;
 
+mod install_hint;
 mod resolve;
 
 pub use resolve::{Discovery, MarkerSearch, discover, resolve_adapter};
@@ -353,10 +355,12 @@ impl Resolver {
                     return Resolution::Found {
                         program: found.path,
                         args: cand[1..].to_vec(),
+                        // A bare name comes from `PATH`, or on macOS from the Xcode
+                        // command-line tools' folder (`lldb-dap` is not on `PATH` there).
                         origin: if first.contains('/') {
                             "configuration".into()
                         } else {
-                            "PATH".into()
+                            found.origin.to_string()
                         },
                         debuggee_python: None,
                         notes: Vec::new(),
@@ -367,9 +371,21 @@ impl Resolver {
             }
         }
         let mut looked = format!("looked for {} on {}", spec.looked_for(), path_dirs_text());
+        let tools = search.developer_tool_dirs();
+        if !tools.is_empty() {
+            let dirs: Vec<String> = tools.iter().map(|d| d.display().to_string()).collect();
+            looked.push_str(&format!(" and in {}", dirs.join(", ")));
+        }
         for why in refused {
             looked.push_str("; ");
             looked.push_str(&why);
+        }
+        if !spec.configured {
+            looked.push_str(&format!(
+                "; to install it on {}: {}",
+                HOST_OS.name(),
+                spec.id.install_hint(HOST_OS)
+            ));
         }
         Resolution::Missing { looked }
     }

@@ -10,7 +10,9 @@
 //! [`Terminal`], [`tree_processes`] (what a child's tree holds in memory), [`StopRequests`]
 //! (SIGTERM, SIGINT, SIGHUP; the console's Ctrl-C and closing on Windows), and for files
 //! [`make_own_private_dir`], [`private_file_options`], [`link_file`], [`make_executable`],
-//! [`RUNS_SHELL_SCRIPTS`] and [`same_file`].
+//! [`RUNS_SHELL_SCRIPTS`] and [`same_file`]; for finding and installing programs
+//! [`DEVELOPER_TOOL_DIRS`] (macOS's Xcode command-line tools) and [`HOST_OS`] (an [`Os`]
+//! value, so a table of what differs by OS is written for all of them and tested on any).
 //! Where an OS has no equivalent of a facility yet, its function answers an `Unsupported`
 //! error naming what is missing, never a silent no-op (handing freed memory back does
 //! nothing where the allocator does it on its own). Linux is the reference: its behaviour
@@ -18,6 +20,7 @@
 
 mod entry;
 mod file_uri;
+mod host_os;
 mod path_key;
 mod proc_stat;
 mod user_dirs;
@@ -37,6 +40,7 @@ pub use file_uri::{
     FileUriError, PathStyle, file_uri_to_path, foreign_path_reason, looks_like_windows_path,
     path_to_file_uri, uri_to_path_bytes, windows_path_to_uri,
 };
+pub use host_os::{HOST_OS, Os};
 pub(crate) use os::fs::{
     create_private_dir, create_private_dir_all, effective_ids, file_identity, is_executable_file,
     is_path_like, is_superuser, link_count, lock_exclusive, os_str_bytes, os_string_from_bytes,
@@ -65,8 +69,8 @@ pub use user_dirs::{
 
 // The public surface, for the workspace's other crates.
 pub use os::fs::{
-    LOCAL_BIN_DIRS, RUNS_SHELL_SCRIPTS, VENV_PROGRAMS, link_file, make_executable,
-    private_file_options,
+    DEVELOPER_TOOL_DIRS, LOCAL_BIN_DIRS, RUNS_SHELL_SCRIPTS, VENV_PROGRAMS, link_file,
+    make_executable, private_file_options,
 };
 pub use os::local_socket::{
     LOCAL_SOCKETS, LocalListener, LocalStream, connect_local, detach_from_our_group,

@@ -105,6 +105,19 @@ pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.b
 /// A virtual environment's folder of programs (`.venv/bin`).
 pub const VENV_PROGRAMS: &str = "bin";
 
+/// Folders outside `PATH` where the OS keeps the developer tools it installs itself: on
+/// macOS the Xcode command-line tools' (`xcode-select --install`) and Xcode's, which hold
+/// `lldb-dap`, `clangd` and `sourcekit-lsp` without putting all of them on `PATH`.
+#[cfg(target_os = "macos")]
+pub const DEVELOPER_TOOL_DIRS: &[&str] = &[
+    "/Library/Developer/CommandLineTools/usr/bin",
+    "/Applications/Xcode.app/Contents/Developer/usr/bin",
+];
+/// Folders outside `PATH` where the OS keeps the developer tools it installs itself: none
+/// here (a distribution's packages put theirs on `PATH`).
+#[cfg(not(target_os = "macos"))]
+pub const DEVELOPER_TOOL_DIRS: &[&str] = &[];
+
 /// Whether a POSIX shell script with the executable mode runs as a program (a target
 /// runner cargo starts, say): its `#!` line names the shell.
 pub const RUNS_SHELL_SCRIPTS: bool = true;

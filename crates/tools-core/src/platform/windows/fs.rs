@@ -118,6 +118,10 @@ pub const LOCAL_BIN_DIRS: [&str; 3] = [".venv/Scripts", "venv/Scripts", "node_mo
 /// A virtual environment's folder of programs (`.venv\Scripts`).
 pub const VENV_PROGRAMS: &str = "Scripts";
 
+/// Folders outside `PATH` where the OS keeps the developer tools it installs itself: none
+/// (LLVM's and Go's installers put theirs on `PATH`).
+pub const DEVELOPER_TOOL_DIRS: &[&str] = &[];
+
 /// Whether a POSIX shell script with the executable mode runs as a program (a target
 /// runner cargo starts, say): Windows runs a program by its extension, and `.sh` is none.
 pub const RUNS_SHELL_SCRIPTS: bool = false;

@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 use tools_core::discovery::{FoundProgram, Origin, ProgramSearch};
+use tools_core::platform::HOST_OS;
 
+use super::system_install::system_install;
 use crate::servers::recipe::InstallRecipe;
 use crate::servers::table::{Candidate, ServerSpec};
 
@@ -106,6 +108,7 @@ fn where_text(found: &Option<FoundProgram>, cache: Option<&std::path::Path>) -> 
                 Origin::Path => "PATH",
                 Origin::Project(_) => "project",
                 Origin::Given => "given",
+                Origin::DeveloperTools(_) => "system",
             };
             let shown = match (cache, &f.origin) {
                 (Some(c), Origin::Cache) => f
@@ -162,7 +165,13 @@ pub fn render_states(states: &[EntryState], cache: Option<&std::path::Path>) -> 
                 (None, Some(r)) => {
                     line.push_str(&format!(" — `{}`", install_command(r)));
                 }
-                (None, None) => line.push_str(" (no install recipe)"),
+                (None, None) => match system_install(&c.program, HOST_OS) {
+                    Some(how) => line.push_str(&format!(
+                        " (no install recipe; on {}: {how})",
+                        HOST_OS.name()
+                    )),
+                    None => line.push_str(" (no install recipe)"),
+                },
                 _ => {}
             }
             if others > 0 {
@@ -212,6 +221,7 @@ pub fn states_json(states: &[EntryState], cache: Option<&std::path::Path>) -> Va
                             Origin::Path => "path",
                             Origin::Project(_) => "project",
                             Origin::Given => "given",
+                            Origin::DeveloperTools(_) => "os_developer_tools",
                         },
                     },
                     "path": c.found.as_ref().map(|f| f.path.display().to_string()),

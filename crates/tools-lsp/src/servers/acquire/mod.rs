@@ -16,6 +16,7 @@ mod cache;
 mod catalog;
 mod install;
 mod managers;
+mod system_install;
 
 use std::sync::Arc;
 use std::time::Duration;
