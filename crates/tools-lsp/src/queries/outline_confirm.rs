@@ -36,8 +36,11 @@ type Outlines = [(PathBuf, Option<Vec<NamedLines>>)];
 
 /// Whether `client`'s outlines of their files list every one of `found` (same name, same
 /// line), asked within [`CONFIRM_BOUND`]. False when any is missing, a file's outline did
-/// not come in time, or the matches span more than a few files.
+/// not come in time, or the matches span more than a few files — as soon as one outline
+/// leaves a match out, without waiting for the others (pyright answers an empty outline
+/// for a file it has not found yet, in its first second).
 pub async fn all_confirmed(client: &LspClient, found: &[Declaration]) -> bool {
+    use futures::StreamExt;
     let mut files: Vec<&Path> = found.iter().map(|d| d.path.as_path()).collect();
     files.sort();
     files.dedup();
@@ -46,13 +49,22 @@ pub async fn all_confirmed(client: &LspClient, found: &[Declaration]) -> bool {
         return false;
     }
     let deadline = Instant::now() + CONFIRM_BOUND;
-    let outlines = futures::future::join_all(files.iter().map(|f| async move {
-        let symbols =
-            crate::diagnostics::changed_items::document_symbols(client, f, deadline).await;
-        (f.to_path_buf(), symbols.map(|s| named_lines(&s)))
-    }))
-    .await;
-    found.iter().all(|d| listed(&outlines, d))
+    let mut outlines: futures::stream::FuturesUnordered<_> = files
+        .iter()
+        .map(|f| async move {
+            let symbols =
+                crate::diagnostics::changed_items::document_symbols(client, f, deadline).await;
+            (f.to_path_buf(), symbols.map(|s| named_lines(&s)))
+        })
+        .collect();
+    while let Some(outline) = outlines.next().await {
+        let one = [outline];
+        let in_file = |d: &&Declaration| d.path == one[0].0;
+        if !found.iter().filter(in_file).all(|d| listed(&one, d)) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether the outline of `d`'s file holds a symbol named as `d` whose name is on `d`'s line.

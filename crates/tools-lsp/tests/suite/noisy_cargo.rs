@@ -225,9 +225,14 @@ fn dropped_by_the_server(p: &Project, said: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// What a case's own check says when rust-analyzer's state lacked what cargo reports at a
+/// point the case cannot judge without it (see [`judged_against_cargo`]).
+const NOT_JUDGED: &str = "rust-analyzer's state lacks what cargo reports";
+
 /// Runs `case` on a project `open` makes, again on a fresh one (three tries in all) when
 /// it failed while rust-analyzer's own state lacked a finding cargo reports (see
-/// [`missing_from_the_server`]), or after it dropped a finding of a file nothing wrote (see
+/// [`missing_from_the_server`]; the case may find so itself, saying [`NOT_JUDGED`]), or
+/// after it dropped a finding of a file nothing wrote (see
 /// [`dropped_by_the_server`]): each answer is judged against cargo, which only holds while
 /// the server reports what cargo does. Any other failure is the test's at once.
 async fn judged_against_cargo(open: impl Fn() -> Project, case: impl AsyncFn(&Project)) {
@@ -243,7 +248,8 @@ async fn judged_against_cargo(open: impl Fn() -> Project, case: impl AsyncFn(&Pr
                 let missing = missing_from_the_server(&p).await;
                 let said = failure.downcast_ref::<String>().map_or("", String::as_str);
                 let dropped = dropped_by_the_server(&p, said);
-                if (missing.is_empty() && dropped.is_empty()) || attempt == 3 {
+                let lacked = said.contains(NOT_JUDGED);
+                if (missing.is_empty() && dropped.is_empty() && !lacked) || attempt == 3 {
                     std::panic::resume_unwind(failure);
                 }
                 eprintln!(
@@ -368,6 +374,14 @@ async fn first_write_while_rust_analyzer_started_with_the_run_loads_calls_nothin
                         "{case}: {line} predates the write:\n{s}"
                     );
                 }
+                // Nothing judged the break: the first fix is judged against the server's
+                // state after it, which must hold what cargo reports on the broken tree
+                // (rust-analyzer's first check has left a crate's findings out).
+                let missing = missing_from_the_server(p).await;
+                assert!(
+                    missing.is_empty(),
+                    "{case}: {NOT_JUDGED} after the break: {missing:#?}"
+                );
             } else {
                 assert_eq!(shown(&s), expected, "{case}, first break:\n{s}");
                 has_line(&s, SILENCED);
