@@ -188,7 +188,7 @@ impl ProgramSearch {
 
     /// The OS's developer tool folders searched after `$PATH` (those outside the
     /// workspace, for an untrusted run).
-    pub fn developer_tool_dirs(&self) -> Vec<PathBuf> {
+    fn developer_tool_dirs(&self) -> Vec<PathBuf> {
         self.developer_tools
             .iter()
             .filter(|d| self.trusted || !self.inside_workspace(d))
@@ -371,7 +371,8 @@ impl ProgramSearch {
     }
 
     /// As [`ProgramSearch::find`], but a bare name is looked up on the usable `$PATH`
-    /// entries only (for programs no project installs locally, such as debug adapters).
+    /// entries, then the OS's developer tool folders, only (for programs no project installs
+    /// locally, such as debug adapters).
     pub fn find_on_path(&self, program: &str, project: &Path) -> Result<FoundProgram, String> {
         if crate::platform::is_path_like(program) || program.is_empty() {
             return self.find(program, project);
@@ -392,7 +393,7 @@ impl ProgramSearch {
 
     /// The OS's developer tool folders searched after `$PATH`, in words (`None` where the
     /// OS has none).
-    fn developer_tools_list(&self) -> Option<String> {
+    pub fn developer_tools_list(&self) -> Option<String> {
         let dirs = self.developer_tool_dirs();
         (!dirs.is_empty()).then(|| {
             dirs.iter()

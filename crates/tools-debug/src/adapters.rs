@@ -371,10 +371,8 @@ impl Resolver {
             }
         }
         let mut looked = format!("looked for {} on {}", spec.looked_for(), path_dirs_text());
-        let tools = search.developer_tool_dirs();
-        if !tools.is_empty() {
-            let dirs: Vec<String> = tools.iter().map(|d| d.display().to_string()).collect();
-            looked.push_str(&format!(" and in {}", dirs.join(", ")));
+        if let Some(dirs) = search.developer_tools_list() {
+            looked.push_str(&format!(" and in {dirs}"));
         }
         for why in refused {
             looked.push_str("; ");
