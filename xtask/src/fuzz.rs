@@ -5,9 +5,10 @@
 //! Each target starts from its checked-in seeds (`fuzz/corpus/<target>`) plus what earlier
 //! runs on this machine found (kept under the target folder, never in the checkout). A crash
 //! fails the step and names the input libFuzzer saved; such an input is then turned into a
-//! regression test next to the code it broke. `--smoke` is the short run `cargo xtask test`
-//! asks for by hand (20 s per target unless `--seconds` or `AGENT_TOOLS_FUZZ_SECONDS` says
-//! otherwise); `cargo xtask test` runs every target 5 s.
+//! regression test next to the code it broke. `--smoke` is the short run (20 s per target
+//! unless `--seconds` or `AGENT_TOOLS_FUZZ_SECONDS` says otherwise; `cargo xtask test` runs
+//! every target 5 s), built with the `smoke` profile of `fuzz/Cargo.toml` (unoptimised: the
+//! build is most of a smoke run); the long runs build with `release`.
 //! The nightly toolchain comes from `xtask/components` (`rustup_toolchains`), installed by
 //! `cargo xtask setup`.
 
@@ -67,7 +68,7 @@ pub fn fuzz(args: &[String]) -> Result {
         }
     }
     let chosen = if wanted.is_empty() { all } else { wanted };
-    let bins = build()?;
+    let bins = build(if smoke { SMOKE_PROFILE } else { "release" })?;
     let mut failed = Vec::new();
     let mut rows = Vec::new();
     for t in &chosen {
@@ -145,8 +146,12 @@ fn host_triple() -> Result<String> {
         .ok_or_else(|| "rustc -vV names no host".to_string())
 }
 
-/// Builds every target; returns the folder holding the binaries.
-fn build() -> Result<PathBuf> {
+/// The cargo profile of a smoke run (`fuzz/Cargo.toml`): release, unoptimised. A smoke run
+/// fuzzes each target for seconds, so the build is most of its time.
+const SMOKE_PROFILE: &str = "smoke";
+
+/// Builds every target with `profile`; returns the folder holding the binaries.
+fn build(profile: &str) -> Result<PathBuf> {
     let host = host_triple()?;
     let target = target_dir().join("fuzz");
     // The build scripts and proc macros are built for the host without the flags (hence
@@ -163,7 +168,8 @@ fn build() -> Result<PathBuf> {
         .args([
             "+nightly",
             "build",
-            "--release",
+            "--profile",
+            profile,
             "--bins",
             "--target",
             &host,
@@ -171,7 +177,7 @@ fn build() -> Result<PathBuf> {
         .arg("--manifest-path")
         .arg(fuzz_dir().join("Cargo.toml"));
     run(&mut cmd)?;
-    Ok(target.join(host).join("release"))
+    Ok(target.join(host).join(profile))
 }
 
 /// Runs one target for `seconds`; returns whether it survived and a line for the table.

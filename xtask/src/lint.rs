@@ -56,10 +56,10 @@ impl Steps {
 
     /// The table of every step run so far.
     pub fn table(&self) -> String {
-        let mut out = format!("\nSteps\n{:<20} {:>9}  result\n", "step", "seconds");
+        let mut out = format!("\nSteps\n{:<28} {:>9}  result\n", "step", "seconds");
         for step in &self.done {
             out.push_str(&format!(
-                "{:<20} {:>9.1}  {}\n",
+                "{:<28} {:>9.1}  {}\n",
                 step.name,
                 step.took.as_secs_f64(),
                 if step.passed { "ok" } else { "FAILED" }

@@ -198,6 +198,52 @@ fn matrix(log: &Path) -> Vec<String> {
     failures
 }
 
+/// Runs setup and the test build side by side: setup mostly waits on downloads (apt, pip,
+/// npm, rustup) while the build keeps both cores busy, and the build needs nothing setup
+/// installs (no crate here has a build script that looks for a tool). The build is the
+/// test step's own command with `--no-run` (and, for the whole run, every target: the
+/// bench smoke's benches too), so `cargo test` afterwards only runs. A setup
+/// failure ends the run (nothing can be tested without the components); a build failure is
+/// one more failure, and the test step then reports the compiler's errors again.
+fn setup_beside_test_build(steps: &mut lint::Steps, args: &[String]) -> Result<Vec<String>> {
+    let mut build = cargo();
+    build.args(["test", "--workspace", "--no-fail-fast"]);
+    if args.is_empty() {
+        // The whole run: the benches too (the bench smoke runs them) and the examples, with
+        // the same features as the tests, so nothing is compiled twice.
+        build.arg("--all-targets");
+    }
+    // `--no-run` belongs to cargo, before any `--` that starts the test binaries' arguments.
+    let cargo_args = args.iter().take_while(|a| *a != "--");
+    build.args(cargo_args).arg("--no-run");
+    let ((setup_took, setup_result), (build_took, build_result)) = std::thread::scope(|s| {
+        let builder = s.spawn(|| {
+            let started = std::time::Instant::now();
+            let result = run(&mut build);
+            (started.elapsed(), result)
+        });
+        let started = std::time::Instant::now();
+        let setup_result = setup::setup();
+        let setup = (started.elapsed(), setup_result);
+        let built = builder
+            .join()
+            .unwrap_or_else(|_| (Default::default(), Err("the build thread panicked".into())));
+        (setup, built)
+    });
+    steps.record("setup", setup_took, setup_result.is_ok());
+    steps.record(
+        "build tests (beside setup)",
+        build_took,
+        build_result.is_ok(),
+    );
+    setup_result.map_err(|e| format!("setup: {e}"))?;
+    Ok(build_result
+        .err()
+        .map(|e| format!("build tests: {e}"))
+        .into_iter()
+        .collect())
+}
+
 fn test(args: &[String]) -> Result {
     // CI always runs the matrix: a crate that only builds inside the whole workspace must
     // not land.
@@ -206,11 +252,11 @@ fn test(args: &[String]) -> Result {
     let args: Vec<String> = args.iter().filter(|a| *a != "--matrix").cloned().collect();
     let args = &args[..];
     let mut steps = lint::Steps::default();
-    steps.run("setup", setup::setup)?;
+    let mut failures = setup_beside_test_build(&mut steps, args)?;
     let log = tools_dir().join("components.log");
     let _ = std::fs::remove_file(&log);
     // The checks that need no build first: a formatting slip fails in seconds.
-    let mut failures = lint::quick(&mut steps);
+    failures.extend(lint::quick(&mut steps));
     let mut unit = cargo();
     unit.args(["test", "--workspace", "--no-fail-fast"])
         .env("AGENT_TOOLS_COMPONENT_LOG", &log);

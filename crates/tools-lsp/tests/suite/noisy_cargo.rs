@@ -266,53 +266,57 @@ async fn first_write_during_the_first_analysis_calls_nothing_old_new_and_says_wh
     if !rust_analyzer_works() {
         return;
     }
-    let p = Project::from_fixture("cargo_noisy", &started_by_the_first_call(CONFIG));
-    let (ok, broken, added, back) = what_the_break_changes(&p);
-    assert_eq!(back.len(), 2, "{back:#?}");
-    let expected = the_break(&added);
-    // The write is the run's first call: rust-analyzer starts for it, with the written
-    // text already on the disk, and its first `cargo check` reads that text.
-    let s = section(p.write_tool(SHAPES, &broken).await);
-    let first = s.lines().next().unwrap_or_default();
-    assert_eq!(
-        first,
-        "no state before this change — rust-analyzer started for it and read the written text from \
-         the disk: the diagnostics of files this change did not touch were taken as they are, not \
-         judged; ask `lsp` action `diagnostics` for a caller",
-        "{s}"
-    );
-    for line in shown(&s) {
-        assert!(expected.contains(&line), "{line} predates the write:\n{s}");
-    }
-    // Once that check is over, a caller's errors are there to be asked for…
-    let caller = p
-        .ok(json!({"action": "diagnostics", "file": "crates/forms/src/lib.rs"}))
-        .await;
-    has(
-        &caller,
-        "crates/forms/src/lib.rs:26:9 error [E0061] this function takes 2 arguments but 1 argument was supplied",
-    );
-    // …and from then on each write names exactly what cargo adds over the tree before it:
-    // a break its errors, and the one line about the warnings it silences; the first fix
-    // the warnings the break silenced (the run never saw the project before the first
-    // break, so it cannot tell them for old ones coming back), the next fixes nothing new.
-    for cycle in 0..3 {
-        let s = section(p.write_tool(SHAPES, &ok).await);
-        let back = if cycle == 0 {
-            back.clone()
-        } else {
-            BTreeSet::new()
-        };
-        assert_eq!(shown(&s), back, "cycle {cycle} fix:\n{s}");
-        has_line(&s, "9 earlier diagnostic(s) are gone after this write:");
-        assert!(!s.contains("no state before"), "cycle {cycle} fix:\n{s}");
+    let open = || Project::from_fixture("cargo_noisy", &started_by_the_first_call(CONFIG));
+    // Each answer is judged against cargo, which holds only while rust-analyzer's state
+    // holds what cargo reports (its checks have left a crate's findings out now and then).
+    judged_against_cargo(open, async |p: &Project| {
+        let (ok, broken, added, back) = what_the_break_changes(p);
+        assert_eq!(back.len(), 2, "{back:#?}");
+        let expected = the_break(&added);
+        // The write is the run's first call: rust-analyzer starts for it, with the written
+        // text already on the disk, and its first `cargo check` reads that text.
         let s = section(p.write_tool(SHAPES, &broken).await);
-        assert_eq!(shown(&s), expected, "cycle {cycle} break:\n{s}");
-        has_line(&s, SILENCED);
-    }
-    p.write_tool(SHAPES, &ok).await;
-    assert_eq!(cargo_check(&p.root()), warts());
-    p.close_and_check().await;
+        let first = s.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            "no state before this change — rust-analyzer started for it and read the written text from \
+             the disk: the diagnostics of files this change did not touch were taken as they are, not \
+             judged; ask `lsp` action `diagnostics` for a caller",
+            "{s}"
+        );
+        for line in shown(&s) {
+            assert!(expected.contains(&line), "{line} predates the write:\n{s}");
+        }
+        // Once that check is over, a caller's errors are there to be asked for…
+        let caller = p
+            .ok(json!({"action": "diagnostics", "file": "crates/forms/src/lib.rs"}))
+            .await;
+        has(
+            &caller,
+            "crates/forms/src/lib.rs:26:9 error [E0061] this function takes 2 arguments but 1 argument was supplied",
+        );
+        // …and from then on each write names exactly what cargo adds over the tree before it:
+        // a break its errors, and the one line about the warnings it silences; the first fix
+        // the warnings the break silenced (the run never saw the project before the first
+        // break, so it cannot tell them for old ones coming back), the next fixes nothing new.
+        for cycle in 0..3 {
+            let s = section(p.write_tool(SHAPES, &ok).await);
+            let back = if cycle == 0 {
+                back.clone()
+            } else {
+                BTreeSet::new()
+            };
+            assert_eq!(shown(&s), back, "cycle {cycle} fix:\n{s}");
+            has_line(&s, "9 earlier diagnostic(s) are gone after this write:");
+            assert!(!s.contains("no state before"), "cycle {cycle} fix:\n{s}");
+            let s = section(p.write_tool(SHAPES, &broken).await);
+            assert_eq!(shown(&s), expected, "cycle {cycle} break:\n{s}");
+            has_line(&s, SILENCED);
+        }
+        p.write_tool(SHAPES, &ok).await;
+        assert_eq!(cargo_check(&p.root()), warts());
+    })
+    .await;
 }
 
 /// A run whose rust-analyzer starts as the run opens (the default), with the break as the
