@@ -45,8 +45,8 @@ pub struct Components {
     /// `cargo xtask lint cross` checks).
     #[serde(default)]
     pub rustup_targets: Vec<String>,
-    /// crates.io programs, each `NAME@VERSION`, built with `cargo install --locked` into
-    /// `.tools` (their programs land in `.tools/bin`).
+    /// crates.io programs, each `NAME@VERSION`, built unoptimised with `cargo install
+    /// --debug --locked` into `.tools` (their programs land in `.tools/bin`).
     #[serde(default)]
     pub cargo: Vec<String>,
     /// The rustup toolchain those are built with, when the active one is too old for them.
@@ -338,7 +338,7 @@ fn install_targets(targets: &[String]) -> Result<bool> {
     })
 }
 
-/// Builds each crate (`NAME@VERSION`) with `cargo install --locked` into `.tools`, with
+/// Builds each crate (`NAME@VERSION`) with `cargo install --debug --locked` into `.tools`, with
 /// `toolchain` when given. Each builds in a target folder of its own that cargo removes
 /// afterwards: a shared target folder set for the workspace would hold its lock meanwhile.
 fn install_cargo(crates: &[String], toolchain: Option<&str>) -> Result<bool> {
@@ -356,8 +356,12 @@ fn install_cargo(crates: &[String], toolchain: Option<&str>) -> Result<bool> {
             if let Some(t) = toolchain {
                 cmd.arg(format!("+{t}"));
             }
+            // Unoptimised: these are servers a test drives over a few files, and their
+            // release build was setup's longest step on a fresh machine (PHPantom: 15
+            // minutes on two cores beside the test build, 7 unoptimised).
             cmd.args([
                 "install",
+                "--debug",
                 "--locked",
                 "--version",
                 &format!("={version}"),
