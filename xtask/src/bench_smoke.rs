@@ -9,9 +9,8 @@
 //! rebuilt its dependencies with that crate's features alone), then each executable runs
 //! from its crate's folder, as cargo runs it, and reads `--smoke` itself: one trial per
 //! side, and a missing server, adapter or peer tool is a failure instead of the skip a full
-//! run prints. Any bench that exits non-zero — a panic, an
-//! assertion on an answer, a missing component — fails the step, and every bench still runs
-//! so one report names all of them. The daemon's bench, a driver of the binary rather than a
+//! run prints. Any bench that exits non-zero — a panic, an assertion on an answer, a missing
+//! component — fails the step, and every bench still runs so one report names all of them. The daemon's bench, a driver of the binary rather than a
 //! cargo bench, runs last on a two-file project of its own (`bench_daemon::smoke`).
 
 use std::collections::BTreeMap;

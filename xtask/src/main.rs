@@ -198,6 +198,14 @@ fn matrix(log: &Path) -> Vec<String> {
     failures
 }
 
+/// The test step's command before the caller's arguments: the build beside setup starts
+/// from it too, so what it compiles is exactly what the test step then runs.
+fn workspace_tests() -> Command {
+    let mut cmd = cargo();
+    cmd.args(["test", "--workspace", "--no-fail-fast"]);
+    cmd
+}
+
 /// Runs setup and the test build side by side: setup mostly waits on downloads (apt, pip,
 /// npm, rustup) while the build keeps both cores busy, and the build needs nothing setup
 /// installs (no crate here has a build script that looks for a tool). The build is the
@@ -206,8 +214,7 @@ fn matrix(log: &Path) -> Vec<String> {
 /// failure ends the run (nothing can be tested without the components); a build failure is
 /// one more failure, and the test step then reports the compiler's errors again.
 fn setup_beside_test_build(steps: &mut lint::Steps, args: &[String]) -> Result<Vec<String>> {
-    let mut build = cargo();
-    build.args(["test", "--workspace", "--no-fail-fast"]);
+    let mut build = workspace_tests();
     if args.is_empty() {
         // The whole run: the benches too (the bench smoke runs them) and the examples, with
         // the same features as the tests, so nothing is compiled twice.
@@ -257,9 +264,8 @@ fn test(args: &[String]) -> Result {
     let _ = std::fs::remove_file(&log);
     // The checks that need no build first: a formatting slip fails in seconds.
     failures.extend(lint::quick(&mut steps));
-    let mut unit = cargo();
-    unit.args(["test", "--workspace", "--no-fail-fast"])
-        .env("AGENT_TOOLS_COMPONENT_LOG", &log);
+    let mut unit = workspace_tests();
+    unit.env("AGENT_TOOLS_COMPONENT_LOG", &log);
     unit.args(args);
     if let Err(e) = steps.run("cargo test", || run(&mut unit)) {
         failures.push(e);
