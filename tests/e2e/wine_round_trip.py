@@ -1,10 +1,14 @@
 """The Windows build of agent-tools, driven under Wine over stdio by the official MCP Python
-SDK: `tools/list`, then a `write`, a `read` and an `ast_grep` of the same file, each answer
-checked exactly; then the per-user daemon over its named pipe: started, asked its status,
-a second one started beside it leaving at once (the build's lock), and stopped. Run by
-`cargo xtask test`'s `wine` step:
+SDK: `tools/list`, then a `write`, a `read` and an `ast_grep` of the same file, and
+JavaScript `eval` cells on Windows' own Node.js (state kept between cells, a cell's prints,
+an awaited promise, the kernel's pid), each answer checked exactly; then the per-user
+daemon over its named pipe: started, asked its status, a second one started beside it
+leaving at once (the build's lock), and stopped. Run by `cargo xtask test`'s `wine` step:
 
-    python wine_round_trip.py WINE64 AGENT_TOOLS_EXE
+    python wine_round_trip.py WINE64 AGENT_TOOLS_EXE NODE_EXE
+
+NODE_EXE is Windows' node.exe; its folder must be on the Windows PATH (WINEPATH), where
+`eval` looks for it.
 
 WINEPREFIX and WINEDEBUG come from the environment. The workspace is a fresh folder on the
 Linux side, handed to the program as Wine sees it (drive Z: is the Linux root).
@@ -20,13 +24,14 @@ import time
 
 from mcp import Client, StdioServerParameters
 
-# The tools of the Windows build (every family but `eval`, whose kernels are not ported).
+# The tools of the Windows build: every family.
 EXPECTED_TOOLS = [
     "apply_patch",
     "ast_edit",
     "ast_grep",
     "debug",
     "edit",
+    "eval",
     "lsp",
     "lsp_rename",
     "read",
@@ -38,6 +43,15 @@ CONTENT = "def main():\n    print('hi')\n"
 WRITE_ANSWER = "Created src/app.py (2 lines, 28 bytes)."
 READ_ANSWER = "     1\tdef main():\n     2\t    print('hi')\n"
 AST_GREP_ANSWER = "1 match(es) in 1 file(s) for `print($X)` (python)\n\nsrc/app.py:2:5  print('hi')\n    $X = 'hi'"
+
+# JavaScript cells in order, each (what, code, answer): the kernel keeps its state between
+# cells, a cell's prints come before its value, an awaited promise resolves, and the
+# kernel is a Windows process (node.exe, win32).
+EVAL_CELLS = [
+    ("define a value in the kernel", "const n = 40;\nconsole.log('defined n');\nn + 2", "defined n\n42"),
+    ("await a timer in the kernel", "await new Promise((r) => setTimeout(r, 50));\nn * 2", "80"),
+    ("ask the kernel where it runs", "[process.platform, require('path').basename(process.execPath)]", "[ 'win32', 'node.exe' ]"),
+]
 
 
 def text(result) -> str:
@@ -62,6 +76,9 @@ async def round_trip(wine64: str, exe: str, root: str) -> list:
         answers.append(("read", (r.is_error, text(r)), (False, READ_ANSWER)))
         r = await c.call_tool("ast_grep", {"pattern": "print($X)", "language": "python"})
         answers.append(("ast_grep", (r.is_error, text(r)), (False, AST_GREP_ANSWER)))
+        for what, code, want in EVAL_CELLS:
+            r = await c.call_tool("eval", {"language": "javascript", "code": code, "description": what})
+            answers.append((f"eval: {what}", (r.is_error, text(r)), (False, want)))
     with open(os.path.join(root, "src", "app.py"), "rb") as f:
         answers.append(("the file on disk", f.read().decode(), CONTENT))
     return answers
@@ -97,14 +114,16 @@ def daemon_round_trip(wine64: str, exe: str) -> list:
 
 
 def main() -> None:
-    wine64, exe = sys.argv[1], sys.argv[2]
+    wine64, exe, node = sys.argv[1], sys.argv[2], sys.argv[3]
+    if not os.path.isfile(node):
+        sys.exit(f"wine round trip: no Windows node.exe at {node}")
     with tempfile.TemporaryDirectory(prefix="agent-tools-wine-") as root:
         answers = asyncio.run(round_trip(wine64, exe, os.path.realpath(root)))
     answers += daemon_round_trip(wine64, exe)
     wrong = [f"{what}:\n  got:  {got!r}\n  want: {want!r}" for what, got, want in answers if got != want]
     if wrong:
         sys.exit("wine round trip: wrong answers\n" + "\n".join(wrong))
-    print("wine round trip: tools/list, write, read and ast_grep answered as expected; the daemon served its named pipe")
+    print("wine round trip: tools/list, write, read, ast_grep and JavaScript eval answered as expected; the daemon served its named pipe")
 
 
 if __name__ == "__main__":

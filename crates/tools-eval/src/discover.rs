@@ -83,9 +83,8 @@ const PROBE_MAX_BYTES: u64 = 64 * 1024;
 /// the whole group is killed (a launcher script's interpreter too).
 fn run_probe(mut cmd: std::process::Command, timeout: Duration) -> Option<String> {
     use std::io::Read;
-    use std::os::unix::process::CommandExt;
+    tools_core::platform::detach_from_our_group(&mut cmd);
     let mut child = cmd
-        .process_group(0)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -110,11 +109,8 @@ fn run_probe(mut cmd: std::process::Command, timeout: Duration) -> Option<String
         }
     };
     // Whatever it left running in its group goes too, so the reader sees the pipe close.
-    if let Ok(pgid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) on the probe's own process group.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
+    if let Ok(pid) = i32::try_from(child.id()) {
+        tools_core::platform::kill_leftover(pid);
     }
     let _ = child.wait();
     let out = reader.join().ok()?;
@@ -167,9 +163,15 @@ pub fn find_python(
         .skipped(root)
         .map(|line| format!("; {line}"))
         .unwrap_or_default();
-    let Ok(found) = search.find_on_path("python3", root).map(|f| f.path) else {
+    // Windows' installers name the interpreter `python.exe` only.
+    let Ok(found) = search
+        .find_on_path("python3", root)
+        .or_else(|_| search.find_on_path("python", root))
+        .map(|f| f.path)
+    else {
         return Err(format!(
-            "no .venv/bin/python or venv/bin/python in the workspace and no python3 on PATH{skipped}"
+            "no .venv/bin/python or venv/bin/python in the workspace and no python3 or python \
+             on PATH{skipped}"
         ));
     };
     if is_script(&found) {

@@ -6,7 +6,8 @@
 //!
 //! The rest of the crate calls only the small functions and types re-exported here; `cfg`
 //! on an OS appears nowhere else. The workspace's other crates call only the few public
-//! ones: [`kill_leftover`], [`exit_signal`], [`resident_bytes`], [`return_freed_memory`],
+//! ones: [`kill_leftover`], [`exit_signal`] and [`signal_meaning`], [`ChildChannel`] (a
+//! private channel to a child, for the `eval` kernels), [`resident_bytes`], [`return_freed_memory`],
 //! [`Terminal`], [`tree_processes`] (what a child's tree holds in memory), [`StopRequests`]
 //! (SIGTERM, SIGINT, SIGHUP; the console's Ctrl-C and closing on Windows), and for files
 //! [`make_own_private_dir`], [`private_file_options`], [`link_file`], [`make_executable`],
@@ -68,6 +69,7 @@ pub use user_dirs::{
 };
 
 // The public surface, for the workspace's other crates.
+pub use os::child_channel::{ChildChannel, Interrupter};
 pub use os::fs::{
     DEVELOPER_TOOL_DIRS, LOCAL_BIN_DIRS, RUNS_SHELL_SCRIPTS, VENV_PROGRAMS, link_file,
     make_executable, private_file_options,
@@ -76,10 +78,31 @@ pub use os::local_socket::{
     LOCAL_SOCKETS, LocalListener, LocalStream, connect_local, detach_from_our_group,
 };
 pub use os::memory::{resident_bytes, return_freed_memory};
-pub use os::process::{exit_signal, kill_leftover};
+pub use os::process::{exit_signal, kill_leftover, signal_meaning};
 pub use os::stop::StopRequests;
 pub use os::terminal::Terminal;
 pub use os::tree_memory::tree_processes;
+
+/// The environment variables in which a child started with a [`ChildChannel`] finds the
+/// names of its commands, messages and interrupts pipes, on Windows (on Unix it finds
+/// them on fixed descriptors and they are not set).
+pub const CHANNEL_ENV: [&str; 3] = [
+    "AGENT_TOOLS_CHANNEL_COMMANDS",
+    "AGENT_TOOLS_CHANNEL_MESSAGES",
+    "AGENT_TOOLS_CHANNEL_INTERRUPTS",
+];
+
+/// Our ends of a [`ChildChannel`] once the child runs: commands are written to it,
+/// messages read from it (end of file once it is gone), interrupts sent through the
+/// [`Interrupter`].
+pub struct ChannelEnds {
+    /// Where we write commands.
+    pub commands: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>,
+    /// Where we read the child's messages.
+    pub messages: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+    /// How we interrupt what the child is doing.
+    pub interrupter: Interrupter,
+}
 
 /// One process of a child's tree and the memory it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

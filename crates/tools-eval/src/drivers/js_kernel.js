@@ -1,11 +1,16 @@
 // The JavaScript side of the eval kernel (run as `node -e DRIVER`).
 //
-// File descriptors, as for the Python kernel:
+// File descriptors on Unix, as for the Python kernel:
 //   3  framed JSON commands from the host (execute, tool_result, shutdown)
 //   4  framed JSON messages to the host (ready, stream, display, result, error, tool_call, done)
 //   5  non-blocking read end of the pipe that is this process's fd 1
 //   6  non-blocking read end of the pipe that is this process's fd 2
 //   7  the kernel log
+// On Windows the host names three pipes in the environment instead
+// (AGENT_TOOLS_CHANNEL_COMMANDS, _MESSAGES, _INTERRUPTS): commands and messages as above,
+// and one whose every byte is an interrupt. Node cannot move its own fds 1 and 2 there, so
+// what the kernel's subprocesses write to an inherited stdout or stderr is not the cell's
+// output on Windows (what the cell itself prints is); the log is the original stderr.
 // Frames are `Content-Length: N\r\n\r\n` followed by N bytes of UTF-8 JSON. Every `done`
 // carries the id of its `execute`; a `tool_result` of kind `cancelled` answers a bridged
 // call the host gave up on.
@@ -26,10 +31,17 @@ const { Console } = require('console');
 const { Writable } = require('stream');
 const Module = require('module');
 
-const MSG_FD = 4;
-const OUT_FD = 5;
-const ERR_FD = 6;
-const LOG_FD = 7;
+const CHANNEL = ['COMMANDS', 'MESSAGES', 'INTERRUPTS'].map((part) => {
+  const name = process.env[`AGENT_TOOLS_CHANNEL_${part}`];
+  delete process.env[`AGENT_TOOLS_CHANNEL_${part}`];
+  return name;
+});
+const NAMED_CHANNEL = Boolean(CHANNEL[0]);
+// Opened for writing only (no create or truncate flags, which a pipe refuses).
+const MSG_FD = NAMED_CHANNEL ? fs.openSync(CHANNEL[1], fs.constants.O_WRONLY) : 4;
+const OUT_FD = NAMED_CHANNEL ? null : 5;
+const ERR_FD = NAMED_CHANNEL ? null : 6;
+const LOG_FD = NAMED_CHANNEL ? 2 : 7;
 const FLUSH_CHARS = 8192;
 // The first writes of a cell go out at once (output printed just before a crash is kept);
 // after that, writes are batched (every 50 ms or every FLUSH_CHARS).
@@ -191,6 +203,7 @@ const decoders = { [OUT_FD]: new util.TextDecoder('utf-8'), [ERR_FD]: new util.T
 const readBuf = Buffer.alloc(1 << 16);
 
 function drain(fd, name) {
+  if (fd === null) return;
   for (;;) {
     let n;
     try {
@@ -628,7 +641,19 @@ async function pump() {
 }
 
 let inbuf = Buffer.alloc(0);
-const commands = new net.Socket({ fd: 3, readable: true, writable: false });
+const commands = NAMED_CHANNEL
+  ? net.connect(CHANNEL[0])
+  : new net.Socket({ fd: 3, readable: true, writable: false });
+if (NAMED_CHANNEL) {
+  // Windows: no SIGINT to send, so interrupts come as bytes. A synchronous loop cannot be
+  // broken this way (`breakOnSigint` needs a signal); the host then ends the kernel.
+  const interrupts = net.connect(CHANNEL[2]);
+  interrupts.on('data', () => {
+    if (interruptCell) interruptCell();
+  });
+  interrupts.on('error', () => {});
+  interrupts.unref();
+}
 commands.on('data', (chunk) => {
   inbuf = Buffer.concat([inbuf, chunk]);
   for (;;) {

@@ -1,15 +1,13 @@
-//! The framed channel to a kernel: commands written to its fd 3, messages read from its
-//! fd 4 by a task of their own, both as `Content-Length` framed JSON (tools-core's
-//! framing). A write that the kernel does not take within its bound is an error, never a
-//! hang.
+//! The framed channel to a kernel: commands written to it, messages read from it by a task
+//! of their own, both as `Content-Length` framed JSON (tools-core's framing), over the
+//! platform layer's private channel (pipes on fds 3 and 4 on Unix, named pipes on Windows).
+//! A write that the kernel does not take within its bound is an error, never a hang.
 
-use std::os::fd::OwnedFd;
+use std::pin::Pin;
 use std::time::Duration;
 
-use tokio::io::BufReader;
-use tokio::net::unix::pipe;
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
-use tools_core::ToolError;
 
 use crate::protocol::{FromKernel, ToKernel};
 
@@ -21,7 +19,7 @@ pub(super) type Received = Result<FromKernel, String>;
 
 /// The host's ends of one kernel's protocol pipes.
 pub(super) struct KernelChannel {
-    commands: pipe::Sender,
+    commands: Pin<Box<dyn AsyncWrite + Send>>,
     messages: mpsc::Receiver<Received>,
     reader: tokio::task::JoinHandle<()>,
 }
@@ -33,18 +31,19 @@ impl Drop for KernelChannel {
 }
 
 impl KernelChannel {
-    /// Wraps the command pipe's write end and the message pipe's read end; starts the task
-    /// that reads and decodes messages.
-    pub(super) fn new(commands: OwnedFd, messages: OwnedFd) -> Result<Self, ToolError> {
-        let commands = pipe::Sender::from_owned_fd(commands)?;
-        let receiver = pipe::Receiver::from_owned_fd(messages)?;
+    /// Takes the channel's command and message ends; starts the task that reads and
+    /// decodes messages.
+    pub(super) fn new(
+        commands: Pin<Box<dyn AsyncWrite + Send>>,
+        messages: Pin<Box<dyn AsyncRead + Send>>,
+    ) -> Self {
         let (tx, rx) = mpsc::channel(256);
-        let reader = tokio::spawn(read_messages(receiver, tx));
-        Ok(KernelChannel {
+        let reader = tokio::spawn(read_messages(messages, tx));
+        KernelChannel {
             commands,
             messages: rx,
             reader,
-        })
+        }
     }
 
     /// Writes one command; `Err` says why it could not be delivered.
@@ -86,7 +85,7 @@ pub(crate) fn decode_message(body: &[u8]) -> Result<FromKernel, String> {
     })
 }
 
-async fn read_messages(receiver: pipe::Receiver, tx: mpsc::Sender<Received>) {
+async fn read_messages(receiver: Pin<Box<dyn AsyncRead + Send>>, tx: mpsc::Sender<Received>) {
     let mut reader = BufReader::new(receiver);
     loop {
         match tools_core::framing::read_frame_async(&mut reader).await {

@@ -3,8 +3,8 @@
 //! caller went away, so its output and completion are never taken for the next cell's.
 //!
 //! The idle budget: no output and no bridge call for the budget → interrupt (SIGINT to the
-//! kernel's process group), then kill after a grace period. The budget is paused while a
-//! bridge call is pending.
+//! kernel's process group on Unix, a byte on its interrupts pipe on Windows), then kill
+//! after a grace period. The budget is paused while a bridge call is pending.
 
 use std::time::{Duration, Instant};
 
@@ -41,14 +41,14 @@ impl KernelProcess {
         for call in std::mem::take(&mut self.bridge_waiting) {
             let _ = self.channel.send(&cancelled_result(call)).await;
         }
-        tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
+        self.interrupter.interrupt();
         let deadline = tokio::time::Instant::now() + grace;
         let mut again = self.repeat_interrupt_at();
         loop {
             let wait_until = again.map_or(deadline, |t| t.min(deadline));
             let received = tokio::time::timeout_at(wait_until, self.channel.recv()).await;
             if received.is_err() && tokio::time::Instant::now() < deadline {
-                tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
+                self.interrupter.interrupt();
                 again = self.repeat_interrupt_at();
                 continue;
             }
@@ -232,12 +232,12 @@ impl KernelProcess {
                 }
                 _ = tokio::time::sleep_until(idle_deadline), if bridge.is_empty() && stopping.is_none() => {
                     let idle = last_activity.elapsed();
-                    tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
+                    self.interrupter.interrupt();
                     interrupt_at = self.repeat_interrupt_at();
                     stopping = Some((Instant::now(), StopReason::Idle(idle)));
                 }
                 _ = tokio::time::sleep_until(interrupt_at.unwrap_or(far)), if interrupt_at.is_some() => {
-                    tools_core::process::signal_group(self.child.pid(), libc::SIGINT);
+                    self.interrupter.interrupt();
                     interrupt_at = self.repeat_interrupt_at();
                 }
                 _ = tokio::time::sleep_until(grace_deadline), if stopping.is_some() => {

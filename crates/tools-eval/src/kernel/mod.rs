@@ -12,6 +12,7 @@ mod start;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tools_core::platform::Interrupter;
 use tools_core::process::ChildProcess;
 use tools_core::{Run, ToolError};
 
@@ -37,6 +38,7 @@ pub struct KernelProcess {
     pub ipython: bool,
     child: ChildProcess,
     channel: KernelChannel,
+    interrupter: Interrupter,
     next_id: u64,
     /// The request id of a cell whose `done` has not arrived.
     in_flight: Option<u64>,
@@ -68,20 +70,53 @@ impl KernelProcess {
         start_timeout: Duration,
     ) -> Result<Self, ToolError> {
         let started = start::spawn(run, language, &interpreter)?;
-        let channel = KernelChannel::new(started.commands, started.messages)?;
+        let mut child = started.child;
+        let deadline = tokio::time::Instant::now() + start_timeout;
+        // On Windows the driver opens its channel by name: a driver that dies or hangs
+        // before it does must not hold the start up.
+        let ends = tokio::select! {
+            ends = started.channel.connect(child.pid()) => ends.map_err(|e| {
+                ToolError::internal(format!(
+                    "the {} kernel's channel could not be opened: {e}",
+                    language.name()
+                ))
+            })?,
+            status = child.wait() => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return Err(ToolError::not_available(format!(
+                    "the {} kernel ({}, {}) {} while starting{}",
+                    language.name(),
+                    interpreter.path.display(),
+                    interpreter.why,
+                    describe_exit(status.ok()),
+                    log_suffix(&child.stderr().last_lines(15)),
+                )));
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                return Err(ToolError::timed_out(format!(
+                    "the {} kernel ({}) did not open its channel within {:.0} s{}",
+                    language.name(),
+                    interpreter.path.display(),
+                    start_timeout.as_secs_f64(),
+                    log_suffix(&child.stderr().last_lines(15)),
+                )));
+            }
+        };
+        let channel = KernelChannel::new(ends.commands, ends.messages);
         let mut kernel = KernelProcess {
             language,
             interpreter,
             version: String::new(),
             executable: String::new(),
             ipython: false,
-            child: started.child,
+            child,
             channel,
+            interrupter: ends.interrupter,
             next_id: 1,
             in_flight: None,
             bridge_waiting: Vec::new(),
         };
-        let ready = tokio::time::timeout(start_timeout, kernel.channel.recv()).await;
+        let ready = tokio::time::timeout_at(deadline, kernel.channel.recv()).await;
         match ready {
             Ok(Some(Ok(FromKernel::Ready {
                 version,

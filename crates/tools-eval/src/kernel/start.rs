@@ -1,16 +1,18 @@
-//! Starting a kernel process: its command line, the pipes it talks over, and their
-//! installation on the child's fds between `fork` and `exec`; and how to say how it ended.
+//! Starting a kernel process: its command line, the private channel it talks over (the
+//! platform layer's [`ChildChannel`]), and how to say how it ended.
 //!
-//! The channel is two pipes on fds 3 and 4 of the child; fds 1 and 2 of the child are two
-//! more pipes whose read ends the driver itself holds (fds 5 and 6), so a cell's prints, its
-//! C code's writes and its subprocesses' output all come back as the cell's streams, in
+//! On Unix the channel is pipes on fds 3 and 4 of the child; fds 1 and 2 of the child are
+//! two more pipes whose read ends the driver itself holds (fds 5 and 6), so a cell's prints,
+//! its C code's writes and its subprocesses' output all come back as the cell's streams, in
 //! order with everything else, while the protocol stays clean. The child's original stderr
 //! (tools-core's bounded log) moves to fd 7: the driver's own diagnostics and Python's fault
-//! handler write there, and a crash report quotes it.
+//! handler write there, and a crash report quotes it. On Windows the channel is named pipes
+//! the driver opens by the names in its environment; the Python driver makes its own pipes
+//! for fds 1 and 2, and the log stays on the original stderr.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
+use tools_core::platform::ChildChannel;
 use tools_core::process::{ChildProcess, Pipes};
 use tools_core::{Run, ToolError};
 
@@ -32,68 +34,12 @@ const JS_DRIVER: &str = include_str!("../drivers/js_kernel.js");
 /// Runs the driver (argv[1]) in its own namespace, so `__main__` stays the user's.
 const PYTHON_BOOT: &str = "exec(compile(__import__('sys').argv.pop(1), '<eval-kernel>', 'exec'), {'__name__': '_eval_kernel'})";
 
-/// A started kernel process and the host's ends of its protocol pipes.
+/// A started kernel process and the channel it is to open.
 pub(super) struct StartedProcess {
     /// The process (its own process group).
     pub child: ChildProcess,
-    /// Where the host writes commands (the child's fd 3).
-    pub commands: OwnedFd,
-    /// Where the host reads messages (the child's fd 4).
-    pub messages: OwnedFd,
-}
-
-/// A pipe whose two ends are closed on exec (the child gets its copies through
-/// [`install_fds`] only).
-fn os_pipe() -> Result<(OwnedFd, OwnedFd), ToolError> {
-    let (read, write) = std::io::pipe()
-        .map_err(|e| ToolError::internal(format!("cannot create a pipe for the kernel: {e}")))?;
-    Ok((OwnedFd::from(read), OwnedFd::from(write)))
-}
-
-fn set_nonblocking(fd: &OwnedFd) -> Result<(), ToolError> {
-    let raw = fd.as_raw_fd();
-    // SAFETY: fcntl on an open fd we own.
-    let ok = unsafe {
-        let flags = libc::fcntl(raw, libc::F_GETFL);
-        flags >= 0 && libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(ToolError::internal(format!(
-            "cannot configure the kernel's output pipe: {}",
-            std::io::Error::last_os_error()
-        )))
-    }
-}
-
-/// Runs in the child between fork and exec: only async-signal-safe calls (fcntl, dup2).
-/// `sources` are, in order, what becomes fds 3, 4, 5, 6, 1 and 2; the child's stderr moves
-/// to fd 7 first.
-fn install_fds(sources: &[RawFd; 6]) -> std::io::Result<()> {
-    const TARGETS: [RawFd; 6] = [3, 4, 5, 6, 1, 2];
-    let check = |rc: libc::c_int| {
-        if rc < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(rc)
-        }
-    };
-    // Park every source above the targets first, so no dup2 clobbers a source that happens
-    // to sit on a target number. The parked copies are close-on-exec.
-    // SAFETY: fcntl/dup2 on fds that are open in this (child) process.
-    unsafe {
-        let log = check(libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 20))?;
-        let mut parked = [0 as RawFd; 6];
-        for (slot, src) in parked.iter_mut().zip(sources) {
-            *slot = check(libc::fcntl(*src, libc::F_DUPFD_CLOEXEC, 20))?;
-        }
-        check(libc::dup2(log, 7))?;
-        for (src, target) in parked.iter().zip(TARGETS) {
-            check(libc::dup2(*src, target))?;
-        }
-    }
-    Ok(())
+    /// Its channel, connected once the driver has opened it.
+    pub channel: ChildChannel,
 }
 
 /// Starts `interpreter` on the driver of `language`, in the workspace, with its pipes
@@ -103,12 +49,6 @@ pub(super) fn spawn(
     language: Language,
     interpreter: &Interpreter,
 ) -> Result<StartedProcess, ToolError> {
-    let (cmd_r, cmd_w) = os_pipe()?;
-    let (msg_r, msg_w) = os_pipe()?;
-    let (out_r, out_w) = os_pipe()?;
-    let (err_r, err_w) = os_pipe()?;
-    set_nonblocking(&out_r)?;
-    set_nonblocking(&err_r)?;
     let mut cmd = tools_core::child_command(run, &interpreter.path);
     match language {
         Language::Python => {
@@ -124,19 +64,12 @@ pub(super) fn spawn(
         .env("PYTHONUNBUFFERED", "1")
         .env("AGENT_TOOLS_EVAL_ROOT", run.root())
         .env("PYTHONIOENCODING", "utf-8");
-    let sources = [
-        cmd_r.as_raw_fd(),
-        msg_w.as_raw_fd(),
-        out_r.as_raw_fd(),
-        err_r.as_raw_fd(),
-        out_w.as_raw_fd(),
-        err_w.as_raw_fd(),
-    ];
-    // SAFETY: the closure only calls async-signal-safe functions (fcntl, dup2) on fds
-    // that stay open until `spawn` returns (they are dropped below, after it).
-    unsafe {
-        cmd.pre_exec(move || install_fds(&sources));
-    }
+    let channel = ChildChannel::install(&mut cmd).map_err(|e| {
+        ToolError::internal(format!(
+            "cannot make the {} kernel's channel: {e}",
+            language.name()
+        ))
+    })?;
     let child = ChildProcess::spawn(run, cmd, Pipes::None).map_err(|e| {
         ToolError::not_available(format!(
             "cannot start the {} kernel with {} ({}): {e}",
@@ -145,31 +78,19 @@ pub(super) fn spawn(
             interpreter.why
         ))
     })?;
-    drop((cmd_r, msg_w, out_r, err_r, out_w, err_w));
-    Ok(StartedProcess {
-        child,
-        commands: cmd_w,
-        messages: msg_r,
-    })
+    Ok(StartedProcess { child, channel })
 }
 
 /// How a kernel process ended, in words (`None`: it could not be reaped).
 pub(super) fn describe_exit(status: Option<std::process::ExitStatus>) -> String {
-    use std::os::unix::process::ExitStatusExt;
     match status {
         Some(s) => {
             if let Some(code) = s.code() {
                 format!("exited with code {code}")
-            } else if let Some(sig) = s.signal() {
-                let name = match sig {
-                    libc::SIGSEGV => " (SIGSEGV: a segmentation fault)",
-                    libc::SIGABRT => " (SIGABRT: the interpreter aborted)",
-                    libc::SIGKILL => " (SIGKILL: killed from outside, perhaps out of memory)",
-                    libc::SIGBUS => " (SIGBUS)",
-                    libc::SIGFPE => " (SIGFPE)",
-                    libc::SIGTERM => " (SIGTERM)",
-                    _ => "",
-                };
+            } else if let Some(sig) = tools_core::platform::exit_signal(&s) {
+                let name = tools_core::platform::signal_meaning(sig)
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default();
                 format!("was killed by signal {sig}{name}")
             } else {
                 format!("stopped ({s})")

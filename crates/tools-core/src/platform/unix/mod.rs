@@ -1,6 +1,7 @@
 //! The Unix side of the platform layer (Linux and macOS; Linux-only facilities are marked
 //! inside each file).
 
+pub(crate) mod child_channel;
 pub(crate) mod fs;
 pub(crate) mod jail;
 pub(crate) mod local_socket;

@@ -89,6 +89,20 @@ pub fn exit_signal(status: &std::process::ExitStatus) -> Option<i32> {
     status.signal()
 }
 
+/// What the signal `sig` that ended a child usually means, for an error message; `None`
+/// for the ones without a useful word.
+pub fn signal_meaning(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        libc::SIGSEGV => "SIGSEGV: a segmentation fault",
+        libc::SIGABRT => "SIGABRT: the program aborted",
+        libc::SIGKILL => "SIGKILL: killed from outside, perhaps out of memory",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => return None,
+    })
+}
+
 /// Whether any process of group `pgid` still exists.
 pub(crate) fn group_alive(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence.

@@ -150,8 +150,8 @@ pub fn detach_from_our_group(cmd: &mut std::process::Command) {
 }
 
 /// One instance of the pipe `name`, readable and writable by this user only, refusing
-/// remote clients.
-fn create_instance(name: &str, first: bool) -> io::Result<NamedPipeServer> {
+/// remote clients (also the `eval` kernels' channels, `child_channel`).
+pub(crate) fn create_instance(name: &str, first: bool) -> io::Result<NamedPipeServer> {
     let sddl = format!("D:P(A;;GA;;;{})", this_user_sid_string()?);
     let wide: Vec<u16> = sddl.encode_utf16().chain(Some(0)).collect();
     let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
@@ -240,14 +240,20 @@ fn this_user_sid_string() -> io::Result<String> {
     Ok(s)
 }
 
-/// Whether the process at the other end of `pipe` runs as this process's user.
-fn client_is_this_user(pipe: &NamedPipeServer) -> io::Result<bool> {
+/// The process id of the client at the other end of the connected `pipe`.
+pub(crate) fn client_pid(pipe: &NamedPipeServer) -> io::Result<u32> {
     use std::os::windows::io::AsRawHandle;
     let mut pid = 0u32;
     // SAFETY: a connected pipe handle.
     if unsafe { GetNamedPipeClientProcessId(pipe.as_raw_handle() as HANDLE, &mut pid) } == 0 {
         return Err(io::Error::last_os_error());
     }
+    Ok(pid)
+}
+
+/// Whether the process at the other end of `pipe` runs as this process's user.
+fn client_is_this_user(pipe: &NamedPipeServer) -> io::Result<bool> {
+    let pid = client_pid(pipe)?;
     // SAFETY: plain call; the handle is closed below.
     let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
     if process.is_null() {

@@ -1,5 +1,6 @@
 //! The Windows side of the platform layer.
 
+pub(crate) mod child_channel;
 pub(crate) mod fs;
 pub(crate) mod jail;
 pub(crate) mod local_socket;

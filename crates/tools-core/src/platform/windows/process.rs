@@ -129,6 +129,11 @@ pub fn exit_signal(_status: &std::process::ExitStatus) -> Option<i32> {
     None
 }
 
+/// What a signal means: never asked on Windows ([`exit_signal`] is always `None`).
+pub fn signal_meaning(_sig: i32) -> Option<&'static str> {
+    None
+}
+
 /// Whether any process of the job of the child `pgid` still runs.
 pub(crate) fn group_alive(pgid: i32) -> bool {
     active_processes(pgid).is_some_and(|n| n > 0)

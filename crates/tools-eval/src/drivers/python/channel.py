@@ -4,12 +4,16 @@
 # own: the host joins the parts in order (channel, output, display, bridge, magics, ipython,
 # cell, main) into one source, and each part uses what the parts before it define.
 #
-# The host starts `python -c BOOT DRIVER` with these file descriptors:
+# On Unix the host starts `python -c BOOT DRIVER` with these file descriptors:
 #   3  framed JSON commands from the host (execute, tool_result, shutdown)
 #   4  framed JSON messages to the host (ready, stream, display, result, error, tool_call, done)
 #   5  non-blocking read end of the pipe that is this process's fd 1
 #   6  non-blocking read end of the pipe that is this process's fd 2
 #   7  the kernel log (the host keeps its last lines for crash reports)
+# On Windows it names three pipes in the environment instead (AGENT_TOOLS_CHANNEL_COMMANDS,
+# _MESSAGES, _INTERRUPTS): the commands and messages as above, and one whose every byte is
+# an interrupt (Windows has no SIGINT to send); the kernel makes its own pipes for fds 1
+# and 2, and its log is its original stderr.
 # Frames are `Content-Length: N\r\n\r\n` followed by N bytes of UTF-8 JSON. Every `done`
 # carries the id of its `execute`, so the host can tell a late completion from the current
 # one; a `tool_result` of kind `cancelled` answers a bridged call the host gave up on.
@@ -32,7 +36,34 @@ import threading
 import time
 import traceback
 
-CMD_FD, MSG_FD, OUT_FD, ERR_FD, LOG_FD = 3, 4, 5, 6, 7
+_WINDOWS = os.name == "nt"
+_CHANNEL_NAMES = [os.environ.pop("AGENT_TOOLS_CHANNEL_" + part, None)
+                  for part in ("COMMANDS", "MESSAGES", "INTERRUPTS")]
+
+
+def _open_channel():
+    """The channel's descriptors: inherited ones on Unix; on Windows the named pipes opened
+    (the host checks that this process is the one that opened them), and fds 1 and 2 made
+    pipes of our own, whose read ends we keep, with the original stderr kept as the log."""
+    if not _CHANNEL_NAMES[0]:
+        return 3, 4, 5, 6, 7, None
+    binary = getattr(os, "O_BINARY", 0)
+    cmd = os.open(_CHANNEL_NAMES[0], os.O_RDONLY | binary)
+    msg = os.open(_CHANNEL_NAMES[1], os.O_WRONLY | binary)
+    interrupts = os.open(_CHANNEL_NAMES[2], os.O_RDONLY | binary)
+    log_fd = os.dup(2)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    # dup2 onto 0-2 also makes them the process's standard handles, which the cell's
+    # subprocesses inherit.
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    os.close(out_w)
+    os.close(err_w)
+    return cmd, msg, out_r, err_r, log_fd, interrupts
+
+
+CMD_FD, MSG_FD, OUT_FD, ERR_FD, LOG_FD, INT_FD = _open_channel()
 DRIVER_FILE = "<eval-kernel>"
 FLUSH_CHARS = 8192
 # The first writes of a cell go out at once (so output printed just before a crash is not

@@ -5,14 +5,16 @@ def main():
     global _limits
     global _fault_log
     sys.argv = [""]
-    for fd in (CMD_FD, MSG_FD, OUT_FD, ERR_FD, LOG_FD):
+    for fd in (CMD_FD, MSG_FD, OUT_FD, ERR_FD, LOG_FD, INT_FD):
         # The kernel's own subprocesses must never hold the channel open.
-        os.set_inheritable(fd, False)
+        if fd is not None:
+            os.set_inheritable(fd, False)
     import faulthandler
     _fault_log = open(LOG_FD, "w", closefd=False)
     faulthandler.enable(file=_fault_log)
-    os.set_blocking(OUT_FD, False)
-    os.set_blocking(ERR_FD, False)
+    if not _WINDOWS:
+        os.set_blocking(OUT_FD, False)
+        os.set_blocking(ERR_FD, False)
     sys.stdout = CellStream("stdout", 1)
     sys.stderr = CellStream("stderr", 2)
     signal.signal(signal.SIGINT, _on_sigint)
@@ -45,6 +47,8 @@ def main():
     _drain_after_child_waits()
     sys.modules["__main__"].__dict__.setdefault("__builtins__", builtins)
     threading.Thread(target=_pump, name="eval-output-pump", daemon=True).start()
+    if INT_FD is not None:
+        threading.Thread(target=_interrupts, name="eval-interrupts", daemon=True).start()
     send({"type": "ready", "language": "python", "version": sys.version.split()[0],
           "executable": sys.executable, "pid": os.getpid(),
           "ipython": _ipython_importable()})

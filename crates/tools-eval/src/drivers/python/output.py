@@ -179,6 +179,33 @@ class CellStream:
 _decoders = {}
 
 
+if _WINDOWS:
+    import ctypes
+    import msvcrt
+    from ctypes import wintypes
+
+    _peek = ctypes.windll.kernel32.PeekNamedPipe
+    _peek.argtypes = [wintypes.HANDLE, ctypes.c_void_p, wintypes.DWORD, ctypes.c_void_p,
+                      ctypes.POINTER(wintypes.DWORD), ctypes.c_void_p]
+    _peek.restype = wintypes.BOOL
+
+    def _read_now(fd):
+        """What the pipe holds now (b"" once its writers are gone), None when it is empty:
+        Windows pipes cannot be non-blocking, so the pipe is asked how much it holds."""
+        held = wintypes.DWORD(0)
+        if not _peek(msvcrt.get_osfhandle(fd), None, 0, None, ctypes.byref(held), None):
+            return b""
+        return os.read(fd, min(held.value, 1 << 16)) if held.value else None
+else:
+    def _read_now(fd):
+        """What the non-blocking pipe holds now (b"" once its writers are gone), None when
+        it is empty."""
+        try:
+            return os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return None
+
+
 def _drain(fd, name):
     import codecs
     dec = _decoders.get(fd)
@@ -186,9 +213,7 @@ def _drain(fd, name):
         dec = _decoders[fd] = codecs.getincrementaldecoder("utf-8")("replace")
     while True:
         try:
-            chunk = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            return
+            chunk = _read_now(fd)
         except InterruptedError:
             continue
         except OSError:
@@ -203,10 +228,28 @@ def _drain_all():
     _drain(ERR_FD, "stderr")
 
 
+def _interrupts():
+    """Windows: each byte on the interrupts pipe is an interrupt, delivered as a Ctrl-C
+    would be (through the SIGINT handler, which defers it while a frame is in flight)."""
+    import _thread
+    while True:
+        try:
+            if not os.read(INT_FD, 1):
+                return
+        except OSError:
+            return
+        _thread.interrupt_main()
+
+
 def _pump():
     while True:
         try:
-            ready, _, _ = select.select([OUT_FD, ERR_FD], [], [], 0.05)
+            if _WINDOWS:
+                # select() takes only sockets on Windows: look every 50 ms.
+                time.sleep(0.05)
+                ready = (OUT_FD, ERR_FD)
+            else:
+                ready, _, _ = select.select([OUT_FD, ERR_FD], [], [], 0.05)
         except InterruptedError:
             continue
         except Exception as e:  # the fds are gone: nothing left to pump
