@@ -1,7 +1,8 @@
 """The Windows build of agent-tools, driven under Wine over stdio by the official MCP Python
 SDK: `tools/list`, then a `write`, a `read` and an `ast_grep` of the same file, and
 JavaScript `eval` cells on Windows' own Node.js (state kept between cells, a cell's prints,
-an awaited promise, the kernel's pid), each answer checked exactly; then the per-user
+an awaited promise, where the kernel runs, a cancelled cell interrupted with the kernel's
+state kept), each answer checked exactly; then the per-user
 daemon over its named pipe: started, asked its status, a second one started beside it
 leaving at once (the build's lock), and stopped. Run by `cargo xtask test`'s `wine` step:
 
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 
+import anyio
 from mcp import Client, StdioServerParameters
 
 # The tools of the Windows build: every family.
@@ -53,6 +55,26 @@ EVAL_CELLS = [
     ("ask the kernel where it runs", "[process.platform, require('path').basename(process.execPath)]", "[ 'win32', 'node.exe' ]"),
 ]
 
+# A cell that marks that it started, then waits on a timer far longer than the test.
+AWAITING_CELL = "require('fs').writeFileSync('started', '');\nawait new Promise((r) => setTimeout(r, 600000));\n'never'"
+
+
+async def cancel_once_started(c, marker: str, arguments: dict) -> None:
+    """Calls eval with `arguments` and cancels the call (the SDK sends
+    `notifications/cancelled`) once the cell made `marker`."""
+    async with anyio.create_task_group() as tg:
+
+        async def call():
+            await c.call_tool("eval", arguments)
+
+        tg.start_soon(call)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(marker):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the awaiting cell did not start within 60 s")
+            await anyio.sleep(0.05)
+        tg.cancel_scope.cancel()
+
 
 def text(result) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
@@ -79,6 +101,12 @@ async def round_trip(wine64: str, exe: str, root: str) -> list:
         for what, code, want in EVAL_CELLS:
             r = await c.call_tool("eval", {"language": "javascript", "code": code, "description": what})
             answers.append((f"eval: {what}", (r.is_error, text(r)), (False, want)))
+        # A cancelled cell is interrupted through the kernel's interrupts pipe (Windows has
+        # no SIGINT): the kernel lives on with its state, so the next cell answers from it.
+        marker = os.path.join(root, "started")
+        await cancel_once_started(c, marker, {"language": "javascript", "code": AWAITING_CELL, "description": "wait on a timer until cancelled"})
+        r = await c.call_tool("eval", {"language": "javascript", "code": "n + 1", "description": "use the kernel's state after the cancel"})
+        answers.append(("eval after a cancelled cell", (r.is_error, text(r)), (False, "41")))
     with open(os.path.join(root, "src", "app.py"), "rb") as f:
         answers.append(("the file on disk", f.read().decode(), CONTENT))
     return answers

@@ -7,6 +7,8 @@
 
 pub(crate) mod channel;
 mod execute;
+#[cfg(all(test, unix))]
+mod named_channel_tests;
 mod start;
 
 use std::sync::Arc;

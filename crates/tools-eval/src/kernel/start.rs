@@ -20,7 +20,7 @@ use crate::Language;
 use crate::discover::Interpreter;
 
 /// The Python driver: its parts joined in order into the one program `python -c` runs.
-const PYTHON_DRIVER: &str = concat!(
+pub(super) const PYTHON_DRIVER: &str = concat!(
     include_str!("../drivers/python/channel.py"),
     include_str!("../drivers/python/output.py"),
     include_str!("../drivers/python/display.py"),
@@ -32,7 +32,7 @@ const PYTHON_DRIVER: &str = concat!(
 );
 const JS_DRIVER: &str = include_str!("../drivers/js_kernel.js");
 /// Runs the driver (argv[1]) in its own namespace, so `__main__` stays the user's.
-const PYTHON_BOOT: &str = "exec(compile(__import__('sys').argv.pop(1), '<eval-kernel>', 'exec'), {'__name__': '_eval_kernel'})";
+pub(super) const PYTHON_BOOT: &str = "exec(compile(__import__('sys').argv.pop(1), '<eval-kernel>', 'exec'), {'__name__': '_eval_kernel'})";
 
 /// A started kernel process and the channel it is to open.
 pub(super) struct StartedProcess {
