@@ -153,7 +153,11 @@ pub fn find_python(
     }
     let root = search.workspace();
     if let Some(own) = search.project_pythons(root).into_iter().next() {
-        let venv = own.shown.trim_end_matches("/bin/python");
+        // `.venv/bin/python` on Unix, `.venv\Scripts\python.exe` on Windows: the folder.
+        let venv = Path::new(&own.shown)
+            .parent()
+            .and_then(Path::parent)
+            .map_or_else(|| own.shown.clone(), |p| p.display().to_string());
         return Ok(Interpreter {
             path: own.path,
             why: format!("the project's own virtual environment ({venv}/)"),

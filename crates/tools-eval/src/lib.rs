@@ -7,10 +7,17 @@
 //!
 //! - One kernel per language per run, started on first use; the driver programs ship
 //!   inside this crate.
-//! - The protocol runs over dedicated pipes (fds 3 and 4 of the kernel), never over its
-//!   stdout or a socket; whatever the cell or its subprocesses write to fd 1/2 comes back as
-//!   the cell's output, held to an answer budget (about 4 KB: head and tail kept, the cut
-//!   counted and saying how to see the rest).
+//! - The protocol runs over dedicated pipes (fds 3 and 4 of the kernel on Unix, named pipes
+//!   only the kernel may open on Windows: the platform layer's
+//!   [`ChildChannel`](tools_core::platform::ChildChannel)), never over its stdout or a
+//!   socket; whatever the cell or its subprocesses write to fd 1/2 comes back as the cell's
+//!   output (on Windows, for JavaScript, what the cell itself prints: Node cannot move its
+//!   own fds 1 and 2), held to an answer budget (about 4 KB: head and tail kept, the cut
+//!   counted and saying how to see the rest). A cell is interrupted with SIGINT on Unix
+//!   and with a byte on a third pipe on Windows, which stops a Python cell at its next
+//!   Python instruction (a blocking call such as `time.sleep` returns first) and a
+//!   JavaScript cell that is awaiting; a JavaScript loop that never yields is ended with its
+//!   kernel there.
 //! - Python cells behave like a notebook: the last expression is displayed, `display()`,
 //!   pandas tables, matplotlib figures as PNG images (downscaled to at most [`MAX_SIDE`]
 //!   pixels a side), tracebacks trimmed to the user's frames with the cell's own line

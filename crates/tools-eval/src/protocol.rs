@@ -1,7 +1,8 @@
 //! The messages between the host and a kernel driver. They travel as `Content-Length`
 //! framed JSON (tools-core's [`framing`](tools_core::framing)) over two pipes that exist only
-//! for this: fd 3 (host → kernel) and fd 4 (kernel → host). Nothing a cell prints, and no
-//! subprocess it starts, can write to them.
+//! for this: on Unix fd 3 (host → kernel) and fd 4 (kernel → host), on Windows two named
+//! pipes only the kernel may open. Nothing a cell prints, and no subprocess it starts, can
+//! write to them.
 
 use std::collections::BTreeMap;
 
