@@ -412,8 +412,13 @@ fn install_alone(spec: &str) -> Result {
 }
 
 fn link_program(program: &Path, link: &Path) -> Result {
-    std::os::unix::fs::symlink(program, link)
-        .map_err(|e| format!("cannot link {}: {e}", link.display()))
+    // Setup runs on Linux; xtask still compiles elsewhere, so the workspace's clippy runs
+    // for macOS and Windows cover it too.
+    #[cfg(unix)]
+    let linked = std::os::unix::fs::symlink(program, link);
+    #[cfg(windows)]
+    let linked = std::os::windows::fs::symlink_file(program, link);
+    linked.map_err(|e| format!("cannot link {}: {e}", link.display()))
 }
 
 /// Builds the Python bindings (crates/tools-py) with maturin and installs the wheel into the

@@ -9,14 +9,17 @@
 //! Prints medians and the ratio ours / floor; never a pass/fail. `-- --smoke` runs a few
 //! rounds of each.
 
+#[cfg(unix)]
 use std::fs::File;
+#[cfg(unix)]
 use std::io::{BufRead, BufReader, Read, Write};
+#[cfg(unix)]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tools_ask::{ChannelGate, Reply, TerminalGate};
+use tools_ask::{ChannelGate, Reply};
 use tools_core::{Config, Registry, RegistryBuilder, Run, RunOptions, Surface};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -86,6 +89,7 @@ async fn channel(rounds: usize) -> Res<(Duration, Duration)> {
     Ok((median(ours), median(floor)))
 }
 
+#[cfg(unix)]
 fn openpty() -> Res<(File, File, std::path::PathBuf)> {
     let (mut m, mut s): (libc::c_int, libc::c_int) = (-1, -1);
     // SAFETY: openpty fills the two out-parameters; the optional ones are null.
@@ -108,6 +112,7 @@ fn openpty() -> Res<(File, File, std::path::PathBuf)> {
     Ok((File::from(m), File::from(s), path))
 }
 
+#[cfg(unix)]
 async fn terminal(rounds: usize) -> Res<(Duration, Duration)> {
     let (master, _slave, path) = openpty()?;
     let mut reader = master.try_clone()?;
@@ -130,7 +135,7 @@ async fn terminal(rounds: usize) -> Res<(Duration, Duration)> {
             }
         }
     });
-    let (_d, reg) = registry(Arc::new(TerminalGate::with_device(&path)))?;
+    let (_d, reg) = registry(Arc::new(tools_ask::TerminalGate::with_device(&path)))?;
     let mut ours = Vec::new();
     for i in 0..rounds {
         let t = Instant::now();
@@ -166,8 +171,15 @@ fn main() -> Res<()> {
         let (channel_rounds, terminal_rounds) = if smoke() { (3, 3) } else { (2000, 200) };
         let (o, f) = channel(channel_rounds).await?;
         row("channel round trip", o, f);
-        let (o, f) = terminal(terminal_rounds).await?;
-        row("terminal round trip (pty)", o, f);
+        #[cfg(unix)]
+        {
+            let (o, f) = terminal(terminal_rounds).await?;
+            row("terminal round trip (pty)", o, f);
+        }
+        #[cfg(not(unix))]
+        println!(
+            "terminal round trip (pty): not measured, this OS has no pseudo-terminals ({terminal_rounds} rounds asked)"
+        );
         Ok(())
     })
 }

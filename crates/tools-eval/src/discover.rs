@@ -239,7 +239,9 @@ pub fn find(
     }
 }
 
+// The project layouts below are Unix's (`venv/bin/python`, scripts run by their `#!`).
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

@@ -126,10 +126,14 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        // SAFETY: kill with a plain pid; SIGTERM lets the server close its runs.
+        // SIGTERM lets the server close its runs; Windows has no such request.
+        #[cfg(unix)]
+        // SAFETY: kill with a plain pid.
         unsafe {
             libc::kill(self.child.id() as i32, libc::SIGTERM);
         }
+        #[cfg(not(unix))]
+        let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }

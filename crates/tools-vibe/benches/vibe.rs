@@ -91,8 +91,9 @@ async fn floor_once(n: usize) -> Result<Duration, Box<dyn std::error::Error>> {
         cmd.args(["-c", SCRIPT])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .process_group(0);
+            .stderr(std::process::Stdio::piped());
+        // Its own group, as the tool's children are.
+        tools_core::platform::detach_from_our_group(cmd.as_std_mut());
         children.push(cmd.spawn()?);
     }
     for c in children {

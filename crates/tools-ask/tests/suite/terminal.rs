@@ -8,7 +8,8 @@ use serde_json::json;
 use tools_ask::{ApproveMode, Card, CardKind, CardOption, QuestionGate, Reply, TerminalGate};
 use tools_core::{Approval, ApprovalRequest, Approver, CallError, Surface, Tier, ToolError};
 
-use super::support::{Pty, registry, run_with};
+use super::pty::Pty;
+use super::support::{registry, run_with};
 
 fn colours(multi: bool) -> serde_json::Value {
     json!({

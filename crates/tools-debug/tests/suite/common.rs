@@ -60,11 +60,7 @@ impl Fixture {
                 python.display()
             ),
         );
-        std::fs::set_permissions(
-            &wrapper,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+        tools_core::platform::make_executable(&wrapper).unwrap();
     }
 
     pub async fn call(&self, args: Value) -> Result<ToolOutput, ToolError> {

@@ -267,10 +267,7 @@ async fn untrusted_runs_use_node_from_path_and_say_what_cells_may_import() {
     let planted = e.dir.path().join("node_modules/.bin/node");
     std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
     std::fs::write(&planted, "#!/bin/sh\necho planted > planted-ran\n").unwrap();
-    std::os::unix::fs::PermissionsExt::set_mode(
-        &mut std::fs::metadata(&planted).unwrap().permissions(),
-        0o755,
-    );
+    tools_core::platform::make_executable(&planted).unwrap();
     let entries = e.reg.doctor().await;
     let js = entries
         .iter()

@@ -77,6 +77,7 @@ async fn a_long_cell_reports_progress() {
     );
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn doctor_names_the_interpreters_and_why() {
     let e = env();
@@ -125,10 +126,12 @@ async fn doctor_names_the_interpreters_and_why() {
     assert!(tools_eval::family(&bad).is_err());
 }
 
+#[cfg(unix)]
 fn entries_have(entries: &[tools_core::DoctorEntry], resource: &str) -> bool {
     entries.iter().any(|d| d.resource == resource)
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn the_project_venv_is_the_interpreter_cells_run_on() {
     let Some(real) = tools_core::testing::which("python3") else {

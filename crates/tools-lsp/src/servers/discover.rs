@@ -249,6 +249,7 @@ mod tests {
         assert_eq!(find_root(&ws.join("x.go"), &["nope".into()], &ws), None);
     }
 
+    #[cfg(unix)]
     #[test]
     fn local_bin_dirs_come_before_path_in_trusted_runs_only() {
         use std::os::unix::fs::PermissionsExt;

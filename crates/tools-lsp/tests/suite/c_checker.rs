@@ -164,8 +164,7 @@ async fn an_untrusted_run_compiles_nothing_and_never_runs_a_compiler_from_the_wo
     let evil = root.join("tools/cc");
     std::fs::create_dir_all(evil.parent().unwrap()).unwrap();
     std::fs::write(&evil, format!("#!/bin/sh\ntouch {}/ran\n", root.display())).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
+    tools_core::platform::make_executable(&evil).unwrap();
     std::fs::write(
         root.join("compile_commands.json"),
         compile_commands(&root, &evil.display().to_string()),

@@ -28,7 +28,7 @@ fn link_svelte(p: &Project, svelte_check: &Path) {
         "no svelte beside {svelte_check:?}"
     );
     std::fs::create_dir_all(p.root().join("node_modules")).unwrap();
-    std::os::unix::fs::symlink(&svelte, p.root().join("node_modules/svelte")).unwrap();
+    crate::suite::link_dir(&svelte, p.root().join("node_modules/svelte")).unwrap();
 }
 
 /// `svelte-check`'s machine output for the project: its `ERROR`/`WARNING` lines and the

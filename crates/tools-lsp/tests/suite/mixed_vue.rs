@@ -30,7 +30,7 @@ pub(super) fn link_vue(p: &Project, vue_tsc: &std::path::Path) {
         "no vue beside {vue_tsc:?}"
     );
     std::fs::create_dir_all(p.root().join("node_modules")).unwrap();
-    std::os::unix::fs::symlink(&vue, p.root().join("node_modules/vue")).unwrap();
+    crate::suite::link_dir(&vue, p.root().join("node_modules/vue")).unwrap();
 }
 
 pub(super) fn vue_tsc(p: &Project, program: &std::path::Path) -> std::process::Output {

@@ -42,6 +42,7 @@ mod python;
 mod real_projects;
 mod rename;
 mod rename_check;
+#[cfg(unix)]
 mod rename_safety;
 mod rust_checker;
 mod sass;
@@ -447,4 +448,13 @@ pub fn fixture(name: &str) -> PathBuf {
 #[track_caller]
 pub fn has(hay: &str, needle: &str) {
     assert!(hay.contains(needle), "expected {needle:?} in:\n{hay}");
+}
+
+/// Links the folder `target` at `at` (a symbolic link to a folder on either OS), as a test
+/// puts an installed package beside a project.
+pub fn link_dir(target: impl AsRef<Path>, at: impl AsRef<Path>) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(target, at);
+    #[cfg(windows)]
+    return std::os::windows::fs::symlink_dir(target, at);
 }

@@ -52,6 +52,7 @@ fn a_command_that_splices_the_brief_into_a_script_is_refused_when_the_run_opens(
 
 /// A symlink planted at the first log name (pointing outside) is neither followed nor
 /// reused: the worker logs to a fresh file of its own.
+#[cfg(unix)]
 #[tokio::test]
 async fn a_planted_link_at_the_log_path_is_not_followed() {
     let w = format!("{:?}", worker_script().display().to_string());

@@ -372,6 +372,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_rustup_proxy_counts_only_with_its_component() {
         let dir = tempfile::tempdir().unwrap();

@@ -400,6 +400,7 @@ mod tests {
         assert_eq!(s[0].shown(), "npm install … typescript@5.9.3");
     }
 
+    #[cfg(unix)]
     #[test]
     fn venv_script_headers_follow_the_rename() {
         use std::os::unix::fs::PermissionsExt;

@@ -96,7 +96,7 @@ fn link_angular_core(p: &Project) {
     );
     let dest = p.root().join("web/angular/node_modules/@angular");
     std::fs::create_dir_all(&dest).unwrap();
-    std::os::unix::fs::symlink(&core, dest.join("core")).unwrap();
+    crate::suite::link_dir(&core, dest.join("core")).unwrap();
 }
 
 /// Asks `action` about `q`; the answer must hold `q.answer_line` as a whole line.
