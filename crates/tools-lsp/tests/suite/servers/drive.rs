@@ -102,8 +102,18 @@ fn link_angular_core(p: &Project) {
 /// Asks `action` about `q`; the answer must hold `q.answer_line` as a whole line.
 async fn query(p: &Project, case: &Case, action: &str, q: &Query) -> Result<(), String> {
     let args = json!({"action": action, "file": case.file, "line": q.line, "symbol": q.symbol});
-    let text = match p.lsp(args).await {
+    let text = match p.lsp(args.clone()).await {
         Ok(o) => o.full_text(),
+        // A server that crashed on the question (ccls aborts now and then) is restarted by
+        // the next call, as the answer says: ask once more, as an agent would.
+        Err(e) if e.to_string().contains("the next call restarts it") => match p.lsp(args).await {
+            Ok(o) => o.full_text(),
+            Err(again) => {
+                return Err(format!(
+                    "the call failed twice: {e}; then, restarted: {again}"
+                ));
+            }
+        },
         Err(e) => return Err(format!("the call failed: {e}")),
     };
     if std::env::var_os("LSP_TEST_ECHO").is_some() {
@@ -193,12 +203,19 @@ async fn write(p: &Project, case: &Case, text: &str) -> Written {
     let out = p
         .call("test_write", json!({"path": case.file, "text": text}))
         .await;
-    let section = out
-        .ok()
-        .and_then(|o| o.sections.into_iter().find(|s| s.title == "diagnostics"));
-    let written = Written {
-        body: section.as_ref().map(|s| s.body.clone()).unwrap_or_default(),
-        structured: section.and_then(|s| s.structured).unwrap_or_default(),
+    let written = match out {
+        Ok(o) => {
+            let section = o.sections.into_iter().find(|s| s.title == "diagnostics");
+            Written {
+                body: section.as_ref().map(|s| s.body.clone()).unwrap_or_default(),
+                structured: section.and_then(|s| s.structured).unwrap_or_default(),
+            }
+        }
+        // Shown in the failure, so a write that failed is told from one that said nothing.
+        Err(e) => Written {
+            body: format!("(the write failed: {e})"),
+            structured: Value::Null,
+        },
     };
     if std::env::var_os("LSP_TEST_ECHO").is_some() {
         eprintln!("{} write: {:?}", case.component, written.body);
