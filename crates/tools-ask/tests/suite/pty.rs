@@ -16,31 +16,36 @@ pub struct Pty {
     seen: Arc<Mutex<String>>,
 }
 
+/// A new pseudo-terminal: its master and slave ends, and the slave's path.
+pub fn open_pair() -> (OwnedFd, OwnedFd, PathBuf) {
+    let mut master: libc::c_int = -1;
+    let mut slave: libc::c_int = -1;
+    // SAFETY: openpty writes two descriptors into the out-parameters; name, termios and
+    // winsize are optional and passed as null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            // Mutable on macOS, `const` on Linux: a null of either kind fits both.
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty failed: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just returned by openpty and are owned here.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let slave_path = std::fs::read_link(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&slave)
+    ))
+    .unwrap();
+    (master, slave, slave_path)
+}
+
 impl Pty {
     pub fn open() -> Pty {
-        let mut master: libc::c_int = -1;
-        let mut slave: libc::c_int = -1;
-        // SAFETY: openpty writes two descriptors into the out-parameters; name, termios and
-        // winsize are optional and passed as null.
-        let rc = unsafe {
-            libc::openpty(
-                &mut master,
-                &mut slave,
-                std::ptr::null_mut(),
-                // Mutable on macOS, `const` on Linux: a null of either kind fits both.
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            )
-        };
-        assert_eq!(rc, 0, "openpty failed: {}", std::io::Error::last_os_error());
-        // SAFETY: both descriptors were just returned by openpty and are owned here.
-        let (master, slave) =
-            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-        let slave_path = std::fs::read_link(format!(
-            "/proc/self/fd/{}",
-            std::os::fd::AsRawFd::as_raw_fd(&slave)
-        ))
-        .unwrap();
+        let (master, slave, slave_path) = open_pair();
         let master = File::from(master);
         let seen = Arc::new(Mutex::new(String::new()));
         let mut reader = master.try_clone().unwrap();

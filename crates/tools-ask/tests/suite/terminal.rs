@@ -8,7 +8,7 @@ use serde_json::json;
 use tools_ask::{ApproveMode, Card, CardKind, CardOption, QuestionGate, Reply, TerminalGate};
 use tools_core::{Approval, ApprovalRequest, Approver, CallError, Surface, Tier, ToolError};
 
-use super::pty::Pty;
+use super::pty::{Pty, open_pair};
 use super::support::{registry, run_with};
 
 fn colours(multi: bool) -> serde_json::Value {
@@ -222,33 +222,7 @@ async fn typeahead_does_not_answer_the_card() {
 #[tokio::test]
 async fn a_hung_up_terminal_is_unavailable() {
     tools_core::testing::exercised("pseudo-terminal");
-    let mut master: libc::c_int = -1;
-    let mut slave: libc::c_int = -1;
-    // SAFETY: openpty fills the two out-parameters; the optional ones are null.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            // Mutable on macOS, `const` on Linux: a null of either kind fits both.
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(rc, 0);
-    // SAFETY: both descriptors were just returned by openpty and are owned here.
-    let (master, slave) = unsafe {
-        use std::os::fd::FromRawFd;
-        (
-            std::os::fd::OwnedFd::from_raw_fd(master),
-            std::os::fd::OwnedFd::from_raw_fd(slave),
-        )
-    };
-    let path = std::fs::read_link(format!(
-        "/proc/self/fd/{}",
-        std::os::fd::AsRawFd::as_raw_fd(&slave)
-    ))
-    .unwrap();
+    let (master, slave, path) = open_pair();
     let (_d, run) = run_with("");
     let reg = registry(&run, Arc::new(TerminalGate::with_device(&path)));
     let call = tokio::spawn({
