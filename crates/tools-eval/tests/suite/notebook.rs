@@ -78,10 +78,9 @@ fn mask(text: &str) -> String {
     let without_warning: String = text
         .split_inclusive('\n')
         .filter(|line| {
-            !line
-                .strip_prefix(SLOW_RUN_WARNING.0)
+            line.strip_prefix(SLOW_RUN_WARNING.0)
                 .and_then(|l| l.strip_suffix(SLOW_RUN_WARNING.1))
-                .is_some_and(|ratio| ratio.parse::<f64>().is_ok())
+                .is_none_or(|ratio| ratio.parse::<f64>().is_err())
         })
         .collect();
     let text = without_warning.as_str();
