@@ -3,12 +3,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
-use std::os::unix::fs::PermissionsExt;
 
 fn exe(p: &Path, body: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, body).unwrap();
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    tools_core::platform::make_executable(p).unwrap();
 }
 
 #[test]

@@ -84,15 +84,7 @@ impl KernelProcess {
                 ))
             })?,
             status = child.wait() => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                return Err(ToolError::not_available(format!(
-                    "the {} kernel ({}, {}) {} while starting{}",
-                    language.name(),
-                    interpreter.path.display(),
-                    interpreter.why,
-                    describe_exit(status.ok()),
-                    log_suffix(&child.stderr().last_lines(15)),
-                )));
+                return Err(ended_while_starting(language, &interpreter, &child, status.ok()).await);
             }
             _ = tokio::time::sleep_until(deadline) => {
                 return Err(ToolError::timed_out(format!(
@@ -144,15 +136,10 @@ impl KernelProcess {
                     .await
                     .ok()
                     .and_then(Result::ok);
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                Err(ToolError::not_available(format!(
-                    "the {} kernel ({}, {}) {} while starting{}",
-                    language.name(),
-                    kernel.interpreter.path.display(),
-                    kernel.interpreter.why,
-                    describe_exit(status),
-                    log_suffix(&kernel.child.stderr().last_lines(15)),
-                )))
+                Err(
+                    ended_while_starting(language, &kernel.interpreter, &kernel.child, status)
+                        .await,
+                )
             }
             Err(_) => Err(ToolError::timed_out(format!(
                 "the {} kernel ({}) did not start within {:.0} s{}",
@@ -196,4 +183,23 @@ impl KernelProcess {
             log: self.child.stderr().last_lines(20),
         }
     }
+}
+
+/// The error for a kernel process that ended before its driver was ready: how it ended and
+/// the end of its log, once the log has had a moment to take its last lines.
+async fn ended_while_starting(
+    language: Language,
+    interpreter: &Interpreter,
+    child: &ChildProcess,
+    status: Option<std::process::ExitStatus>,
+) -> ToolError {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ToolError::not_available(format!(
+        "the {} kernel ({}, {}) {} while starting{}",
+        language.name(),
+        interpreter.path.display(),
+        interpreter.why,
+        describe_exit(status),
+        log_suffix(&child.stderr().last_lines(15)),
+    ))
 }

@@ -33,22 +33,16 @@ impl ChildChannel {
             std::process::id(),
             crate::random_name::random_hex()
         );
-        let mut made = Vec::with_capacity(3);
-        for (env, part) in CHANNEL_ENV
-            .iter()
-            .zip(["commands", "messages", "interrupts"])
-        {
+        let [commands_env, messages_env, interrupts_env] = CHANNEL_ENV;
+        let mut make = |env: &str, part: &str| {
             let name = format!("{stem}-{part}");
-            made.push(create_instance(&name, true)?);
             cmd.env(env, &name);
-        }
-        let [commands, messages, interrupts]: [NamedPipeServer; 3] = made
-            .try_into()
-            .map_err(|_| io::Error::other("three pipes were made"))?;
+            create_instance(&name, true)
+        };
         Ok(ChildChannel {
-            commands,
-            messages,
-            interrupts,
+            commands: make(commands_env, "commands")?,
+            messages: make(messages_env, "messages")?,
+            interrupts: make(interrupts_env, "interrupts")?,
         })
     }
 
