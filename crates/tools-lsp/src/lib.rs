@@ -96,6 +96,7 @@ mod checkers;
 pub mod client;
 mod diagnostics;
 mod error;
+mod grammar_symbols;
 mod queries;
 mod reference_source;
 pub mod rename;

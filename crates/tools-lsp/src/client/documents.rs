@@ -89,6 +89,54 @@ impl LspClient {
         self.sync_text(path, text, stamp, proposed).await
     }
 
+    /// Hands the server the disk's text of `path` by closing the document and opening it
+    /// again at the next version, even when its text did not change (the new version tells
+    /// the server's next publish of it from any earlier one); a document not open is
+    /// opened. For servers that take a `didChange` for typing and hold their analysis back
+    /// after it but not after an open (see `republish::reopens_written_files`); `changed`
+    /// says whether the text differs from what the server had.
+    pub async fn reopen_file(&self, path: &Path) -> Result<DocState> {
+        self.wait_preview_restored().await;
+        let stamp = disk_stamp(path);
+        let bytes = tokio::fs::read(path)
+            .await
+            .map_err(|e| LspError::Other(format!("cannot read {}: {e}", path.display())))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let uri = path_to_uri(path)?;
+        let mut docs = self.docs.lock().await;
+        let Some(doc) = docs.get_mut(&path_key(path)) else {
+            drop(docs);
+            return self.sync_text(path, text, stamp, false).await;
+        };
+        let changed = doc.text != text;
+        doc.version += 1;
+        doc.text = text.clone();
+        doc.stamp = stamp;
+        doc.proposed = false;
+        doc.last_used = Instant::now();
+        let version = doc.version;
+        drop(docs);
+        self.notify::<DidCloseTextDocument>(DidCloseTextDocumentParams {
+            text_document: TextDocumentIdentifier::new(uri.clone()),
+        })
+        .await?;
+        self.notify::<DidOpenTextDocument>(DidOpenTextDocumentParams {
+            text_document: TextDocumentItem::new(
+                uri.clone(),
+                self.language_id(path),
+                version,
+                text.clone(),
+            ),
+        })
+        .await?;
+        Ok(DocState {
+            uri,
+            version,
+            text,
+            changed,
+        })
+    }
+
     /// Opens `path` with `text`, which is *not* what the disk holds now: the text a file
     /// had before a write, so the server sees the state before it first. The next
     /// [`LspClient::sync_file`] sends the disk's text as a change.

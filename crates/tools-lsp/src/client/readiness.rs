@@ -54,6 +54,14 @@ impl LspClient {
         false
     }
 
+    /// Whether the server's first load was seen to begin and end: it reported work, and
+    /// none of what it reports loads the project any more (pyright: its first analysis,
+    /// announced as progress, is over). A server that reported no work never says so.
+    pub fn first_load_seen_over(&self) -> bool {
+        self.shared.note_loaded_if_over();
+        self.shared.loaded.load(Ordering::SeqCst)
+    }
+
     /// Whether an answer given now may be incomplete: the server is loading the project or
     /// indexing it (a check under way does not make answers incomplete).
     pub fn still_indexing(&self) -> bool {

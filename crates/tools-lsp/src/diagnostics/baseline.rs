@@ -43,6 +43,11 @@ pub(crate) struct Before {
     /// With the first analysis unfinished, the files whose state before is known all the
     /// same (pyright checked them first: see `early_users`): they are judged, not baseline.
     pub judged: Vec<PathBuf>,
+    /// Users opened for this change whose check after their opening was not waited for:
+    /// the server had published them already, and that publish is their state before
+    /// (`reopen_users`). The write hands them over again at a new version after the written
+    /// files, so what the server publishes of them then is told apart by its version.
+    pub unconfirmed: Vec<PathBuf>,
     /// What to tell the model about it.
     pub notes: Vec<String>,
 }
@@ -67,6 +72,7 @@ pub(crate) async fn state_before(
     paths: &[PathBuf],
     pre_images: &HashMap<PathBuf, PreImage>,
     earlier: Option<(u64, &SettleGoal)>,
+    reopen_users: bool,
 ) -> Before {
     let cfg = sup.config();
     let started = Instant::now();
@@ -149,8 +155,12 @@ pub(crate) async fn state_before(
         && earlier.is_none()
         && client.answers_before_analysis()
         && before_write.complete;
+    let mut unconfirmed = Vec::new();
     let (mut pre_settled, early, judged) = match users_first {
-        true => early_users(sup, client, paths, &before_write, &pre).await,
+        true => {
+            let reopen_users = reopen_users.then_some(&mut unconfirmed);
+            early_users(sup, client, paths, &before_write, &pre, reopen_users).await
+        }
         false => (settle(client, &pre).await, None, None),
     };
     // The users of what the write changed are asked once the server has settled: the
@@ -162,11 +172,20 @@ pub(crate) async fn state_before(
         None => {
             let since_users = client.publish_seq();
             let users = open_users(sup, client, paths, &before_write).await;
-            if pre_settled.is_ok() && !users.opened.is_empty() {
+            // A server that checks its whole workspace and is settled has published every
+            // file it checks as it is now: that publish is a user's state before, and the
+            // check its opening asks for (a quarter of a second later, pyright's back-off
+            // after our outline question) need not be waited for — when the write hands the
+            // user over again at a new version (`reopen_users`).
+            let confirm = match reopen_users && pre_settled.is_ok() && !first_analysis {
+                true => published_already(client, &users.opened, &mut unconfirmed),
+                false => users.opened.clone(),
+            };
+            if pre_settled.is_ok() && !confirm.is_empty() {
                 pre_settled = settle(
                     client,
                     &SettleGoal {
-                        publishes: users.opened.clone(),
+                        publishes: confirm,
                         likely: Vec::new(),
                         since_seq: since_users,
                         changed_at: None,
@@ -283,6 +302,7 @@ pub(crate) async fn state_before(
         open_importers: importers.open,
         users: all_users.filter(|_| settled || judged.is_some()),
         judged: judged.unwrap_or_default(),
+        unconfirmed,
         notes,
     }
 }
@@ -296,6 +316,11 @@ pub(crate) async fn state_before(
 /// before is known (the third `Some`). Otherwise the analysis is waited for to the end of
 /// the bound, as for any server.
 ///
+/// With `unconfirmed` (the write reopens users: see `Before::unconfirmed`), a server seen
+/// quiet whose first analysis was seen to begin and end (its progress reports) has its
+/// users' earlier publishes as their state before: those are put in `unconfirmed` and not
+/// waited for.
+///
 /// A server seen quiet in that first wait (a write right after its start, its analysis not
 /// begun) has its users opened and waited for as for any server (`Ok`), as long again; if
 /// its analysis goes on past that and it has checked the users and moved on to files that
@@ -307,6 +332,7 @@ async fn early_users(
     paths: &[PathBuf],
     before_write: &BeforeWrite,
     pre: &SettleGoal,
+    unconfirmed: Option<&mut Vec<PathBuf>>,
 ) -> (Result<(), String>, Option<Importers>, Option<Vec<PathBuf>>) {
     let first = SettleGoal {
         deadline: pre
@@ -317,8 +343,14 @@ async fn early_users(
     let first_done = settle(client, &first).await;
     let since = client.publish_seq();
     let users = open_users(sup, client, paths, before_write).await;
+    let confirm = match unconfirmed {
+        Some(known) if first_done.is_ok() && client.first_load_seen_over() => {
+            published_already(client, &users.opened, known)
+        }
+        _ => users.opened.clone(),
+    };
     let what = match first_done {
-        Ok(()) if users.opened.is_empty() => return (Ok(()), Some(users), None),
+        Ok(()) if confirm.is_empty() => return (Ok(()), Some(users), None),
         Ok(()) => {
             // As long again as the first wait: an analysis that had not begun when the
             // server was quiet, over by then, is the state before as always.
@@ -326,7 +358,7 @@ async fn early_users(
                 .deadline
                 .min(Instant::now() + sup.config().diagnostics_wait() / 2);
             let published = SettleGoal {
-                publishes: users.opened.clone(),
+                publishes: confirm,
                 likely: Vec::new(),
                 since_seq: since,
                 changed_at: None,
@@ -375,6 +407,23 @@ async fn early_users(
         return (Err(what), Some(users), Some(judged));
     }
     (settle(client, pre).await, Some(users), None)
+}
+
+/// The files of `opened` the server has never published, to be waited for; the others,
+/// whose last publish is their state before, are added to `known`.
+fn published_already(
+    client: &LspClient,
+    opened: &[(PathBuf, i32)],
+    known: &mut Vec<PathBuf>,
+) -> Vec<(PathBuf, i32)> {
+    let mut confirm = Vec::new();
+    for (path, version) in opened {
+        match client.published(path) {
+            Some(_) => known.push(path.clone()),
+            None => confirm.push((path.clone(), *version)),
+        }
+    }
+    confirm
 }
 
 /// Whether every file of `users` opened just now is published after publish number `since`

@@ -26,6 +26,10 @@ use lsp_types::{
 };
 use tokio::time::Instant;
 
+use std::sync::Arc;
+use tools_core::{SourceSymbol, SymbolSource};
+
+use crate::client::position::{Encoding, to_lsp_character};
 use crate::client::{LspClient, ask_again_later, uri_to_path};
 use crate::error::LspError;
 
@@ -164,6 +168,71 @@ fn nested(symbols: &[DocumentSymbol], changed: ChangedLines, out: &mut Vec<Chang
             });
         }
     }
+}
+
+/// The items a change falls in, read from `text` (the written file as the server has it
+/// before the write) with the bundled grammars, for a server whose outline question holds
+/// its analysis back (see `republish::outline_holds_analysis`). Only a change that lies
+/// wholly inside functions or methods is read so: a function's inner symbols are its
+/// locals, so the outermost function touched is the item whoever draws the outline, and
+/// its name is where the grammars put it. Anything else — a module variable, a class
+/// attribute, an import — is the server's to name: `None` says to ask it.
+pub async fn items_from_grammar(
+    source: &Arc<dyn SymbolSource>,
+    path: &Path,
+    text: &str,
+    changed: ChangedLines,
+    enc: Encoding,
+) -> Option<Vec<ChangedItem>> {
+    let symbols = source.symbols(path, text).await.ok()??.symbols;
+    // Counted in bytes: a range's last byte may sit inside a character.
+    let line_of = |byte: usize| {
+        let before = &text.as_bytes()[..byte.min(text.len())];
+        u32::try_from(before.iter().filter(|b| **b == b'\n').count()).unwrap_or(u32::MAX)
+    };
+    // (first line, last line, symbol) of every function and method, outermost first.
+    let callables: Vec<(u32, u32, &SourceSymbol)> = symbols
+        .iter()
+        .filter(|s| matches!(s.kind.as_str(), "function" | "method"))
+        .map(|s| (line_of(s.range.start), line_of(s.range.end.max(1) - 1), s))
+        .collect();
+    let outermost = |&&(first, last, s): &&(u32, u32, &SourceSymbol)| {
+        !callables
+            .iter()
+            .any(|&(f, l, o)| !std::ptr::eq(o, s) && f <= first && last <= l && o.range != s.range)
+    };
+    let hit: Vec<&(u32, u32, &SourceSymbol)> = callables
+        .iter()
+        .filter(|&&(first, last, _)| touched(first, last, changed))
+        .filter(outermost)
+        .collect();
+    let covered = match changed.start == changed.end {
+        true => !hit.is_empty(),
+        false => (changed.start..changed.end).all(|line| {
+            hit.iter()
+                .any(|&&(first, last, _)| first <= line && line <= last)
+        }),
+    };
+    if !covered {
+        return None;
+    }
+    let mut items = Vec::new();
+    for &&(_, _, s) in hit.iter().take(ITEMS_CAP) {
+        let name = s.path.last()?;
+        let byte = crate::grammar_symbols::name_offset(text, s)?;
+        let line = line_of(byte);
+        let line_start = text[..byte].rfind('\n').map_or(0, |i| i + 1);
+        let line_text = text[line_start..].split('\n').next().unwrap_or("");
+        items.push(ChangedItem {
+            name: name.clone(),
+            kind: match s.kind.as_str() {
+                "method" => SymbolKind::METHOD,
+                _ => SymbolKind::FUNCTION,
+            },
+            at: Position::new(line, to_lsp_character(line_text, byte - line_start, enc)),
+        });
+    }
+    Some(items)
 }
 
 /// The files that use or implement some changed items, as the server found them.
@@ -433,5 +502,71 @@ mod tests {
         );
         // A new item after everything: nothing anyone uses yet.
         assert!(names(ChangedLines { start: 6, end: 6 }).is_empty());
+    }
+
+    /// A Python file: a decorated function with a nested one, a class with an attribute and
+    /// a method, a module variable between them. Lines (0-based) in the comments.
+    const MODULE: &str = "import os\n\
+                          \n\
+                          @cache\n\
+                          def outer(a):\n\
+                          \x20   def inner(b):\n\
+                          \x20       return b\n\
+                          \x20   return inner(a)\n\
+                          \n\
+                          LIMIT = 3\n\
+                          \n\
+                          class Box:\n\
+                          \x20   size: int = 1\n\
+                          \n\
+                          \x20   def grow(self, by):\n\
+                          \x20       self.size += by\n";
+
+    async fn from_grammar(start: u32, end: u32) -> Option<Vec<(String, SymbolKind, u32, u32)>> {
+        let source: Arc<dyn SymbolSource> = Arc::new(tools_ast::GrammarSymbols);
+        let changed = ChangedLines { start, end };
+        items_from_grammar(&source, Path::new("m.py"), MODULE, changed, Encoding::Utf16)
+            .await
+            .map(|v| {
+                v.into_iter()
+                    .map(|i| (i.name, i.kind, i.at.line, i.at.character))
+                    .collect()
+            })
+    }
+
+    #[tokio::test]
+    async fn a_change_inside_functions_is_read_from_the_grammars() {
+        // Inside the nested function: the outer one is the item, named on its `def` line.
+        assert_eq!(
+            from_grammar(5, 6).await,
+            Some(vec![("outer".into(), SymbolKind::FUNCTION, 3, 4)])
+        );
+        // Its decorator belongs to it.
+        assert_eq!(
+            from_grammar(2, 3).await,
+            Some(vec![("outer".into(), SymbolKind::FUNCTION, 3, 4)])
+        );
+        // A method's body: the method, not its class.
+        assert_eq!(
+            from_grammar(14, 15).await,
+            Some(vec![("grow".into(), SymbolKind::METHOD, 13, 8)])
+        );
+        // A line inserted inside a function.
+        assert_eq!(
+            from_grammar(6, 6).await,
+            Some(vec![("outer".into(), SymbolKind::FUNCTION, 3, 4)])
+        );
+    }
+
+    #[tokio::test]
+    async fn anything_outside_functions_is_left_to_the_server() {
+        // A module variable, an import, a class attribute: the server names those.
+        assert_eq!(from_grammar(8, 9).await, None);
+        assert_eq!(from_grammar(0, 1).await, None);
+        assert_eq!(from_grammar(11, 12).await, None);
+        // A change running from a function into the module level.
+        assert_eq!(from_grammar(6, 9).await, None);
+        // A line inserted between two items.
+        assert_eq!(from_grammar(9, 9).await, None);
     }
 }

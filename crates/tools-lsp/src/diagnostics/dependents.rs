@@ -25,7 +25,7 @@ use tools_core::PreImage;
 
 use crate::client::LspClient;
 use crate::diagnostics::changed_items::{
-    ITEMS_CAP, changed_items, changed_lines, document_symbols, files_using,
+    ITEMS_CAP, changed_items, changed_lines, document_symbols, files_using, items_from_grammar,
 };
 use crate::servers::sibling_projects::sibling_importers;
 use crate::servers::supervisor::ServerSupervisor;
@@ -307,11 +307,25 @@ pub async fn open_users(
         let Some(changed) = changed_lines(&doc.text, &new) else {
             continue;
         };
-        let Some(symbols) = document_symbols(client, target, deadline).await else {
-            complete = false;
-            continue;
+        let from_grammar = match crate::diagnostics::republish::outline_holds_analysis(client) {
+            true => match sup.grammar_symbols() {
+                Some(g) => {
+                    items_from_grammar(&g, target, &doc.text, changed, client.encoding).await
+                }
+                None => None,
+            },
+            false => None,
         };
-        let items = changed_items(&symbols, changed);
+        let items = match from_grammar {
+            Some(items) => items,
+            None => {
+                let Some(symbols) = document_symbols(client, target, deadline).await else {
+                    complete = false;
+                    continue;
+                };
+                changed_items(&symbols, changed)
+            }
+        };
         tracing::debug!(server = %client.server, file = %target.display(), ?items, "items the write changed");
         // A change outside every symbol (an import, a statement at module level) or over
         // more items than are asked about may affect any importer.

@@ -284,6 +284,7 @@ impl DiagnosticsOnWrite {
             .remove(&key)
             .filter(|p| p.pid == client.pid());
         let mut notes = Vec::new();
+        let reopens = crate::diagnostics::republish::reopens_written_files(&client);
 
         // 1. Observers and external changes first, then the settled state before.
         let Before {
@@ -294,6 +295,7 @@ impl DiagnosticsOnWrite {
             open_importers,
             users,
             judged,
+            unconfirmed,
             notes: before_notes,
         } = state_before(
             &self.sup,
@@ -301,6 +303,7 @@ impl DiagnosticsOnWrite {
             &paths,
             pre_images,
             earlier.as_ref().and_then(PendingWrite::wait_for),
+            reopens,
         )
         .await;
         notes.extend(before_notes);
@@ -344,7 +347,11 @@ impl DiagnosticsOnWrite {
             // again when it is opened with the same text (pyright): only a change, or a
             // first look, is sure to bring a publish.
             let known = client.published(p).is_some();
-            match client.sync_file(p).await {
+            let synced = match reopens && was_open {
+                true => client.reopen_file(p).await,
+                false => client.sync_file(p).await,
+            };
+            match synced {
                 Ok(doc) => {
                     let _ = client.did_save(&doc).await;
                     if doc.changed && (was_open || !known) {
@@ -354,6 +361,14 @@ impl DiagnosticsOnWrite {
                     }
                 }
                 Err(e) => notes.push(format!("{}: {e}", display(&self.sup, p))),
+            }
+        }
+        // Users whose state before is an earlier publish (see `Before::unconfirmed`) go
+        // over again after the written files: what the server publishes of them at the
+        // new version is checked against the written text.
+        for user in &unconfirmed {
+            if let Err(e) = client.reopen_file(user).await {
+                notes.push(format!("{}: {e}", display(&self.sup, user)));
             }
         }
         // The server has the write: the other observers may ask it about the new text

@@ -236,6 +236,7 @@ async fn preview_on(
             open_importers,
             users: _,
             judged,
+            unconfirmed: _,
             mut notes,
         } = state_before(
             &sup,
@@ -243,6 +244,8 @@ async fn preview_on(
             &paths,
             &disk_texts(&paths),
             earlier.as_ref().and_then(PendingWrite::wait_for),
+            // A preview's texts go over as changes, never as reopened documents.
+            false,
         )
         .await;
         let late = earlier.map(|e| (e, before.clone()));

@@ -67,6 +67,42 @@ pub fn republishes_dependents(client: &LspClient) -> bool {
     s.starts_with("pyright") || s.starts_with("basedpyright")
 }
 
+/// Whether `client` checks every file of its workspace, open or not (the table sets
+/// pyright's and basedpyright's `diagnosticMode` to `workspace`).
+pub fn loads_whole_workspace(client: &LspClient) -> bool {
+    let workspace = Value::String("workspace".into());
+    (client.server.starts_with("pyright")
+        && client.setting("python.analysis.diagnosticMode") == workspace)
+        || (client.server.starts_with("basedpyright")
+            && client.setting("basedpyright.analysis.diagnosticMode") == workspace)
+}
+
+/// Whether a write is handed to `client` by closing the written documents and opening them
+/// again rather than by `didChange`: pyright and basedpyright take a change for typing and
+/// start analysing only 250 ms after the last one (an outline or a definition asked counts
+/// too), but not after an open; checking the whole workspace, they keep a closed file in
+/// their program, so the close publishes nothing. The files using what the write changed
+/// are reopened too, at a new version, so their publish after the write is told apart from
+/// one of the check their opening asked for (see `baseline::state_before`).
+pub fn reopens_written_files(client: &LspClient) -> bool {
+    republishes_dependents(client) && loads_whole_workspace(client)
+}
+
+/// Whether asking `client` for a document's outline holds its analysis back: pyright and
+/// basedpyright take an outline question for a user's interaction, as they take a change,
+/// and start their next analysis only 250 ms after it. The items a write changes are then
+/// read with the bundled grammars where they can be (see `changed_items::items_from_grammar`).
+pub fn outline_holds_analysis(client: &LspClient) -> bool {
+    republishes_dependents(client)
+}
+
+/// Whether every publish `client` makes of an open document carries the document's
+/// version (pyright, basedpyright): one without is of the file as the disk has it — a
+/// file it dropped from its program when it was closed — and is no check of the open text.
+pub fn versions_open_documents(client: &LspClient) -> bool {
+    republishes_dependents(client)
+}
+
 /// Makes `publishes` (sure to come) and `likely` (may come) exact for a change just sent
 /// to `client`, by the server's rule; returns whether they now list every publish that will
 /// come. A server without a known rule leaves them as they were; a check that fails leaves

@@ -405,15 +405,20 @@ fn unchecked_users(
     })
 }
 
+/// The first of `docs` with no publish since `since_seq` for its version. A publish without
+/// a version answers for any version, unless the server versions every publish of an open
+/// document (`republish::versions_open_documents`): then it is of the file on disk, not of
+/// the open text.
 fn missing_publish(client: &LspClient, since_seq: u64, docs: &[(PathBuf, i32)]) -> Option<PathBuf> {
     if client.pulls_diagnostics() {
         return None;
     }
+    let unversioned_counts = !crate::diagnostics::republish::versions_open_documents(client);
     docs.iter()
         .find(|(path, version)| {
-            !client
-                .published(path)
-                .is_some_and(|p| p.seq > since_seq && p.version.is_none_or(|v| v >= *version))
+            !client.published(path).is_some_and(|p| {
+                p.seq > since_seq && p.version.map_or(unversioned_counts, |v| v >= *version)
+            })
         })
         .map(|(p, _)| p.clone())
 }

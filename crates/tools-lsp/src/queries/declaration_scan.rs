@@ -20,9 +20,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tools_core::{SourceSymbol, SymbolSource, SymbolSourceKind, SymbolSources};
+use tools_core::{SourceSymbol, SymbolSource};
 
 use crate::client::position::display_column;
+use crate::grammar_symbols::name_offset;
 
 /// How far one scan goes.
 #[derive(Debug, Clone, Copy)]
@@ -109,14 +110,6 @@ impl Scan {
         }
         (lines, items)
     }
-}
-
-/// The run's grammar symbol source, when a family registered one.
-pub fn grammar_source(sources: &SymbolSources) -> Option<Arc<dyn SymbolSource>> {
-    sources
-        .ordered()
-        .into_iter()
-        .find(|s| s.kind() == SymbolSourceKind::Grammar)
 }
 
 /// The declarations under `root` in files with one of `extensions` whose name matches
@@ -262,26 +255,10 @@ fn container_name(path_part: &str) -> &str {
     }
 }
 
-/// Where `s`'s name is written: the first whole-word occurrence of it in the symbol's
-/// range on a line that is not a decorator, attribute or comment (the range includes those).
+/// Where `s`'s name is written (see [`name_offset`]).
 fn declaration(path: &Path, text: &str, s: &SourceSymbol) -> Option<Declaration> {
     let (name, outer) = s.path.split_last()?;
-    let start = s.range.start.min(text.len());
-    let end = s.range.end.min(text.len());
-    let mut at = start;
-    let mut found = None;
-    for line in text.get(start..end)?.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        let skip = ["@", "#", "//", "/*", "*", "--"]
-            .iter()
-            .any(|p| trimmed.starts_with(p));
-        if !skip && let Some(i) = word_in(line, name) {
-            found = Some(at + i);
-            break;
-        }
-        at += line.len();
-    }
-    let byte = found.unwrap_or(start);
+    let byte = name_offset(text, s)?;
     let line_start = text[..byte].rfind('\n').map_or(0, |i| i + 1);
     let line_text = text[line_start..].split('\n').next().unwrap_or("");
     Some(Declaration {
@@ -292,22 +269,6 @@ fn declaration(path: &Path, text: &str, s: &SourceSymbol) -> Option<Declaration>
         line: text[..byte].matches('\n').count() + 1,
         col: display_column(line_text, byte - line_start),
     })
-}
-
-/// The byte offset of the first occurrence of `word` in `line` not inside a longer word.
-fn word_in(line: &str, word: &str) -> Option<usize> {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    let mut from = 0;
-    while let Some(i) = line[from..].find(word) {
-        let at = from + i;
-        let before = line[..at].chars().next_back();
-        let after = line[at + word.len()..].chars().next();
-        if !before.is_some_and(is_word) && !after.is_some_and(is_word) {
-            return Some(at);
-        }
-        from = at + word.len();
-    }
-    None
 }
 
 /// The files a scan parses, and how far the walk went.
@@ -411,12 +372,6 @@ mod tests {
         assert!(contains_ignoring_ascii_case(b"x", b"x"));
         assert!(!contains_ignoring_ascii_case(b"Model", b"modeladmin"));
         assert!(!contains_ignoring_ascii_case(b"", b"a"));
-    }
-
-    #[test]
-    fn a_word_is_found_only_whole() {
-        assert_eq!(word_in("def greeter_of(greet): greet", "greet"), Some(15));
-        assert_eq!(word_in("greeting", "greet"), None);
     }
 
     #[test]

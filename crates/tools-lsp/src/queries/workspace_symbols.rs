@@ -389,7 +389,7 @@ async fn search_or_scan(
     c: &Arc<LspClient>,
     q: &str,
 ) -> ServerSearch {
-    let source = declaration_scan::grammar_source(&SymbolSources::for_run(&ctx.run));
+    let source = crate::grammar_symbols::grammar_source(&SymbolSources::for_run(&ctx.run));
     let (Some(after), Some(source)) = (sup.config().declaration_scan_after(), source) else {
         return search_with(sup, ctx, c, q).await;
     };

@@ -124,7 +124,7 @@ async fn open_language_files(client: &LspClient, run: &Run) -> usize {
     // (it cannot spell them), which are opened: their references then reach the edit, which
     // the plan refuses rather than leave them behind.
     client.wait_project_files_found().await;
-    let whole_workspace = loads_whole_workspace(client);
+    let whole_workspace = crate::diagnostics::republish::loads_whole_workspace(client);
     let Some(spec) = crate::servers::discover::spec_for_language(&client.language, run) else {
         return 0;
     };
@@ -167,20 +167,10 @@ async fn open_language_files(client: &LspClient, run: &Run) -> usize {
 /// before the rename are then the edit's own places, and are not asked for separately.
 fn renames_its_references(client: &LspClient, opened_for_rename: usize) -> bool {
     client.answers_before_analysis()
-        && loads_whole_workspace(client)
+        && crate::diagnostics::republish::loads_whole_workspace(client)
         && opened_for_rename == 0
         && crate::servers::python_program::PythonProgram::read(&client.root, &client.server)
             .is_none()
-}
-
-/// Whether `client` checks every file of its workspace, open or not (the table sets
-/// pyright's and basedpyright's `diagnosticMode` to `workspace`).
-fn loads_whole_workspace(client: &LspClient) -> bool {
-    let workspace = serde_json::Value::String("workspace".into());
-    (client.server.starts_with("pyright")
-        && client.setting("python.analysis.diagnosticMode") == workspace)
-        || (client.server.starts_with("basedpyright")
-            && client.setting("basedpyright.analysis.diagnosticMode") == workspace)
 }
 
 #[async_trait::async_trait]

@@ -201,6 +201,13 @@ impl ServerSupervisor {
         &self.workspace
     }
 
+    /// The run's symbols read with the bundled grammars, when a family registered them
+    /// (and the run is still open).
+    pub fn grammar_symbols(&self) -> Option<Arc<dyn tools_core::SymbolSource>> {
+        let run = self.run.upgrade()?;
+        crate::grammar_symbols::grammar_source(&tools_core::SymbolSources::for_run(&run))
+    }
+
     /// Applies the conjunction rule to `file`: its server entry, root marker and binary.
     /// The error says exactly which half is missing (or both).
     pub fn locate(&self, file: &Path) -> Result<Located, ToolError> {

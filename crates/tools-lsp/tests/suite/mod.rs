@@ -44,6 +44,7 @@ mod rename;
 mod rename_check;
 #[cfg(unix)]
 mod rename_safety;
+mod reopened_users;
 mod rust_checker;
 mod sass;
 mod servers;
