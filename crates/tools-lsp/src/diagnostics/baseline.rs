@@ -313,8 +313,9 @@ pub(crate) async fn state_before(
 /// to the end of the bound if it can be done without: the files using what the write
 /// changes are opened — checked before any other — and once each is published and every
 /// open file checked, those users (and the ones open before) are the files whose state
-/// before is known (the third `Some`). Otherwise the analysis is waited for to the end of
-/// the bound, as for any server.
+/// before is known (the third `Some`) — unless the analysis ends first (the server settles,
+/// the users published): then that is the state before, as for any server, to the end of
+/// the bound.
 ///
 /// With `unconfirmed` (the write reopens users: see `Before::unconfirmed`), a server seen
 /// quiet whose first analysis was seen to begin and end (its progress reports) has its
@@ -402,11 +403,42 @@ async fn early_users(
     if users.open.is_empty() {
         return (settle(client, pre).await, Some(users), None);
     }
-    if users_checked(client, &users, since, pre.deadline).await {
-        let judged = users.open.clone();
-        return (Err(what), Some(users), Some(judged));
+    // The analysis may end at any moment (or just has, a moment after the first wait gave
+    // up: then no file that is not open is published again, and the users could never be
+    // seen to be checked "before the rest"): whichever comes first decides — the whole
+    // server settled, the users opened just now published too, or the users checked while
+    // the analysis goes on.
+    let mut publishes = pre.publishes.clone();
+    publishes.extend(users.opened.iter().cloned());
+    let whole = SettleGoal {
+        publishes,
+        ..pre.clone()
+    };
+    // `Ok` holds the settled server's result; `Err` says the users were checked first.
+    let outcome: Result<Result<(), String>, ()> = {
+        let settled = settle(client, &whole);
+        let checked = users_checked(client, &users, since, pre.deadline);
+        tokio::pin!(settled, checked);
+        let mut checked_done = false;
+        loop {
+            tokio::select! {
+                result = &mut settled => break Ok(result),
+                c = &mut checked, if !checked_done => {
+                    if c {
+                        break Err(());
+                    }
+                    checked_done = true;
+                }
+            }
+        }
+    };
+    match outcome {
+        Ok(result) => (result, Some(users), None),
+        Err(()) => {
+            let judged = users.open.clone();
+            (Err(what), Some(users), Some(judged))
+        }
     }
-    (settle(client, pre).await, Some(users), None)
 }
 
 /// The files of `opened` the server has never published, to be waited for; the others,
