@@ -53,38 +53,41 @@ async fn writes_name_what_they_broke(grammars: bool) {
     }
     // The first write changes `label`: its one user is opened for it.
     let first = LIB.replace("def label(x: int)", "def label(x: int, y: int)");
-    let s = p
-        .write_tool("lib.py", &first)
-        .await
-        .expect("a diagnostics section");
-    assert_eq!(
-        s,
+    write_says(
+        &p,
+        &first,
         "1 new diagnostic(s) after this write:\n\
          use_label.py:3:7 error [reportCallIssue] Argument missing for parameter \"y\"",
-    );
+    )
+    .await;
     // The second changes `scale`, whose user is not open yet and was published by pyright's
     // check of the workspace, its own error in it.
     let second = first.replace("def scale(x: int)", "def scale(x: int, factor: int)");
-    let s = p
-        .write_tool("lib.py", &second)
-        .await
-        .expect("a diagnostics section");
-    assert_eq!(
-        s,
+    write_says(
+        &p,
+        &second,
         "1 new diagnostic(s) after this write:\n\
          use_scale.py:4:7 error [reportCallIssue] Argument missing for parameter \"factor\"",
-    );
+    )
+    .await;
     // Undone: both breaks are gone; the users' own error stays theirs, never listed.
-    let s = p
-        .write_tool("lib.py", LIB)
-        .await
-        .expect("a diagnostics section");
-    assert_eq!(
-        s,
+    write_says(
+        &p,
+        LIB,
         "no new diagnostics after this write.\n\
          2 earlier diagnostic(s) are gone after this write:\n  \
          use_label.py:3 error [reportCallIssue] Argument missing for parameter \"y\"\n  \
          use_scale.py:4 error [reportCallIssue] Argument missing for parameter \"factor\"",
-    );
+    )
+    .await;
     p.close_and_check().await;
+}
+
+/// Writes `text` to `lib.py` and checks the write's diagnostics section is `expected`.
+async fn write_says(p: &Project, text: &str, expected: &str) {
+    let section = p
+        .write_tool("lib.py", text)
+        .await
+        .expect("a diagnostics section");
+    assert_eq!(section, expected);
 }
