@@ -46,6 +46,11 @@ pub(crate) struct Views {
     conns: HashMap<ConnId, HashMap<String, ConnDoc>>,
     /// (conversation, uri) → (server version, the conversation's version) of equal texts.
     versions: HashMap<(ConnId, String), Vec<(i32, i32)>>,
+    /// The last server version of each document closed in the server: opened again, it
+    /// goes on from there, so a publication of the text before the close (on its way when
+    /// the document was closed and opened again: a write handed over as a reopen) never
+    /// carries the new text's version.
+    closed_at: HashMap<String, i32>,
 }
 
 /// A document sync notification from a conversation, as the views need it.
@@ -185,18 +190,19 @@ impl Views {
         for (uri, d) in &docs {
             let version = match self.server.get_mut(uri) {
                 None => {
+                    let version = self.closed_at.remove(uri).map_or(1, |v| v + 1);
                     out.push(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
                         "params": {"textDocument": {"uri": uri, "languageId": d.language_id,
-                            "version": 1, "text": d.text}}}));
+                            "version": version, "text": d.text}}}));
                     self.server.insert(
                         uri.clone(),
                         ServerDoc {
                             text: d.text.clone(),
-                            version: 1,
+                            version,
                             differs_from_disk: d.differs_from_disk,
                         },
                     );
-                    1
+                    version
                 }
                 Some(s) if s.text != d.text => {
                     s.version += 1;
@@ -221,7 +227,9 @@ impl Views {
                 .iter()
                 .any(|(c, d)| *c != conn && d.contains_key(&uri));
             if !held {
-                self.server.remove(&uri);
+                if let Some(s) = self.server.remove(&uri) {
+                    self.closed_at.insert(uri.clone(), s.version);
+                }
                 out.push(close(&uri));
                 continue;
             }
@@ -298,10 +306,13 @@ impl Views {
     }
 
     fn close_if_unheld(&mut self, uri: &str) -> Vec<Value> {
-        let held = self.conns.values().any(|d| d.contains_key(uri));
-        if held || self.server.remove(uri).is_none() {
+        if self.conns.values().any(|d| d.contains_key(uri)) {
             return Vec::new();
         }
+        let Some(closed) = self.server.remove(uri) else {
+            return Vec::new();
+        };
+        self.closed_at.insert(uri.to_string(), closed.version);
         vec![close(uri)]
     }
 }
@@ -409,6 +420,23 @@ mod tests {
             vec![("textDocument/didClose".into(), 0)]
         );
         assert_eq!(v.server_documents(), 0);
+    }
+
+    #[test]
+    fn a_document_opened_again_goes_on_from_its_last_server_version() {
+        let uri = "file:///a.py";
+        let mut v = Views::default();
+        v.take(1, open(uri, 1, "x = 1\n"), false);
+        v.switch_to(1, |_| None);
+        // Handed over again as a close and an open at the conversation's next version.
+        let closed = v.take(1, DocEvent::Close { uri: uri.into() }, false);
+        assert_eq!(methods(&closed), vec![("textDocument/didClose".into(), 0)]);
+        v.take(1, open(uri, 2, "x = 2\n"), false);
+        let out = v.switch_to(1, |_| None);
+        assert_eq!(methods(&out), vec![("textDocument/didOpen".into(), 2)]);
+        // A publication of the text before the close is not the new one's.
+        assert_eq!(v.version_for(1, uri, Some(1)), None);
+        assert_eq!(v.version_for(1, uri, Some(2)), Some(Some(2)));
     }
 
     #[test]
