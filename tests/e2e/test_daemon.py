@@ -415,6 +415,45 @@ async def test_a_preview_in_one_conversation_is_never_seen_by_another_sharing_it
         assert (tmp_path / "util.py").read_text() == "def compute(x):\n    return x * 2\n"
 
 
+async def test_writes_through_a_shared_server_name_what_they_broke_and_what_they_fixed(tmp_path, daemon_env):
+    """A write reaches pyright as a closed and reopened document, through the daemon too: each
+    write's answer is what it broke in the file using what it changed (opened for the write in
+    one conversation, open in the other), and the undo's is that it is gone."""
+    require("pyright-langserver")
+    python_project(tmp_path)
+    (tmp_path / "agent-tools.toml").write_text(
+        "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.ruff]\nenabled = false\n")
+    async with mcp_session(tmp_path, daemon=True, env=daemon_env) as a, \
+            mcp_session(tmp_path, daemon=True, env=daemon_env) as b:
+        # b has main.py open; a has only util.py.
+        r = await b.call_tool("lsp", {"action": "definition", "file": "main.py", "line": 3, "symbol": "compute"})
+        assert (r.is_error, text(r)) == (False, PY_DEFINITION)
+        r = await a.call_tool("lsp", {"action": "diagnostics", "file": "util.py"})
+        assert not r.is_error, text(r)
+        for round_ in range(2):
+            r = await a.call_tool("write", {"path": "util.py", "content": "def compute(x, y):\n    return x * y\n"})
+            assert not r.is_error, text(r)
+            assert diagnostics_section(text(r)) == [
+                "1 new diagnostic(s) after this write:",
+                'main.py:3:7 error [reportCallIssue] Argument missing for parameter "y"',
+            ], (round_, text(r))
+            r = await a.call_tool("write", {"path": "util.py", "content": "def compute(x):\n    return x * 2\n"})
+            assert not r.is_error, text(r)
+            assert diagnostics_section(text(r)) == [
+                "no new diagnostics after this write.",
+                "1 earlier diagnostic(s) are gone after this write:",
+                '  main.py:3 error [reportCallIssue] Argument missing for parameter "y"',
+            ], (round_, text(r))
+
+
+def diagnostics_section(answer):
+    """The lines of an answer's `## diagnostics` section."""
+    lines = answer.splitlines()
+    start = lines.index("## diagnostics") + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
 async def test_a_binary_of_another_build_starts_its_own_daemon_and_the_old_one_drains(tmp_path, daemon_env):
     from mcp import Client, StdioServerParameters
 
