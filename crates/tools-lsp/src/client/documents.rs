@@ -55,12 +55,7 @@ impl LspClient {
     /// [`LspClient::sync_file`] without waiting for a preview in flight (the preview's own
     /// restore, and the observers that hold the observation lock).
     pub async fn sync_file_now(&self, path: &Path) -> Result<DocState> {
-        // Stamp before reading: a write racing the read leaves a stamp that differs.
-        let stamp = disk_stamp(path);
-        let bytes = tokio::fs::read(path)
-            .await
-            .map_err(|e| LspError::Other(format!("cannot read {}: {e}", path.display())))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let (text, stamp) = read_disk(path).await?;
         self.sync_text(path, text, stamp, false).await
     }
 
@@ -97,11 +92,7 @@ impl LspClient {
     /// says whether the text differs from what the server had.
     pub async fn reopen_file(&self, path: &Path) -> Result<DocState> {
         self.wait_preview_restored().await;
-        let stamp = disk_stamp(path);
-        let bytes = tokio::fs::read(path)
-            .await
-            .map_err(|e| LspError::Other(format!("cannot read {}: {e}", path.display())))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let (text, stamp) = read_disk(path).await?;
         let uri = path_to_uri(path)?;
         let mut docs = self.docs.lock().await;
         let Some(doc) = docs.get_mut(&path_key(path)) else {
@@ -533,6 +524,16 @@ impl LspClient {
                 .and_then(|m| m.modified())
                 .is_ok_and(|at| self.shared.board.knows_lock_changed_at(at))
     }
+}
+
+/// `path`'s text as the disk has it (invalid UTF-8 replaced), with its stamp taken before
+/// the read: a write racing the read leaves a stamp that differs.
+async fn read_disk(path: &Path) -> Result<(String, Option<(std::time::SystemTime, u64)>)> {
+    let stamp = disk_stamp(path);
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| LspError::Other(format!("cannot read {}: {e}", path.display())))?;
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), stamp))
 }
 
 /// A `didChange` that sends the whole new text.
