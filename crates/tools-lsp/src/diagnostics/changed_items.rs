@@ -196,10 +196,11 @@ pub async fn items_from_grammar(
         .filter(|s| matches!(s.kind.as_str(), "function" | "method"))
         .map(|s| (line_of(s.range.start), line_of(s.range.end.max(1) - 1), s))
         .collect();
-    let outermost = |&&(first, last, s): &&(u32, u32, &SourceSymbol)| {
-        !callables
-            .iter()
-            .any(|&(f, l, o)| !std::ptr::eq(o, s) && f <= first && last <= l && o.range != s.range)
+    // Not inside another function (a nested one is its container's local).
+    let outermost = |&&(_, _, s): &&(u32, u32, &SourceSymbol)| {
+        !callables.iter().any(|&(_, _, o)| {
+            o.range != s.range && o.range.start <= s.range.start && s.range.end <= o.range.end
+        })
     };
     let hit: Vec<&(u32, u32, &SourceSymbol)> = callables
         .iter()
