@@ -85,7 +85,8 @@ pub fn loads_whole_workspace(client: &LspClient) -> bool {
 /// are reopened too, at a new version, so their publish after the write is told apart from
 /// one of the check their opening asked for (see `baseline::state_before`).
 pub fn reopens_written_files(client: &LspClient) -> bool {
-    republishes_dependents(client) && loads_whole_workspace(client)
+    // Only pyright and basedpyright are ever taken to check their whole workspace.
+    loads_whole_workspace(client)
 }
 
 /// Whether asking `client` for a document's outline holds its analysis back: pyright and
