@@ -179,7 +179,9 @@ impl LspClient {
             else {
                 break;
             };
-            docs.remove(&oldest.0);
+            if let Some(evicted) = docs.remove(&oldest.0) {
+                self.note_closed(evicted.version);
+            }
             if let Ok(u) = path_to_uri(&oldest.1) {
                 let _ = self
                     .notify::<DidCloseTextDocument>(DidCloseTextDocumentParams {
@@ -188,11 +190,12 @@ impl LspClient {
                     .await;
             }
         }
+        let version = self.opening_version();
         docs.insert(
             path_key(path),
             OpenDoc {
                 path: path.to_path_buf(),
-                version: 1,
+                version,
                 text: text.clone(),
                 last_used: Instant::now(),
                 stamp,
@@ -204,14 +207,14 @@ impl LspClient {
             text_document: TextDocumentItem::new(
                 uri.clone(),
                 self.language_id(path),
-                1,
+                version,
                 text.clone(),
             ),
         })
         .await?;
         Ok(DocState {
             uri,
-            version: 1,
+            version,
             text,
             changed: true,
         })
@@ -330,7 +333,9 @@ impl LspClient {
 
     /// Closes `path` if open.
     pub async fn close_file(&self, path: &Path) -> Result<()> {
-        if self.docs.lock().await.remove(&path_key(path)).is_some() {
+        let closed = self.docs.lock().await.remove(&path_key(path));
+        if let Some(closed) = closed {
+            self.note_closed(closed.version);
             let uri = path_to_uri(path)?;
             self.notify::<DidCloseTextDocument>(DidCloseTextDocumentParams {
                 text_document: TextDocumentIdentifier::new(uri),
@@ -338,6 +343,20 @@ impl LspClient {
             .await?;
         }
         Ok(())
+    }
+
+    /// Keeps `version`, a closed document's last, below every version opened from now on.
+    fn note_closed(&self, version: i32) {
+        self.closed_version_floor
+            .fetch_max(version, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The version a document is opened at: 1 until a document was closed, then past the
+    /// last version of every document closed (see `closed_version_floor`).
+    fn opening_version(&self) -> i32 {
+        self.closed_version_floor
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .saturating_add(1)
     }
 
     /// Whether `path` is open in the server.

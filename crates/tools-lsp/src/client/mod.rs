@@ -293,6 +293,10 @@ pub struct LspClient {
     /// The open documents, by [`tools_core::platform::path_key`] of their paths (one
     /// document for a file a server names in another case where case is ignored).
     docs: tokio::sync::Mutex<HashMap<PathBuf, OpenDoc>>,
+    /// The highest version any document had when it was closed: a document opened (again)
+    /// goes past it, so a publish of a closed document's old text still on its way never
+    /// carries the version of its new text. One number rather than one per closed file.
+    closed_version_floor: std::sync::atomic::AtomicI32,
     request_timeout: Duration,
     index_wait: Duration,
     max_open: usize,

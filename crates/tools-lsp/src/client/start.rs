@@ -205,6 +205,7 @@ impl LspClient {
             pid,
             shared,
             docs: tokio::sync::Mutex::new(HashMap::new()),
+            closed_version_floor: std::sync::atomic::AtomicI32::new(0),
             request_timeout: launch.request_timeout,
             index_wait: launch.index_wait,
             max_open: launch.max_open_documents.max(1),

@@ -215,3 +215,36 @@ async fn a_server_that_never_answers_initialize_costs_a_write_only_the_diagnosti
     has(&s, "no answer to `initialize` within 300 ms");
     p.run.close().await;
 }
+
+#[tokio::test]
+async fn a_document_evicted_and_opened_again_is_not_judged_by_its_old_texts_check() {
+    // One document open at a time, and a server that publishes a document's first text
+    // only when the document is opened again (its check was still running when the close
+    // came): `a.fake` is opened with an error, evicted by the write of `b.fake`, and
+    // written clean. Opened again at the version its first text had, that stale check
+    // would pass for the clean text's, and the old error would be this write's news.
+    let p = Project::new(
+        &[("fake.toml", "")],
+        &super::fake_server_config(
+            "stale-on-reopen",
+            "diagnostics_wait_ms = 3000\nmax_open_documents = 1\n",
+        ),
+    );
+    // Its check held back, the first write's result says pending.
+    let first = p
+        .write_tool("a.fake", "bad first\n")
+        .await
+        .expect("a section");
+    has(&first, "diagnostics pending");
+    // `b.fake` checked clean: nothing to report (and `a.fake` is closed for it).
+    assert_eq!(p.write_tool("b.fake", "fine\n").await, None);
+    // The clean text of `a.fake`: nothing new either, though the old text's check came
+    // first after its opening.
+    assert_eq!(p.write_tool("a.fake", "ok\n").await, None);
+    assert_eq!(
+        p.ok(json!({"action": "diagnostics", "file": "a.fake"}))
+            .await,
+        "no diagnostics in a.fake (python3)"
+    );
+    p.close_and_check().await;
+}
