@@ -183,6 +183,17 @@ def side_env() -> dict:
 
 
 SITE = re.compile(r"([\w./-]+\.(?:py|rs)):(\d+)")
+# Our line for alike diagnostics of one file: `path, N times: what — at 12:5, 40:5, …`.
+ALIKE = re.compile(r"^([\w./-]+\.(?:py|rs)), \d+ times: .* — (?:the first \d+ )?at ((?:\d+:\d+(?:, )?)+)$", re.MULTILINE)
+
+
+def our_sites(answer: str) -> set:
+    """The (file, line) sites our write's answer names: on lines of their own, and on the
+    lines naming the places of alike ones."""
+    sites = {(f, int(n)) for f, n in SITE.findall(answer)}
+    for f, places in ALIKE.findall(answer):
+        sites |= {(f, int(at.split(":")[0])) for at in places.split(", ")}
+    return sites
 
 
 class Ours:
@@ -229,7 +240,7 @@ class Ours:
     async def breaking(self, c, b, root):
         r = await c.call_tool("edit", {"path": b["file"], "old_string": b["old"], "new_string": b["new"]})
         out = text_of(r)
-        return out, {(f, int(n)) for f, n in SITE.findall(out)}
+        return out, our_sites(out)
 
     async def rename(self, c, r):
         args = {"file": r["file"], "line": r["line"], "symbol": r["symbol"], "new_name": r["new_name"]}

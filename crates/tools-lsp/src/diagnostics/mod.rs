@@ -18,6 +18,7 @@
 //! presented as final. It may use `servers`, `client`, `answer` and `error`; it never calls
 //! a query or the rename.
 
+mod alike;
 mod baseline;
 pub(crate) mod changed_items;
 pub(crate) mod deferred;

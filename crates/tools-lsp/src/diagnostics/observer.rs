@@ -671,7 +671,7 @@ impl DiagnosticsOnWrite {
             settled: !observed.is_empty() && observed.iter().all(|o| o.pending.is_none()),
             display: &|p: &Path| display(sup, p),
         });
-        if report.ordered.len() > ON_WRITE_CAP {
+        if report.shown < report.ordered.len() {
             self.pages.keep(number, report.ordered);
         }
         let mut structured = report.json;

@@ -7,14 +7,16 @@
 //! New diagnostics are all listed when they fit the cap ([`ON_WRITE_CAP`] lines). Past it,
 //! a big break is summarised: how many in each affected file, the written file's package
 //! first and then by import distance (the `file_order` module), then the first lines in that
-//! order, and how to page the rest (`lsp` action `diagnostics` with the write's number and
-//! an `offset`, served from the write's kept list, see the `pages` module).
+//! order, alike ones of a file on one line naming their places (the `alike` module), and how
+//! to page the rest (`lsp` action `diagnostics` with the write's number and an `offset`,
+//! served from the write's kept list, see the `pages` module).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tools_core::text::cap_list;
 
+use crate::diagnostics::alike;
 use crate::diagnostics::baseline::is_bound_note;
 use crate::diagnostics::file_order::{Place, order};
 use crate::diagnostics::findings::{Finding, Findings, GONE_CAP, ON_WRITE_CAP};
@@ -106,6 +108,8 @@ pub(crate) struct Report {
     pub json: Value,
     /// Every new diagnostic's line, in the order shown (the pages of a summary).
     pub ordered: Vec<String>,
+    /// How many of `ordered` the text shows (the first ones); the rest are paged.
+    pub shown: usize,
 }
 
 /// Renders `parts`.
@@ -123,7 +127,7 @@ pub(crate) fn render_report(parts: Parts<'_>) -> Report {
     let total = new.len();
     let (bounds, rest): (Vec<&String>, Vec<&String>) = notes.iter().partition(|n| is_bound_note(n));
     let mut body: Vec<String> = bounds.into_iter().cloned().collect();
-    let (ordered, files) = if total > ON_WRITE_CAP {
+    let (ordered, files, shown) = if total > ON_WRITE_CAP {
         summarise(change, new, written, display, &mut body)
     } else {
         if total > 0 {
@@ -132,7 +136,7 @@ pub(crate) fn render_report(parts: Parts<'_>) -> Report {
         } else if settled {
             body.push(change.none().into());
         }
-        (new, Vec::new())
+        (new, Vec::new(), total)
     };
     let gone_count = gone.len();
     if gone_count > 0 {
@@ -147,7 +151,7 @@ pub(crate) fn render_report(parts: Parts<'_>) -> Report {
     body.extend(late_blocks);
     body.extend(rest.into_iter().cloned());
     let json = json!({
-        "new": ordered.iter().take(ON_WRITE_CAP).map(|f| f.json.clone()).collect::<Vec<_>>(),
+        "new": ordered.iter().take(shown).map(|f| f.json.clone()).collect::<Vec<_>>(),
         "total_new": total,
         "files": files,
         "gone": gone_count,
@@ -159,40 +163,61 @@ pub(crate) fn render_report(parts: Parts<'_>) -> Report {
         text: body.join("\n"),
         json,
         ordered: ordered.into_iter().map(|f| f.line).collect(),
+        shown,
     }
 }
 
 /// The summary of a big break into `body`: per-file counts in order, the first lines in
-/// that order, and what to call for the rest. Returns the findings in the order shown and
-/// the per-file counts.
+/// that order (alike ones of a file on one line), and what to call for the rest. Returns the
+/// findings in the order shown, the per-file counts and how many of the findings the text
+/// shows.
 fn summarise(
     change: Change,
     new: Vec<Finding>,
     written: &[PathBuf],
     display: &dyn Fn(&Path) -> String,
     body: &mut Vec<String>,
-) -> (Vec<Finding>, Vec<Value>) {
+) -> (Vec<Finding>, Vec<Value>, usize) {
     let total = new.len();
     let mut files: Vec<PathBuf> = new.iter().map(|f| f.file.clone()).collect();
     files.sort();
     files.dedup();
     let placed: Vec<(PathBuf, Place)> = order(written, &files);
-    body.push(format!(
-        "{}, in {} file(s) — more than the {ON_WRITE_CAP} listed here; per file, the written file's package first, then by import distance:",
-        change.new_head(total),
-        placed.len()
-    ));
-    let mut ordered: Vec<Finding> = Vec::with_capacity(total);
+    let mut groups: Vec<Vec<Finding>> = Vec::new();
     let mut counts = Vec::new();
+    let mut file_lines = Vec::new();
     for (i, (file, place)) in placed.iter().enumerate() {
         let mine: Vec<Finding> = new.iter().filter(|f| &f.file == file).cloned().collect();
         let name = display(file);
         if i < SUMMARY_FILES {
-            body.push(format!("  {name}: {} ({})", mine.len(), place.label()));
+            file_lines.push(format!("  {name}: {} ({})", mine.len(), place.label()));
         }
         counts.push(json!({"path": name, "new": mine.len(), "place": place.label()}));
-        ordered.extend(mine);
+        groups.extend(alike::gather(mine));
     }
+    let (lines, shown) = alike::lines(&groups, ON_WRITE_CAP, alike::SHOWN_PLACES_CAP);
+    let ordered: Vec<Finding> = groups.into_iter().flatten().collect();
+    let any_alike = lines.len() < shown;
+    let (bound, listed) = match (any_alike, shown < total) {
+        (false, _) => (
+            format!(" — more than the {ON_WRITE_CAP} listed here;"),
+            format!("The first {ON_WRITE_CAP}, in that order:"),
+        ),
+        (true, true) => (
+            " — more than fit here;".to_string(),
+            format!("The first {shown} in that order, alike ones on one line:"),
+        ),
+        (true, false) => (
+            ";".to_string(),
+            "All of them in that order, alike ones on one line:".to_string(),
+        ),
+    };
+    body.push(format!(
+        "{}, in {} file(s){bound} per file, the written file's package first, then by import distance:",
+        change.new_head(total),
+        placed.len()
+    ));
+    body.extend(file_lines);
     if placed.len() > SUMMARY_FILES {
         let left: usize = counts[SUMMARY_FILES..]
             .iter()
@@ -203,8 +228,91 @@ fn summarise(
             placed.len() - SUMMARY_FILES
         ));
     }
-    body.push(format!("The first {ON_WRITE_CAP}, in that order:"));
-    body.extend(ordered.iter().take(ON_WRITE_CAP).map(|f| f.line.clone()));
-    body.push(change.more(total - ON_WRITE_CAP, ON_WRITE_CAP));
-    (ordered, counts)
+    body.push(listed);
+    body.extend(lines);
+    if shown < total {
+        body.push(change.more(total - shown, shown));
+    }
+    (ordered, counts, shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(line: u32, what: &str) -> Finding {
+        Finding {
+            file: PathBuf::from("/p/src/defs.rs"),
+            line: format!("src/defs.rs:{line}:6 {what}"),
+            json: json!({"path": "src/defs.rs", "line": line, "col": 6}),
+        }
+    }
+
+    fn report(new: Vec<Finding>) -> Report {
+        render_report(Parts {
+            change: Change::Write(4),
+            findings: Findings {
+                new,
+                gone: Vec::new(),
+                hidden: Vec::new(),
+            },
+            written: &[PathBuf::from("/p/src/lib.rs")],
+            notes: &[],
+            late_blocks: Vec::new(),
+            settled: true,
+            display: &|p: &Path| p.strip_prefix("/p").unwrap().display().to_string(),
+        })
+    }
+
+    #[test]
+    fn a_big_break_whose_alike_lines_hold_it_all_is_shown_whole() {
+        let missing = "error [E0046] not all trait items implemented, missing: `fn group`";
+        let mut new: Vec<Finding> = (1..=60).map(|i| finding(i * 10, missing)).collect();
+        new.insert(3, finding(35, "error [E0308] mismatched types"));
+        let r = report(new);
+        let places: Vec<String> = (1..=60).map(|i| format!("{}:6", i * 10)).collect();
+        assert_eq!(
+            r.text.lines().collect::<Vec<_>>(),
+            vec![
+                "61 new diagnostic(s) after this write, in 1 file(s); per file, the written file's package first, then by import distance:".to_string(),
+                "  src/defs.rs: 61 (the written file's package)".into(),
+                "All of them in that order, alike ones on one line:".into(),
+                format!("src/defs.rs, 60 times: {missing} — at {}", places.join(", ")),
+                "src/defs.rs:35:6 error [E0308] mismatched types".into(),
+            ]
+        );
+        assert_eq!(r.shown, 61);
+        assert_eq!(r.json["new"].as_array().map(Vec::len), Some(61));
+        // The kept order is the shown one: the alike ones together, then the other.
+        assert_eq!(r.ordered[59], format!("src/defs.rs:600:6 {missing}"));
+        assert_eq!(
+            r.ordered[60],
+            "src/defs.rs:35:6 error [E0308] mismatched types"
+        );
+    }
+
+    #[test]
+    fn a_big_break_of_distinct_lines_lists_the_first_fifty() {
+        let new: Vec<Finding> = (1..=55)
+            .map(|i| finding(i, &format!("error e{i}")))
+            .collect();
+        let r = report(new);
+        let lines: Vec<&str> = r.text.lines().collect();
+        assert_eq!(
+            lines[..3],
+            [
+                "55 new diagnostic(s) after this write, in 1 file(s) — more than the 50 listed here; per file, the written file's package first, then by import distance:",
+                "  src/defs.rs: 55 (the written file's package)",
+                "The first 50, in that order:",
+            ]
+        );
+        assert_eq!(lines[3], "src/defs.rs:1:6 error e1");
+        assert_eq!(lines[52], "src/defs.rs:50:6 error e50");
+        assert_eq!(
+            lines[53],
+            "… 5 more: `lsp` action `diagnostics` with `write: 4` and `offset: 50` lists the next ones"
+        );
+        assert_eq!(lines.len(), 54);
+        assert_eq!(r.shown, 50);
+    }
 }

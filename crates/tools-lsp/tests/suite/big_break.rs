@@ -1,7 +1,7 @@
 //! A break too big for one answer: the result counts every affected file — the written
-//! file's package first, then by import distance — lists the first lines in that order and
-//! names the call that pages the rest; the pages hold exactly what pyright's command line
-//! adds.
+//! file's package first, then by import distance — lists the first ones in that order, the
+//! alike ones of a file on one line naming their places, and names the call that pages the
+//! rest; the answer and the pages hold exactly what pyright's command line adds.
 
 use std::collections::BTreeSet;
 
@@ -20,8 +20,12 @@ fn calls(callee: &str, n: usize) -> String {
         .collect()
 }
 
-/// A package whose `total` is called 3 times in its own package, 8 times in each of six
-/// modules that import it, and 4 times (through a re-export) in one that imports those.
+/// Calls of `total` in each of the six modules importing it.
+const CALLS_PER_MODULE: usize = 36;
+
+/// A package whose `total` is called 3 times in its own package, [`CALLS_PER_MODULE`] times
+/// in each of six modules that import it, and 4 times (through a re-export) in one that
+/// imports those.
 fn project() -> Project {
     let mut files: Vec<(String, String)> = vec![
         (
@@ -47,7 +51,10 @@ fn project() -> Project {
     for m in 0..6 {
         files.push((
             format!("app/m{m}.py"),
-            format!("from pkg.core import total\n\n{}", calls("total", 8)),
+            format!(
+                "from pkg.core import total\n\n{}",
+                calls("total", CALLS_PER_MODULE)
+            ),
         ));
     }
     let refs: Vec<(&str, &str)> = files
@@ -57,25 +64,35 @@ fn project() -> Project {
     Project::new(&refs, CONFIG)
 }
 
-/// `lines` in the order a summary shows them: by file in `files` order, then by position.
-fn in_summary_order(lines: &BTreeSet<String>, files: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    for f in files {
-        let mut mine: Vec<(u32, u32, String)> = lines
-            .iter()
-            .filter(|l| l.starts_with(&format!("{f}:")))
-            .map(|l| {
-                let mut at = l
-                    .split([':', ' '])
-                    .skip(1)
-                    .map(|n| n.parse::<u32>().unwrap());
-                (at.next().unwrap(), at.next().unwrap(), l.clone())
-            })
-            .collect();
-        mine.sort();
-        out.extend(mine.into_iter().map(|(_, _, l)| l));
-    }
-    out
+/// The places (`line:col`) of the first `n` calls [`calls`] writes, and the line pyright
+/// gives each in `file`.
+fn call_sites(file: &str, n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| {
+            let at = format!("{}:{}", i + 3, format!("v{i} = ").len() + 1);
+            let line = format!(
+                "{file}:{at} error [reportCallIssue] Argument missing for parameter \"scale\""
+            );
+            (at, line)
+        })
+        .collect()
+}
+
+/// The answer's line for the calls of `file` from the first to the `shown`th of `n`.
+fn alike_line(file: &str, n: usize, shown: usize) -> String {
+    let places: Vec<String> = call_sites(file, shown)
+        .into_iter()
+        .map(|(at, _)| at)
+        .collect();
+    let which = if shown < n {
+        format!("the first {shown} at")
+    } else {
+        "at".into()
+    };
+    format!(
+        "{file}, {n} times: error [reportCallIssue] Argument missing for parameter \"scale\" — {which} {}",
+        places.join(", ")
+    )
 }
 
 #[tokio::test]
@@ -95,53 +112,59 @@ async fn a_big_break_is_counted_per_file_nearest_first_and_paged_with_offset() {
         "pkg/core.py",
         "def total(xs: list[int]) -> int:\n    return sum(xs)\n",
     );
-    assert_eq!(added.len(), 55, "{added:#?}");
+    // The files in the order the answer gives them, and how many calls each has.
+    let mut files = vec![("pkg/helpers.py".to_string(), 3)];
+    files.extend((0..6).map(|m| (format!("app/m{m}.py"), CALLS_PER_MODULE)));
+    files.push(("cli/run.py".to_string(), 4));
+    let every: Vec<String> = files
+        .iter()
+        .flat_map(|(f, n)| call_sites(f, *n).into_iter().map(|(_, line)| line))
+        .collect();
+    assert_eq!(
+        added,
+        every.iter().cloned().collect::<BTreeSet<_>>(),
+        "pyright's command line adds one error per call"
+    );
+    assert_eq!(every.len(), 223);
 
     let s = section(p.write_tool("pkg/core.py", broken).await);
-    let files = [
-        "pkg/helpers.py",
-        "app/m0.py",
-        "app/m1.py",
-        "app/m2.py",
-        "app/m3.py",
-        "app/m4.py",
-        "app/m5.py",
-        "cli/run.py",
-    ];
-    let ordered = in_summary_order(&added, &files);
     let mut want = vec![
-        "55 new diagnostic(s) after this write, in 8 file(s) — more than the 50 listed here; per file, the written file's package first, then by import distance:".to_string(),
+        "223 new diagnostic(s) after this write, in 8 file(s) — more than fit here; per file, the written file's package first, then by import distance:".to_string(),
         "  pkg/helpers.py: 3 (the written file's package)".into(),
     ];
-    want.extend((0..6).map(|m| format!("  app/m{m}.py: 8 (imports it)")));
+    want.extend((0..6).map(|m| format!("  app/m{m}.py: {CALLS_PER_MODULE} (imports it)")));
     want.push("  cli/run.py: 4 (2 imports away)".into());
-    want.push("The first 50, in that order:".into());
-    want.extend(ordered[..50].iter().cloned());
+    // 200 places at most: the last module's calls are cut after 17 of them.
+    want.push("The first 200 in that order, alike ones on one line:".into());
+    want.push(alike_line("pkg/helpers.py", 3, 3));
+    want.extend((0..5).map(|m| alike_line(&format!("app/m{m}.py"), 36, 36)));
+    want.push(alike_line("app/m5.py", 36, 17));
     want.push(
-        "… 5 more: `lsp` action `diagnostics` with `write: 1` and `offset: 50` lists the next ones"
+        "… 23 more: `lsp` action `diagnostics` with `write: 1` and `offset: 200` lists the next ones"
             .into(),
     );
     assert_eq!(s.lines().collect::<Vec<_>>(), want, "{s}");
 
-    // The next page holds the rest, exactly.
+    // The next page holds the rest, exactly: the last module's other calls, then the
+    // farthest file's.
     let page = p
-        .ok(json!({"action": "diagnostics", "write": 1, "offset": 50}))
+        .ok(json!({"action": "diagnostics", "write": 1, "offset": 200}))
         .await;
     let mut want =
-        vec!["write #1: new diagnostics 51–55 of 55, in the order its result gave:".to_string()];
-    want.extend(ordered[50..].iter().cloned());
+        vec!["write #1: new diagnostics 201–223 of 223, in the order its result gave:".to_string()];
+    want.extend(every[200..].iter().cloned());
     assert_eq!(page.lines().collect::<Vec<_>>(), want, "{page}");
-    assert_eq!(listed(&page).len(), 5);
+    assert_eq!(listed(&page).len(), 23);
 
     // Past the end, and a write that kept no list, are clear errors.
     let e = p
-        .err(json!({"action": "diagnostics", "write": 1, "offset": 55}))
+        .err(json!({"action": "diagnostics", "write": 1, "offset": 223}))
         .await;
     assert_eq!(
         e.to_string(),
         tools_core::ToolError::invalid(
             "offset",
-            "`offset` 55 is past the end of write #1's 55 new diagnostic(s)"
+            "`offset` 223 is past the end of write #1's 223 new diagnostic(s)"
         )
         .to_string()
     );
@@ -153,7 +176,7 @@ async fn a_big_break_is_counted_per_file_nearest_first_and_paged_with_offset() {
         .await,
     );
     assert!(
-        fix.starts_with("no new diagnostics after this write.\n55 earlier diagnostic(s) are gone"),
+        fix.starts_with("no new diagnostics after this write.\n223 earlier diagnostic(s) are gone"),
         "{fix}"
     );
     let e = p.err(json!({"action": "diagnostics", "write": 2})).await;
