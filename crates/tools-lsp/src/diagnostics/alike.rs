@@ -1,8 +1,9 @@
-//! Alike new diagnostics on one line, in the summary of a big break: the same error in the
-//! same file at many places (every implementation of a trait missing the method a write
-//! added to it) is one line naming the places, so the answer holds all of them where it
-//! would otherwise list the first [`ON_WRITE_CAP`](super::findings::ON_WRITE_CAP) and page
-//! the rest.
+//! Alike diagnostics on one line, in the summary of a big break and in a long list of gone
+//! ones: the same error in the same file at many places (every implementation of a trait
+//! missing the method a write added to it) is one line naming the places, so the answer
+//! holds all of them where it would otherwise list the first
+//! [`ON_WRITE_CAP`](super::findings::ON_WRITE_CAP) (or [`GONE_CAP`](super::findings::GONE_CAP))
+//! and leave out the rest.
 
 use std::collections::HashMap;
 
@@ -12,21 +13,28 @@ use crate::diagnostics::findings::Finding;
 /// eight characters on an alike line, a line of its own is about ninety).
 pub(crate) const SHOWN_PLACES_CAP: usize = 200;
 
-/// `findings` (of one file) with alike ones together: the groups in the order of their
-/// first member, each group's members in their own order. Alike: the same line but for
+/// `findings` with alike ones together: the groups in the order of their first member,
+/// each group's members in their own order. Alike: in the same file, the same line but for
 /// the position (severity, code, message and the server that reported it).
 pub(crate) fn gather(findings: Vec<Finding>) -> Vec<Vec<Finding>> {
     let mut groups: Vec<Vec<Finding>> = Vec::new();
-    let mut by_text: HashMap<String, usize> = HashMap::new();
-    for f in findings {
-        let Some((_, what)) = split(&f) else {
+    let mut by_text: HashMap<(&str, String), usize> = HashMap::new();
+    let keys: Vec<Option<(String, String)>> = findings
+        .iter()
+        .map(|f| {
+            let (_, what) = split(f)?;
+            Some((f.json["path"].as_str()?.to_string(), what.to_string()))
+        })
+        .collect();
+    for (f, key) in findings.into_iter().zip(&keys) {
+        let Some((path, what)) = key else {
             groups.push(vec![f]);
             continue;
         };
-        match by_text.get(what) {
+        match by_text.get(&(path.as_str(), what.clone())) {
             Some(&i) => groups[i].push(f),
             None => {
-                by_text.insert(what.to_string(), groups.len());
+                by_text.insert((path.as_str(), what.clone()), groups.len());
                 groups.push(vec![f]);
             }
         }
@@ -84,14 +92,18 @@ pub(crate) fn lines(
     (out, shown)
 }
 
-/// The position a finding's line gives (`12:5`) and the rest of the line after it, when
-/// the line starts with the location its structured form names.
+/// The position a finding's line gives (`12:5`, or `12` for a gone one, whose column may
+/// no longer exist) and the rest of the line after it, when the line starts with the
+/// location its structured form names.
 fn split(f: &Finding) -> Option<(String, &str)> {
     let path = f.json["path"].as_str()?;
     let line = f.json["line"].as_u64()?;
-    let col = f.json["col"].as_u64()?;
-    let what = f.line.strip_prefix(&format!("{path}:{line}:{col} "))?;
-    Some((format!("{line}:{col}"), what))
+    let place = match f.json["col"].as_u64() {
+        Some(col) => format!("{line}:{col}"),
+        None => line.to_string(),
+    };
+    let what = f.line.strip_prefix(&format!("{path}:{place} "))?;
+    Some((place, what))
 }
 
 #[cfg(test)]
@@ -133,6 +145,26 @@ mod tests {
                 vec!["a.rs:5:2 error [E2] other".to_string()],
                 vec!["a.rs:12:1 warning [E1] missing `x`".to_string()],
             ]
+        );
+    }
+
+    #[test]
+    fn alike_lines_of_other_files_are_not_gathered_and_gone_ones_have_no_column() {
+        let gone = |path: &str, line: u64| Finding {
+            file: PathBuf::from(format!("/p/{path}")),
+            line: format!("{path}:{line} error x"),
+            json: json!({"path": path, "line": line}),
+        };
+        let groups = gather(vec![gone("a.rs", 3), gone("b.rs", 4), gone("a.rs", 7)]);
+        assert_eq!(
+            lines(&groups, 10, 200),
+            (
+                vec![
+                    "a.rs, 2 times: error x — at 3, 7".to_string(),
+                    "b.rs:4 error x".to_string()
+                ],
+                3
+            )
         );
     }
 

@@ -14,7 +14,6 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use tools_core::text::cap_list;
 
 use crate::diagnostics::alike;
 use crate::diagnostics::baseline::is_bound_note;
@@ -139,11 +138,21 @@ pub(crate) fn render_report(parts: Parts<'_>) -> Report {
         (new, Vec::new(), total)
     };
     let gone_count = gone.len();
-    if gone_count > 0 {
+    if gone_count > GONE_CAP {
+        // Too many to list one a line: alike ones share one (an undone big break).
         body.push(change.gone_head(gone_count));
-        let capped = cap_list(gone.iter().map(|f| format!("  {}", f.line)), GONE_CAP);
-        body.extend(capped.shown.iter().cloned());
-        body.extend(capped.more_line());
+        let groups = alike::gather(gone.clone());
+        let (lines, shown) = alike::lines(&groups, GONE_CAP, alike::SHOWN_PLACES_CAP);
+        body.extend(lines.into_iter().map(|l| format!("  {l}")));
+        if shown < gone_count {
+            body.push(format!(
+                "… {} more not shown (of {gone_count})",
+                gone_count - shown
+            ));
+        }
+    } else if gone_count > 0 {
+        body.push(change.gone_head(gone_count));
+        body.extend(gone.iter().map(|f| format!("  {}", f.line)));
     }
     if !hidden.is_empty() {
         body.push(change.hidden_line(hidden.len()));
@@ -289,6 +298,43 @@ mod tests {
             r.ordered[60],
             "src/defs.rs:35:6 error [E0308] mismatched types"
         );
+    }
+
+    #[test]
+    fn a_long_list_of_gone_ones_puts_alike_ones_on_one_line() {
+        let gone = |line: u32, what: &str| Finding {
+            file: PathBuf::from("/p/src/defs.rs"),
+            line: format!("src/defs.rs:{line} {what}"),
+            json: json!({"path": "src/defs.rs", "line": line}),
+        };
+        let missing = "error [E0046] not all trait items implemented, missing: `fn group`";
+        let mut all: Vec<Finding> = (1..=12).map(|i| gone(i * 10, missing)).collect();
+        all.extend((1..=11).map(|i| gone(200 + i, &format!("error e{i}"))));
+        let r = render_report(Parts {
+            change: Change::Write(5),
+            findings: Findings {
+                new: Vec::new(),
+                gone: all,
+                hidden: Vec::new(),
+            },
+            written: &[PathBuf::from("/p/src/lib.rs")],
+            notes: &[],
+            late_blocks: Vec::new(),
+            settled: true,
+            display: &|p: &Path| p.strip_prefix("/p").unwrap().display().to_string(),
+        });
+        let places: Vec<String> = (1..=12).map(|i| (i * 10).to_string()).collect();
+        let mut want = vec![
+            "no new diagnostics after this write.".to_string(),
+            "23 earlier diagnostic(s) are gone after this write:".into(),
+            format!(
+                "  src/defs.rs, 12 times: {missing} — at {}",
+                places.join(", ")
+            ),
+        ];
+        want.extend((1..=9).map(|i| format!("  src/defs.rs:{} error e{i}", 200 + i)));
+        want.push("… 2 more not shown (of 23)".into());
+        assert_eq!(r.text.lines().collect::<Vec<_>>(), want);
     }
 
     #[test]
