@@ -257,12 +257,13 @@ mod tests {
         }
     }
 
-    fn report(new: Vec<Finding>) -> Report {
+    /// The report of write #4 that found `new` and made `gone` go away.
+    fn report(new: Vec<Finding>, gone: Vec<Finding>) -> Report {
         render_report(Parts {
             change: Change::Write(4),
             findings: Findings {
                 new,
-                gone: Vec::new(),
+                gone,
                 hidden: Vec::new(),
             },
             written: &[PathBuf::from("/p/src/lib.rs")],
@@ -278,7 +279,7 @@ mod tests {
         let missing = "error [E0046] not all trait items implemented, missing: `fn group`";
         let mut new: Vec<Finding> = (1..=60).map(|i| finding(i * 10, missing)).collect();
         new.insert(3, finding(35, "error [E0308] mismatched types"));
-        let r = report(new);
+        let r = report(new, Vec::new());
         let places: Vec<String> = (1..=60).map(|i| format!("{}:6", i * 10)).collect();
         assert_eq!(
             r.text.lines().collect::<Vec<_>>(),
@@ -310,19 +311,7 @@ mod tests {
         let missing = "error [E0046] not all trait items implemented, missing: `fn group`";
         let mut all: Vec<Finding> = (1..=12).map(|i| gone(i * 10, missing)).collect();
         all.extend((1..=11).map(|i| gone(200 + i, &format!("error e{i}"))));
-        let r = render_report(Parts {
-            change: Change::Write(5),
-            findings: Findings {
-                new: Vec::new(),
-                gone: all,
-                hidden: Vec::new(),
-            },
-            written: &[PathBuf::from("/p/src/lib.rs")],
-            notes: &[],
-            late_blocks: Vec::new(),
-            settled: true,
-            display: &|p: &Path| p.strip_prefix("/p").unwrap().display().to_string(),
-        });
+        let r = report(Vec::new(), all);
         let places: Vec<String> = (1..=12).map(|i| (i * 10).to_string()).collect();
         let mut want = vec![
             "no new diagnostics after this write.".to_string(),
@@ -342,7 +331,7 @@ mod tests {
         let new: Vec<Finding> = (1..=55)
             .map(|i| finding(i, &format!("error e{i}")))
             .collect();
-        let r = report(new);
+        let r = report(new, Vec::new());
         let lines: Vec<&str> = r.text.lines().collect();
         assert_eq!(
             lines[..3],
