@@ -6,6 +6,7 @@
 //! and leave out the rest.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use crate::diagnostics::findings::Finding;
 
@@ -18,23 +19,16 @@ pub(crate) const SHOWN_PLACES_CAP: usize = 200;
 /// the position (severity, code, message and the server that reported it).
 pub(crate) fn gather(findings: Vec<Finding>) -> Vec<Vec<Finding>> {
     let mut groups: Vec<Vec<Finding>> = Vec::new();
-    let mut by_text: HashMap<(&str, String), usize> = HashMap::new();
-    let keys: Vec<Option<(String, String)>> = findings
-        .iter()
-        .map(|f| {
-            let (_, what) = split(f)?;
-            Some((f.json["path"].as_str()?.to_string(), what.to_string()))
-        })
-        .collect();
-    for (f, key) in findings.into_iter().zip(&keys) {
-        let Some((path, what)) = key else {
+    let mut by_text: HashMap<(PathBuf, String), usize> = HashMap::new();
+    for f in findings {
+        let Some(key) = split(&f).map(|(_, what)| (f.file.clone(), what.to_string())) else {
             groups.push(vec![f]);
             continue;
         };
-        match by_text.get(&(path.as_str(), what.clone())) {
+        match by_text.get(&key) {
             Some(&i) => groups[i].push(f),
             None => {
-                by_text.insert((path.as_str(), what.clone()), groups.len());
+                by_text.insert(key, groups.len());
                 groups.push(vec![f]);
             }
         }
@@ -110,7 +104,6 @@ fn split(f: &Finding) -> Option<(String, &str)> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::path::PathBuf;
 
     fn finding(path: &str, line: u64, col: u64, what: &str) -> Finding {
         Finding {
