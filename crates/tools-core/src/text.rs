@@ -16,8 +16,15 @@ impl<T> Capped<T> {
     }
     /// `"N more not shown"` when some were cut, else `None`.
     pub fn more_line(&self) -> Option<String> {
-        (self.more() > 0).then(|| format!("… {} more not shown (of {})", self.more(), self.total))
+        more_not_shown(self.shown.len(), self.total)
     }
+}
+
+/// `"… N more not shown (of TOTAL)"` when fewer than `total` items were `shown`, else
+/// `None`: the closing line of a list cut some other way than by [`cap_list`] (several
+/// items on one line).
+pub fn more_not_shown(shown: usize, total: usize) -> Option<String> {
+    (shown < total).then(|| format!("… {} more not shown (of {total})", total - shown))
 }
 
 /// Cuts `text` to about `max_chars` characters, with a marker saying how much was cut —

@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tools_core::text::more_not_shown;
 
 use crate::diagnostics::alike;
 use crate::diagnostics::baseline::is_bound_note;
@@ -144,12 +145,7 @@ pub(crate) fn render_report(parts: Parts<'_>) -> Report {
         let groups = alike::gather(gone.clone());
         let (lines, shown) = alike::lines(&groups, GONE_CAP, alike::SHOWN_PLACES_CAP);
         body.extend(lines.into_iter().map(|l| format!("  {l}")));
-        if shown < gone_count {
-            body.push(format!(
-                "… {} more not shown (of {gone_count})",
-                gone_count - shown
-            ));
-        }
+        body.extend(more_not_shown(shown, gone_count));
     } else if gone_count > 0 {
         body.push(change.gone_head(gone_count));
         body.extend(gone.iter().map(|f| format!("  {}", f.line)));
