@@ -35,6 +35,7 @@ use crate::client::position::Encoding;
 use crate::client::server_process::ServerProcess;
 use crate::error::{LspError, Result};
 
+pub(crate) mod analysis_pace;
 pub(crate) mod diag_store;
 mod diagnostics;
 mod documents;

@@ -10,6 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use lsp_types::WorkDoneProgress;
 
+use super::analysis_pace::{AnalysisEta, AnalysisPace, files_left};
+
 impl super::LspClient {
     /// The work the server reports under way, in words (`indexing 45% (12/30)`), `None`
     /// when it reports none.
@@ -28,6 +30,13 @@ impl super::LspClient {
     /// at `at` or began since: a check reads the disk, so it read a file as written then.
     pub fn checked_since(&self, at: SystemTime) -> bool {
         self.shared.board.checked_since(at)
+    }
+
+    /// How far the analysis the server reports under way is, in files left, and how long
+    /// it will take at its pace so far (pyright's "2073 files to analyze"); `None` when no
+    /// such count is under way, or it has not been seen long enough to tell.
+    pub(crate) fn analysis_eta(&self) -> Option<AnalysisEta> {
+        self.shared.board.analysis_eta(std::time::Instant::now())
     }
 
     /// Whether a progress token the server created (in the last
@@ -79,6 +88,8 @@ struct Work {
     title: String,
     message: Option<String>,
     percentage: Option<u32>,
+    /// Its pace, when its messages count the files it has left to analyze.
+    pace: AnalysisPace,
 }
 
 /// The work under way, by progress token.
@@ -124,6 +135,10 @@ impl ProgressBoard {
                     }
                     checks.push_back((SystemTime::now(), None));
                 }
+                let mut pace = AnalysisPace::default();
+                if let Some(left) = b.message.as_deref().and_then(files_left) {
+                    pace.note(left, std::time::Instant::now());
+                }
                 works.insert(
                     token.to_string(),
                     Work {
@@ -131,6 +146,7 @@ impl ProgressBoard {
                         title: b.title.clone(),
                         message: b.message.clone(),
                         percentage: b.percentage,
+                        pace,
                     },
                 );
             }
@@ -138,6 +154,9 @@ impl ProgressBoard {
                 let w = works.entry(token.to_string()).or_default();
                 if w.kind.is_none() {
                     w.kind = Some(WorkKind::of(token, &w.title));
+                }
+                if let Some(left) = r.message.as_deref().and_then(files_left) {
+                    w.pace.note(left, std::time::Instant::now());
                 }
                 if r.message.is_some() {
                     w.message = r.message.clone();
@@ -198,6 +217,16 @@ impl ProgressBoard {
                 .iter()
                 .any(|(_, ended)| ended.is_none_or(|end| at <= end))
         })
+    }
+
+    /// The analysis under way that will take longest at its pace (see
+    /// [`AnalysisPace::eta`]), at `now`.
+    pub(crate) fn analysis_eta(&self, now: std::time::Instant) -> Option<AnalysisEta> {
+        let works = self.works.lock().ok()?;
+        works
+            .values()
+            .filter_map(|w| w.pace.eta(now))
+            .max_by_key(|e| e.eta)
     }
 
     /// Whether work of `kind` is under way.
@@ -292,6 +321,40 @@ mod tests {
             &WorkDoneProgress::End(WorkDoneProgressEnd::default()),
         );
         assert_eq!(board.describe(), None);
+    }
+
+    #[test]
+    fn pyrights_count_of_files_to_analyze_gives_its_pace_until_it_ends() {
+        let board = ProgressBoard::default();
+        let token = "analysis";
+        board.record(
+            token,
+            &WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: String::new(),
+                message: Some("30 files to analyze".into()),
+                ..Default::default()
+            }),
+        );
+        board.record(
+            token,
+            &WorkDoneProgress::Report(WorkDoneProgressReport {
+                message: Some("20 files to analyze".into()),
+                ..Default::default()
+            }),
+        );
+        // Ten files done in (a little more than) two seconds: the twenty left take four.
+        let later = std::time::Instant::now() + Duration::from_secs(2);
+        let eta = board.analysis_eta(later).expect("a pace");
+        assert_eq!(eta.left, 20);
+        assert!(
+            eta.eta >= Duration::from_secs(4) && eta.eta < Duration::from_secs(5),
+            "{eta:?}"
+        );
+        board.record(
+            token,
+            &WorkDoneProgress::End(WorkDoneProgressEnd::default()),
+        );
+        assert_eq!(board.analysis_eta(later), None);
     }
 
     #[test]

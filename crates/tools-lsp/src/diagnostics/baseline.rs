@@ -229,12 +229,13 @@ pub(crate) async fn state_before(
         Err(what) if first_analysis => notes.push(match &judged {
             Some(files) => format!(
                 "{FIRST_ANALYSIS_UNFINISHED} — {} was still on its first analysis of the project after {} ms \
-                 (waiting for {what}): the {} file(s) it names as using what this change altered{} were checked \
+                 ({}): the {} file(s) it names as using what this change altered{} were checked \
                  before and after it and are judged here; the diagnostics of other files this change did not \
                  touch were taken as they are, not judged; ask `lsp` action `diagnostics` for a file to see it \
                  once the analysis is over",
                 client.server,
                 started.elapsed().as_millis(),
+                waited_for(what),
                 files.len(),
                 match all_users.is_some() {
                     true => "",
@@ -243,10 +244,11 @@ pub(crate) async fn state_before(
             ),
             None => format!(
                 "{FIRST_ANALYSIS_UNFINISHED} — {} was still on its first analysis of the project after {} ms \
-                 (waiting for {what}): the diagnostics of files this change did not touch were taken as they are, \
+                 ({}): the diagnostics of files this change did not touch were taken as they are, \
                  not judged; ask `lsp` action `diagnostics` for a file to see it once the analysis is over",
                 client.server,
-                wait.as_millis()
+                wait.as_millis(),
+                waited_for(what)
             ),
         }),
         Err(what) => match earlier {
@@ -309,8 +311,9 @@ pub(crate) async fn state_before(
 
 /// For a server that answers references during its first analysis and checks open files
 /// first (pyright): waits for the whole analysis for half of what a write waits for its
-/// diagnostics (`diagnostics_wait_ms`). One that goes on (a large project) is not waited for
-/// to the end of the bound if it can be done without: the files using what the write
+/// diagnostics (`diagnostics_wait_ms`) — not at all when, at the pace it reports, it cannot
+/// end in that time (a large project: see [`settle_unless_out_of_reach`]). One that goes
+/// on is not waited for to the end of the bound if it can be done without: the files using what the write
 /// changes are opened — checked before any other — and once each is published and every
 /// open file checked, those users (and the ones open before) are the files whose state
 /// before is known (the third `Some`) — unless the analysis ends first (the server settles,
@@ -341,7 +344,7 @@ async fn early_users(
             .min(Instant::now() + sup.config().diagnostics_wait() / 2),
         ..pre.clone()
     };
-    let first_done = settle(client, &first).await;
+    let first_done = settle_unless_out_of_reach(client, &first).await;
     let since = client.publish_seq();
     let users = open_users(sup, client, paths, before_write).await;
     let confirm = match unconfirmed {
@@ -437,6 +440,64 @@ async fn early_users(
         Err(()) => {
             let judged = users.open.clone();
             (Err(what), Some(users), Some(judged))
+        }
+    }
+}
+
+/// How many times longer than what is left of its wait an analysis must be expected to take
+/// for the wait to give up on it at once: a count of files makes a rough pace (a few large
+/// modules may be all that is left), so only an analysis far out of reach is not waited for.
+const OUT_OF_REACH: u32 = 4;
+
+/// [`settle`] on `goal`, given up as soon as the analysis the server reports under way
+/// cannot end by the goal's deadline at its pace (see `AnalysisPace`: Django's first
+/// analysis runs for minutes, and waiting for part of it gains nothing): `Err` then says
+/// how far that analysis is.
+async fn settle_unless_out_of_reach(client: &LspClient, goal: &SettleGoal) -> Result<(), String> {
+    let settled = settle(client, goal);
+    let hopeless = out_of_reach(client, goal.deadline);
+    tokio::pin!(settled, hopeless);
+    tokio::select! {
+        biased;
+        result = &mut settled => result,
+        what = &mut hopeless => Err(what),
+    }
+}
+
+/// How the reason of a wait given up at once begins (see [`out_of_reach`]).
+const NOT_WAITED_FOR: &str = "not waited for";
+
+/// The words in parentheses after a bound that was hit: what the wait was for, or why
+/// there was none.
+fn waited_for(what: &str) -> String {
+    match what.starts_with(NOT_WAITED_FOR) {
+        true => what.to_string(),
+        false => format!("waiting for {what}"),
+    }
+}
+
+/// Resolves when the analysis under way is expected to take more than [`OUT_OF_REACH`]
+/// times what is left until `deadline`, with what it has left in words; looked at on each
+/// event of the server and at least every quarter of a second (a pace slows while no file
+/// is done). Never resolves otherwise.
+async fn out_of_reach(client: &LspClient, deadline: Instant) -> String {
+    let mut rx = client.events();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if let Some(pace) = client.analysis_eta()
+            && pace.eta > left * OUT_OF_REACH
+        {
+            return format!(
+                "{NOT_WAITED_FOR}: {} file(s) still to analyze, about {} s more at its pace",
+                pace.left,
+                pace.eta.as_secs().max(1)
+            );
+        }
+        if let Ok(Err(_)) =
+            tokio::time::timeout(std::time::Duration::from_millis(250), rx.changed()).await
+        {
+            // The server is gone: the settle says so.
+            std::future::pending::<()>().await;
         }
     }
 }
