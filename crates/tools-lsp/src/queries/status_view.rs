@@ -164,6 +164,12 @@ mod tests {
             "rust: running rust-analyzer for root . (indexing, restarted after 1 failure(s))"
         );
         assert_eq!(
+            without_internals(
+                "python: running pyright-langserver for root . (pid 9, up 4s, indexing: 1890 file(s) to analyze, about 140 s more at its pace)"
+            ),
+            "python: running pyright-langserver for root . (indexing: 1890 file(s) to analyze, about 140 s more at its pace)"
+        );
+        assert_eq!(
             without_internals("go: crashed (exit 2)"),
             "go: crashed (exit 2)"
         );

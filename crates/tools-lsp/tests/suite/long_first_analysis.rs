@@ -83,11 +83,30 @@ async fn a_break_during_a_long_first_analysis_names_every_broken_call() {
         return;
     }
     let p = project();
-    // A query starts the server; the write follows, as an agent reads the answer first,
-    // while its first analysis runs.
+    // A query starts the server; the write follows while its first analysis runs.
     p.ok(json!({"action": "hover", "file": CLOCK, "line": 1, "symbol": "is_aware"}))
         .await;
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    // Meanwhile the status says how far the analysis is, once its pace is known.
+    let mut line = String::new();
+    for _ in 0..100 {
+        let status = p.ok(json!({"action": "status"})).await;
+        line = status.lines().next().unwrap_or_default().to_string();
+        if line.contains("(indexing: ") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let [left, secs] = numbers(&line)[..] else {
+        panic!("{line}");
+    };
+    assert_eq!(
+        line,
+        format!(
+            "python: running pyright-langserver for root . (indexing: {left} file(s) to analyze, \
+             about {secs} s more at its pace)"
+        )
+    );
+    assert!((1..=300).contains(&left), "{line}");
     let s = section(p.write_tool(CLOCK, STRICT).await);
     let missing = |at: &str| {
         format!("{at} error [reportCallIssue] Argument missing for parameter \"strict\"")
@@ -108,11 +127,7 @@ async fn a_break_during_a_long_first_analysis_names_every_broken_call() {
     // pyright's own time), it is not waited for: the first line says so, how far it was,
     // and which files were judged.
     if first.starts_with("first analysis unfinished") {
-        let numbers: Vec<u64> = first
-            .split(|c: char| !c.is_ascii_digit())
-            .filter_map(|w| w.parse().ok())
-            .collect();
-        let [ms, left, secs, ..] = numbers[..] else {
+        let [ms, left, secs, ..] = numbers(first)[..] else {
             panic!("{s}");
         };
         assert_eq!(
@@ -132,4 +147,11 @@ async fn a_break_during_a_long_first_analysis_names_every_broken_call() {
         assert_eq!(first, "5 new diagnostic(s) after this write:", "{s}");
     }
     p.close_and_check().await;
+}
+
+/// The numbers in `line`, in order.
+fn numbers(line: &str) -> Vec<u64> {
+    line.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect()
 }

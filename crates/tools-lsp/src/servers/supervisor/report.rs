@@ -102,7 +102,17 @@ impl ServerSupervisor {
                             Some((_, _, age)) => *age,
                             None => c.started.elapsed().as_secs(),
                         };
-                        let idx = if c.indexing() { ", indexing" } else { "" };
+                        // pyright counts the files its analysis has left: how far it is.
+                        let pace = c.analysis_eta().filter(|_| c.indexing());
+                        let idx = match (c.indexing(), pace) {
+                            (true, Some(p)) => format!(
+                                ", indexing: {} file(s) to analyze, about {} s more at its pace",
+                                p.left,
+                                p.eta.as_secs().max(1)
+                            ),
+                            (true, None) => ", indexing".to_string(),
+                            (false, _) => String::new(),
+                        };
                         let restarts = if crashes > 0 {
                             format!(", restarted after {crashes} failure(s)")
                         } else {
@@ -133,6 +143,9 @@ impl ServerSupervisor {
                         }
                         let base = json!({"language": lang, "root": rd, "state": "running",
                             "server": c.server, "pid": c.pid(), "uptime_s": up,
+                            "analysis": pace.map(|p| json!({
+                                "files_left": p.left, "eta_s": p.eta.as_secs(),
+                            })),
                             "rss_bytes": processes.iter().map(|p| p.rss).sum::<u64>(),
                             "processes": processes.iter().map(|p| json!({
                                 "pid": p.pid, "name": p.name, "rss_bytes": p.rss,
