@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 /// How long an analysis must have been seen going before its pace is told: its first
 /// reports come in a burst, before any file is done.
-pub(crate) const PACE_SEEN_FOR: Duration = Duration::from_secs(1);
+const PACE_SEEN_FOR: Duration = Duration::from_secs(1);
 
 /// What the server has said of the files it has left to analyze in its current pass.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use lsp_types::WorkDoneProgress;
 
@@ -36,7 +36,7 @@ impl super::LspClient {
     /// it will take at its pace so far (pyright's "2073 files to analyze"); `None` when no
     /// such count is under way, or it has not been seen long enough to tell.
     pub(crate) fn analysis_eta(&self) -> Option<AnalysisEta> {
-        self.shared.board.analysis_eta(std::time::Instant::now())
+        self.shared.board.analysis_eta(Instant::now())
     }
 
     /// Whether a progress token the server created (in the last
@@ -137,7 +137,7 @@ impl ProgressBoard {
                 }
                 let mut pace = AnalysisPace::default();
                 if let Some(left) = b.message.as_deref().and_then(files_left) {
-                    pace.note(left, std::time::Instant::now());
+                    pace.note(left, Instant::now());
                 }
                 works.insert(
                     token.to_string(),
@@ -156,7 +156,7 @@ impl ProgressBoard {
                     w.kind = Some(WorkKind::of(token, &w.title));
                 }
                 if let Some(left) = r.message.as_deref().and_then(files_left) {
-                    w.pace.note(left, std::time::Instant::now());
+                    w.pace.note(left, Instant::now());
                 }
                 if r.message.is_some() {
                     w.message = r.message.clone();
@@ -221,7 +221,7 @@ impl ProgressBoard {
 
     /// The analysis under way that will take longest at its pace (see
     /// [`AnalysisPace::eta`]), at `now`.
-    pub(crate) fn analysis_eta(&self, now: std::time::Instant) -> Option<AnalysisEta> {
+    pub(crate) fn analysis_eta(&self, now: Instant) -> Option<AnalysisEta> {
         let works = self.works.lock().ok()?;
         works
             .values()
@@ -343,7 +343,7 @@ mod tests {
             }),
         );
         // Ten files done in (a little more than) two seconds: the twenty left take four.
-        let later = std::time::Instant::now() + Duration::from_secs(2);
+        let later = Instant::now() + Duration::from_secs(2);
         let eta = board.analysis_eta(later).expect("a pace");
         assert_eq!(eta.left, 20);
         assert!(
