@@ -103,8 +103,9 @@ impl ServerSupervisor {
                             None => c.started.elapsed().as_secs(),
                         };
                         // pyright counts the files its analysis has left: how far it is.
-                        let pace = c.analysis_eta().filter(|_| c.indexing());
-                        let idx = match (c.indexing(), pace) {
+                        let indexing = c.indexing();
+                        let pace = c.analysis_eta().filter(|_| indexing);
+                        let idx = match (indexing, pace) {
                             (true, Some(p)) => format!(
                                 ", indexing: {} file(s) to analyze, about {} s more at its pace",
                                 p.left,
