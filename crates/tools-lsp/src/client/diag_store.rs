@@ -31,8 +31,8 @@ pub struct Published {
     pub items: Vec<Diagnostic>,
 }
 
-/// `items` in a few words for the debug log, hints too: `line:col severity code` each (the
-/// message when there is no code). What a server published, and what a write compared,
+/// `items` in a few words for the debug log, hints too: `line:col severity code (source)`
+/// each (the message when there is no code; the source when the server names one). What a server published, and what a write compared,
 /// read side by side.
 ///
 /// Its own words for severity and code: the answers' helpers (`answer::format`) sit above the
@@ -53,8 +53,15 @@ pub(crate) fn brief(items: &[Diagnostic]) -> String {
                 Some(lsp_types::NumberOrString::String(c)) => c.clone(),
                 None => d.message.lines().next().unwrap_or_default().to_string(),
             };
+            // Whose finding it is, where a server relays several (rust-analyzer's own and
+            // rustc's through `cargo check`).
+            let source = d
+                .source
+                .as_deref()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
             format!(
-                "{}:{} {severity} {code}",
+                "{}:{} {severity} {code}{source}",
                 d.range.start.line + 1,
                 d.range.start.character + 1
             )
