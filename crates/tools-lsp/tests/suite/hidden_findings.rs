@@ -11,8 +11,16 @@ use super::{Project, section};
 
 // rust-analyzer loads the sysroot on start: on a loaded machine its first answer takes a
 // while. Generous bounds: every wait ends as soon as the server is settled.
-const CONFIG: &str =
-    "[lsp]\nindex_wait_ms = 180000\ndiagnostics_wait_ms = 180000\nrequest_timeout_ms = 180000\n";
+//
+// Its check covers the library alone (`check.allTargets = false`): with every target, rustc
+// reports the same findings twice (the library, and the library built for its tests), and
+// rust-analyzer, merging the two, now and then publishes the written file's warning and then
+// withdraws it for good within the same check — about one run in seven with six side by side
+// on two cores, the settled state then lacking `unused variable: scale` however long it is
+// waited for. What this test is about (a lint hidden by a break, old when it returns) does not
+// need the second build.
+const CONFIG: &str = "[lsp]\nindex_wait_ms = 180000\ndiagnostics_wait_ms = 180000\nrequest_timeout_ms = 180000\n\
+     [lsp.servers.rust.settings.rust-analyzer.check]\nallTargets = false\n";
 
 const OK: &str = "pub fn total(xs: &[i32]) -> i32 {";
 const BROKEN: &str = "pub fn total(xs: &[i32], scale: i32) -> i32 {";
