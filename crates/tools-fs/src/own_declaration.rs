@@ -74,16 +74,7 @@ fn is_ident(c: char) -> bool {
 
 /// Where `name` occurs in `line` as a whole word, first.
 fn word_at(line: &str, name: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(i) = line[from..].find(name).map(|i| i + from) {
-        let before = line[..i].chars().next_back();
-        let after = line[i + name.len()..].chars().next();
-        if !before.is_some_and(is_ident) && !after.is_some_and(is_ident) {
-            return Some(i);
-        }
-        from = i + name.len();
-    }
-    None
+    tools_core::words::first_whole_word(line, name, is_ident)
 }
 
 /// `text` without its balanced parenthesised groups (a Go receiver, `pub(crate)`); `None`

@@ -38,18 +38,7 @@ pub fn name_offset(text: &str, s: &SourceSymbol) -> Option<usize> {
 
 /// The byte offset of the first occurrence of `word` in `line` not inside a longer word.
 fn word_in(line: &str, word: &str) -> Option<usize> {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    let mut from = 0;
-    while let Some(i) = line[from..].find(word) {
-        let at = from + i;
-        let before = line[..at].chars().next_back();
-        let after = line[at + word.len()..].chars().next();
-        if !before.is_some_and(is_word) && !after.is_some_and(is_word) {
-            return Some(at);
-        }
-        from = at + word.len();
-    }
-    None
+    tools_core::words::first_whole_word(line, word, tools_core::words::is_ident_char)
 }
 
 #[cfg(test)]

@@ -36,15 +36,7 @@ pub fn find_symbol(
             show_line(line_text)
         ));
     }
-    let whole: Vec<usize> = all
-        .iter()
-        .copied()
-        .filter(|&i| {
-            let before = line_text[..i].chars().next_back();
-            let after = line_text[i + symbol.len()..].chars().next();
-            !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
-        })
-        .collect();
+    let whole: Vec<usize> = tools_core::words::whole_words(line_text, symbol, is_ident).collect();
     let hits = if whole.is_empty() { all } else { whole };
     match occurrence {
         Some(n) if n >= 1 && (n as usize) <= hits.len() => Ok(hits[n as usize - 1]),

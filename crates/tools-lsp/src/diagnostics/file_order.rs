@@ -146,15 +146,7 @@ fn import_lines(path: &Path) -> Vec<String> {
 
 /// Whether `line` has `name` as a whole word (not inside a longer identifier).
 fn names_word(line: &str, name: &str) -> bool {
-    if name.is_empty() {
-        return false;
-    }
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    line.match_indices(name).any(|(i, _)| {
-        let before = line[..i].chars().next_back();
-        let after = line[i + name.len()..].chars().next();
-        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
-    })
+    tools_core::words::first_whole_word(line, name, tools_core::words::is_ident_char).is_some()
 }
 
 #[cfg(test)]

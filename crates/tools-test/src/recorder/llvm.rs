@@ -555,12 +555,7 @@ impl Targets {
 fn line_naming(text: &str, name: &str) -> Option<usize> {
     let declared = format!("fn {name}");
     let whole = |line: &str, word: &str| {
-        line.match_indices(word).any(|(i, _)| {
-            let before = line[..i].chars().next_back();
-            let after = line[i + word.len()..].chars().next();
-            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-        })
+        tools_core::words::first_whole_word(line, word, tools_core::words::is_ident_char).is_some()
     };
     let lines: Vec<&str> = text.lines().collect();
     lines

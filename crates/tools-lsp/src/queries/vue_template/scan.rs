@@ -235,11 +235,7 @@ fn block(text: &str, open: &str, accepts: impl Fn(&str) -> bool) -> Option<(usiz
 
 /// The byte offsets in `s` where `name` stands as a whole identifier.
 fn words<'a>(s: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
-    s.match_indices(name).filter_map(move |(p, _)| {
-        let before = s[..p].chars().next_back();
-        let after = s[p + name.len()..].chars().next();
-        (!before.is_some_and(is_ident) && !after.is_some_and(is_ident)).then_some(p)
-    })
+    tools_core::words::whole_words(s, name, is_ident)
 }
 
 fn is_ident(c: char) -> bool {
