@@ -32,8 +32,8 @@ pub struct Published {
 }
 
 /// `items` in a few words for the debug log, hints too: `line:col severity code (source)`
-/// each (the message when there is no code; the source when the server names one). What a server published, and what a write compared,
-/// read side by side.
+/// each (the message when there is no code; the source when the server names one). What a
+/// server published, and what a write compared, read side by side.
 ///
 /// Its own words for severity and code: the answers' helpers (`answer::format`) sit above the
 /// client, which must not import them.
