@@ -20,8 +20,8 @@
 //! - [`PreviewReport`] and [`StagedChanges`]: a change checked before it is written (write
 //!   observers predict what it would do) and the run's store of staged changes that
 //!   `resolve` accepts or discards, all or nothing.
-//! - [`text`]: capped lists and visibly cut text; [`words`]: where a name stands whole on a
-//!   line, not inside a longer identifier.
+//! - [`text`]: capped lists and visibly cut text; [`whole_words`]: where a name stands whole
+//!   on a line, not inside a longer identifier.
 //! - [`SymbolSources`] and [`resolve_symbol`]: a file's symbols as the families that read
 //!   them report them (language servers, grammars), and a name path such as `Greeter.greet`
 //!   resolved to one of them, so tools address code by name without depending on each other.
@@ -67,7 +67,7 @@ mod tool;
 pub mod transport;
 pub mod trust;
 pub mod watchdog;
-pub mod words;
+mod words;
 mod workspace;
 mod write_pass;
 
@@ -101,6 +101,7 @@ pub use symbols::{
 pub use sync::lock_unpoisoned;
 pub use tier::{Surface, Tier};
 pub use tool::{CallCtx, Progress, ProgressSink, Tool, parse_args, schema_for};
+pub use words::{first_whole_word, is_ident_char, whole_words};
 pub use workspace::{Workspace, display_relative, normalize_lexically};
 pub use write_pass::{SyncShare, WritePass};
 

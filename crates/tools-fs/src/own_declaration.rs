@@ -74,7 +74,7 @@ fn is_ident(c: char) -> bool {
 
 /// Where `name` occurs in `line` as a whole word, first.
 fn word_at(line: &str, name: &str) -> Option<usize> {
-    tools_core::words::first_whole_word(line, name, is_ident)
+    tools_core::first_whole_word(line, name, is_ident)
 }
 
 /// `text` without its balanced parenthesised groups (a Go receiver, `pub(crate)`); `None`

@@ -38,7 +38,7 @@ pub fn name_offset(text: &str, s: &SourceSymbol) -> Option<usize> {
 
 /// The byte offset of the first occurrence of `word` in `line` not inside a longer word.
 fn word_in(line: &str, word: &str) -> Option<usize> {
-    tools_core::words::first_whole_word(line, word, tools_core::words::is_ident_char)
+    tools_core::first_whole_word(line, word, tools_core::is_ident_char)
 }
 
 #[cfg(test)]

@@ -282,7 +282,7 @@ const SKIPPED_DIRS: [&str; 6] = ["node_modules", "target", ".venv", "venv", ".gi
 
 /// Whether `body` names `word` as a whole identifier.
 pub(crate) fn names(body: &str, word: &str) -> bool {
-    tools_core::words::first_whole_word(body, word, tools_core::words::is_ident_char).is_some()
+    tools_core::first_whole_word(body, word, tools_core::is_ident_char).is_some()
 }
 
 /// The tests of `text` whose body names `symbol` in its code (see [`names_in_code`]).
@@ -306,12 +306,12 @@ pub(crate) fn mentioning(items: Vec<TestItem>, text: &str, symbol: &str) -> Vec<
 /// names nothing.
 pub(crate) fn names_in_code(text: &str, word: &str, lang: Option<Language>) -> bool {
     let quiet = quiet_spans(text, lang);
-    tools_core::words::whole_words(text, word, tools_core::words::is_ident_char).any(
-        |i| match quiet.iter().find(|q| q.from <= i && i < q.to) {
+    tools_core::whole_words(text, word, tools_core::is_ident_char).any(|i| {
+        match quiet.iter().find(|q| q.from <= i && i < q.to) {
             None => true,
             Some(q) => q.string && q.from == i && q.to == i + word.len(),
-        },
-    )
+        }
+    })
 }
 
 /// A comment or a string literal's content, by byte offsets.

@@ -36,7 +36,7 @@ pub fn find_symbol(
             show_line(line_text)
         ));
     }
-    let whole: Vec<usize> = tools_core::words::whole_words(line_text, symbol, is_ident).collect();
+    let whole: Vec<usize> = tools_core::whole_words(line_text, symbol, is_ident).collect();
     let hits = if whole.is_empty() { all } else { whole };
     match occurrence {
         Some(n) if n >= 1 && (n as usize) <= hits.len() => Ok(hits[n as usize - 1]),

@@ -146,7 +146,7 @@ fn import_lines(path: &Path) -> Vec<String> {
 
 /// Whether `line` has `name` as a whole word (not inside a longer identifier).
 fn names_word(line: &str, name: &str) -> bool {
-    tools_core::words::first_whole_word(line, name, tools_core::words::is_ident_char).is_some()
+    tools_core::first_whole_word(line, name, tools_core::is_ident_char).is_some()
 }
 
 #[cfg(test)]

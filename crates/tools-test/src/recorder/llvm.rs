@@ -555,7 +555,7 @@ impl Targets {
 fn line_naming(text: &str, name: &str) -> Option<usize> {
     let declared = format!("fn {name}");
     let whole = |line: &str, word: &str| {
-        tools_core::words::first_whole_word(line, word, tools_core::words::is_ident_char).is_some()
+        tools_core::first_whole_word(line, word, tools_core::is_ident_char).is_some()
     };
     let lines: Vec<&str> = text.lines().collect();
     lines

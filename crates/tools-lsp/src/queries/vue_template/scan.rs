@@ -235,7 +235,7 @@ fn block(text: &str, open: &str, accepts: impl Fn(&str) -> bool) -> Option<(usiz
 
 /// The byte offsets in `s` where `name` stands as a whole identifier.
 fn words<'a>(s: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
-    tools_core::words::whole_words(s, name, is_ident)
+    tools_core::whole_words(s, name, is_ident)
 }
 
 fn is_ident(c: char) -> bool {
