@@ -314,11 +314,11 @@ pub(crate) async fn state_before(
 /// diagnostics (`diagnostics_wait_ms`) — not at all when, at the pace it reports, it cannot
 /// end in that time (a large project: see [`settle_unless_out_of_reach`]). One that goes on
 /// is not waited for to the end of the bound if it can be done without: the files using
-/// what the write changes are opened — checked before any other — and once each is published and every
-/// open file checked, those users (and the ones open before) are the files whose state
-/// before is known (the third `Some`) — unless the analysis ends first (the server settles,
-/// the users published): then that is the state before, as for any server, to the end of
-/// the bound.
+/// what the write changes are opened — checked before any other — and once each is
+/// published and every open file checked, those users (and the ones open before) are the
+/// files whose state before is known (the third `Some`) — unless the analysis ends first
+/// (the server settles, the users published): then that is the state before, as for any
+/// server, to the end of the bound.
 ///
 /// With `unconfirmed` (the write reopens users: see `Before::unconfirmed`), a server seen
 /// quiet whose first analysis was seen to begin and end (its progress reports) has its
